@@ -1,0 +1,1 @@
+//! MLP on wgsl-dsl (in progress).

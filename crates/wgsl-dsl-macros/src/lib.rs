@@ -1,0 +1,1 @@
+//! Proc macros for wgsl-dsl (in progress).

@@ -1,0 +1,433 @@
+//! Typed expressions: [`Exp<T>`].
+//!
+//! An `Exp<T>` is a WGSL expression of WGSL type `T` (see [`crate::types`]). It is a cheap-to-clone
+//! handle on an immutable tree: building one computes nothing and emits nothing.
+//!
+//! # Evaluation
+//! An expression is evaluated *where it is used*: when a statement that uses it is lowered, the
+//! whole tree is emitted at that point, in that block. An `Exp` used twice is therefore a tree
+//! evaluated twice, and an `Exp` that reads memory (a buffer element, a `var`) reads it anew at
+//! each use. To evaluate once and reuse the value, bind it with
+//! [`KernelBuilder::let_`](crate::KernelBuilder::let_): the result is an `Exp` naming the WGSL
+//! `let`, valid in the block that declared it and the blocks nested inside it.
+//!
+//! Within one expression, operands are evaluated left to right (WGSL spec §14.1).
+//!
+//! # Typing
+//! Operators come from `std::ops` where WGSL allows the operand types (including the vector-scalar
+//! mixes of WGSL spec §8.7); comparisons are methods ([`Exp::lt`], [`Exp::eq`], ...) because
+//! `PartialOrd` must return a Rust `bool`. Built-in functions are in [`builtins`].
+
+pub mod builtins;
+pub(crate) mod node;
+mod ops;
+pub mod vector;
+
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+pub use node::BuiltinValue;
+pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+
+use crate::site::CallSite;
+use crate::types::*;
+
+/// A typed WGSL expression. See the [module docs](self) for evaluation and typing rules.
+pub struct Exp<T> {
+    pub(crate) node: NodeRef,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Exp<T> {
+    fn clone(&self) -> Self {
+        Exp {
+            node: self.node.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Exp<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Exp<{}> @ {}", self.node.ty.wgsl_name(), self.node.site)
+    }
+}
+
+impl<T: WgslType> Exp<T> {
+    pub(crate) fn from_kind(kind: ExprKind, site: CallSite) -> Self {
+        Self::from_node(Node {
+            kind,
+            ty: T::ty(),
+            site,
+        })
+    }
+
+    pub(crate) fn from_node(node: Node) -> Self {
+        Exp {
+            node: Rc::new(node),
+            _t: PhantomData,
+        }
+    }
+
+    /// The WGSL type of this expression.
+    pub fn ty(&self) -> &Ty {
+        &self.node.ty
+    }
+
+    /// Where this expression was built.
+    pub fn site(&self) -> CallSite {
+        self.node.site
+    }
+
+    /// The zero value of `T` (WGSL spec §6.6 "Zero Value Expressions").
+    #[track_caller]
+    pub fn zero() -> Self
+    where
+        T: Constructible,
+    {
+        Self::from_kind(ExprKind::ZeroValue, CallSite::caller())
+    }
+}
+
+/// Values that convert to an `Exp<T>`: an `Exp<T>`, a `&Exp<T>`, or a Rust value of the scalar
+/// type (`1.5f32`, `3u32`, `true`), which becomes a literal.
+pub trait IntoExp<T> {
+    /// Convert, recording the caller as the site of a new literal.
+    #[track_caller]
+    fn into_exp(self) -> Exp<T>;
+}
+impl<T> IntoExp<T> for Exp<T> {
+    fn into_exp(self) -> Exp<T> {
+        self
+    }
+}
+impl<T> IntoExp<T> for &Exp<T> {
+    fn into_exp(self) -> Exp<T> {
+        self.clone()
+    }
+}
+
+/// Make a literal. `f32` literals keep every finite value bit-exactly (subnormals and `-0.0`
+/// included); NaN and infinities cannot be written in WGSL and are reported by
+/// [`KernelBuilder::build`](crate::KernelBuilder::build) as
+/// [`BuildError::NonFiniteLiteral`](crate::BuildError::NonFiniteLiteral) naming this call site.
+#[track_caller]
+pub fn lit<T: Literal>(value: T) -> Exp<T> {
+    Exp::from_kind(ExprKind::Literal(value.lit()), CallSite::caller())
+}
+
+/// Rust scalars that are WGSL literals (WGSL spec §5.2 "Literals").
+pub trait Literal: Scalar {
+    #[doc(hidden)]
+    fn lit(self) -> Lit;
+}
+macro_rules! literal {
+    ($t:ty, $v:ident, $e:expr) => {
+        impl Literal for $t {
+            fn lit(self) -> Lit {
+                let $v = self;
+                $e
+            }
+        }
+        impl IntoExp<$t> for $t {
+            #[track_caller]
+            fn into_exp(self) -> Exp<$t> {
+                Exp::from_kind(ExprKind::Literal(self.lit()), CallSite::caller())
+            }
+        }
+        impl From<$t> for Exp<$t> {
+            #[track_caller]
+            fn from(v: $t) -> Self {
+                v.into_exp()
+            }
+        }
+    };
+}
+literal!(bool, v, Lit::Bool(v));
+literal!(i32, v, Lit::I32(v));
+literal!(u32, v, Lit::U32(v));
+literal!(f32, v, Lit::F32(v));
+#[cfg(feature = "f16")]
+literal!(half::f16, v, Lit::F16(v.to_bits()));
+
+// ---- comparisons, logic, select, conversions ----
+
+impl<T: ScalarOrVector> Exp<T> {
+    #[track_caller]
+    fn compare(&self, op: naga::BinaryOperator, rhs: Exp<T>) -> Exp<T::Bool> {
+        Exp::from_kind(
+            ExprKind::Binary(op, self.node.clone(), rhs.node),
+            CallSite::caller(),
+        )
+    }
+    /// `self < rhs` (WGSL spec §8.8 "Comparison Expressions"); componentwise on vectors.
+    #[track_caller]
+    pub fn lt(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::Less, rhs.into_exp())
+    }
+    /// `self <= rhs` (WGSL spec §8.8).
+    #[track_caller]
+    pub fn le(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::LessEqual, rhs.into_exp())
+    }
+    /// `self > rhs` (WGSL spec §8.8).
+    #[track_caller]
+    pub fn gt(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::Greater, rhs.into_exp())
+    }
+    /// `self >= rhs` (WGSL spec §8.8).
+    #[track_caller]
+    pub fn ge(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::GreaterEqual, rhs.into_exp())
+    }
+    /// `self == rhs` (WGSL spec §8.8).
+    #[track_caller]
+    pub fn eq(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::Equal, rhs.into_exp())
+    }
+    /// `self != rhs` (WGSL spec §8.8).
+    #[track_caller]
+    pub fn ne(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+        self.compare(naga::BinaryOperator::NotEqual, rhs.into_exp())
+    }
+
+    /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.6); componentwise on vectors.
+    /// Float to integer conversions are saturating in WGSL.
+    #[track_caller]
+    pub fn to_f32(&self) -> Exp<<T as Convert<f32>>::Output>
+    where
+        T: Convert<f32>,
+    {
+        self.convert(naga::ScalarKind::Float)
+    }
+    /// Convert to `i32` (`i32(e)`, WGSL spec §17.1.2.7).
+    #[track_caller]
+    pub fn to_i32(&self) -> Exp<<T as Convert<i32>>::Output>
+    where
+        T: Convert<i32>,
+    {
+        self.convert(naga::ScalarKind::Sint)
+    }
+    /// Convert to `u32` (`u32(e)`, WGSL spec §17.1.2.8).
+    #[track_caller]
+    pub fn to_u32(&self) -> Exp<<T as Convert<u32>>::Output>
+    where
+        T: Convert<u32>,
+    {
+        self.convert(naga::ScalarKind::Uint)
+    }
+    /// Convert to `bool` (`bool(e)`: true when non-zero).
+    #[track_caller]
+    pub fn to_bool(&self) -> Exp<<T as Convert<bool>>::Output>
+    where
+        T: Convert<bool>,
+    {
+        self.convert(naga::ScalarKind::Bool)
+    }
+
+    #[track_caller]
+    fn convert<U: WgslType>(&self, kind: naga::ScalarKind) -> Exp<U> {
+        let width = if kind == naga::ScalarKind::Bool { 1 } else { 4 };
+        Exp::from_kind(
+            ExprKind::As {
+                value: self.node.clone(),
+                kind,
+                convert: Some(width),
+            },
+            CallSite::caller(),
+        )
+    }
+
+    /// Reinterpret the bits as another 32-bit numeric type of the same shape
+    /// (`bitcast<U>(e)`, WGSL spec §17.2.1).
+    #[track_caller]
+    pub fn bitcast<U: ScalarOrVector>(&self) -> Exp<U>
+    where
+        T: Bitcast<U>,
+    {
+        Exp::from_kind(
+            ExprKind::As {
+                value: self.node.clone(),
+                kind: U::Elem::SCALAR.naga().kind,
+                convert: None,
+            },
+            CallSite::caller(),
+        )
+    }
+}
+
+/// `T` converts to scalar `S` with WGSL's value constructors; `Output` is `S` or `vecN<S>`.
+pub trait Convert<S: Scalar>: ScalarOrVector {
+    /// The converted type.
+    type Output: ScalarOrVector;
+}
+macro_rules! convert_all {
+    ($($from:ty),*) => {$(
+        impl<S: Scalar> Convert<S> for $from { type Output = S; }
+        impl<S: Scalar, const N: usize> Convert<S> for Vector<$from, N>
+        where D<N>: Dim, Vector<S, N>: ScalarOrVector { type Output = Vector<S, N>; }
+    )*};
+}
+convert_all!(f32, i32, u32, bool);
+
+/// `bitcast<U>(T)` is allowed: 32-bit numeric scalars or vectors of the same size.
+pub trait Bitcast<U> {}
+macro_rules! bitcast_all {
+    ($($a:ty),*) => {$(
+        impl Bitcast<f32> for $a {}
+        impl Bitcast<i32> for $a {}
+        impl Bitcast<u32> for $a {}
+        impl<const N: usize> Bitcast<Vector<f32, N>> for Vector<$a, N> where D<N>: Dim {}
+        impl<const N: usize> Bitcast<Vector<i32, N>> for Vector<$a, N> where D<N>: Dim {}
+        impl<const N: usize> Bitcast<Vector<u32, N>> for Vector<$a, N> where D<N>: Dim {}
+    )*};
+}
+bitcast_all!(f32, i32, u32);
+
+impl Exp<bool> {
+    /// Short-circuiting `self && rhs` (WGSL spec §8.6 "Logical Expressions"). Scalar `bool` only.
+    #[track_caller]
+    pub fn and(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Binary(
+                naga::BinaryOperator::LogicalAnd,
+                self.node.clone(),
+                rhs.into_exp().node,
+            ),
+            CallSite::caller(),
+        )
+    }
+    /// Short-circuiting `self || rhs` (WGSL spec §8.6). Scalar `bool` only.
+    #[track_caller]
+    pub fn or(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Binary(
+                naga::BinaryOperator::LogicalOr,
+                self.node.clone(),
+                rhs.into_exp().node,
+            ),
+            CallSite::caller(),
+        )
+    }
+    /// `!self` (WGSL spec §8.6).
+    #[track_caller]
+    pub fn not(&self) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Unary(naga::UnaryOperator::LogicalNot, self.node.clone()),
+            CallSite::caller(),
+        )
+    }
+    /// `select(reject, accept, self)`: `accept` if `self` is true, else `reject`
+    /// (WGSL spec §17.3.2). Both operands are evaluated.
+    #[track_caller]
+    pub fn select<T: ScalarOrVector>(
+        &self,
+        accept: impl IntoExp<T>,
+        reject: impl IntoExp<T>,
+    ) -> Exp<T> {
+        Exp::from_kind(
+            ExprKind::Select {
+                condition: self.node.clone(),
+                accept: accept.into_exp().node,
+                reject: reject.into_exp().node,
+            },
+            CallSite::caller(),
+        )
+    }
+}
+
+impl<const N: usize> Exp<Vector<bool, N>>
+where
+    D<N>: Dim,
+{
+    /// `any(self)`: true if any component is true (WGSL spec §17.3.1).
+    #[track_caller]
+    pub fn any(&self) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Relational(naga::RelationalFunction::Any, self.node.clone()),
+            CallSite::caller(),
+        )
+    }
+    /// `all(self)`: true if every component is true (WGSL spec §17.3.1).
+    #[track_caller]
+    pub fn all(&self) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Relational(naga::RelationalFunction::All, self.node.clone()),
+            CallSite::caller(),
+        )
+    }
+    /// Componentwise `select(reject, accept, self)` (WGSL spec §17.3.2).
+    #[track_caller]
+    pub fn select<T: Scalar>(
+        &self,
+        accept: impl IntoExp<Vector<T, N>>,
+        reject: impl IntoExp<Vector<T, N>>,
+    ) -> Exp<Vector<T, N>>
+    where
+        Vector<T, N>: WgslType,
+    {
+        Exp::from_kind(
+            ExprKind::Select {
+                condition: self.node.clone(),
+                accept: accept.into_exp().node,
+                reject: reject.into_exp().node,
+            },
+            CallSite::caller(),
+        )
+    }
+}
+
+// ---- indexing values ----
+
+impl<T: Indexable> Exp<T> {
+    /// `self[index]` on an array or vector *value* (WGSL spec §8.5 "Indexing Expressions").
+    /// To index a buffer or a `var`, index the place instead ([`crate::Place::at`]).
+    #[track_caller]
+    pub fn index<I: IndexScalar>(&self, index: impl IntoExp<I>) -> Exp<T::Elem> {
+        Exp::from_kind(
+            ExprKind::Access(self.node.clone(), index.into_exp().node),
+            CallSite::caller(),
+        )
+    }
+}
+
+impl<T: WgslStruct> Exp<T> {
+    /// Member `index` of a struct value, typed `F`. Used by `#[derive(WgslStruct)]`'s accessors;
+    /// lowering checks `F` against the member's declared type.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn member<F: WgslType>(&self, index: u32) -> Exp<F> {
+        let members = T::members();
+        let kind = match members.get(index as usize) {
+            Some((_, ty)) if *ty == F::ty() => ExprKind::AccessIndex(self.node.clone(), index),
+            Some((name, ty)) => ExprKind::Invalid(format!(
+                "member `{name}` has type {}, not {}",
+                ty.wgsl_name(),
+                F::ty().wgsl_name()
+            )),
+            None => ExprKind::Invalid(format!("struct has no member {index}")),
+        };
+        Exp::from_kind(kind, CallSite::caller())
+    }
+}
+
+/// `T(args...)`: construct a struct or array value from its members
+/// (WGSL spec §8.3 "Value Constructor Expressions"). Lowering checks arity and member types.
+#[doc(hidden)]
+#[track_caller]
+pub fn compose<T: Constructible>(parts: Vec<NodeHandle>) -> Exp<T> {
+    Exp::from_kind(
+        ExprKind::Compose(parts.into_iter().map(|p| p.0).collect()),
+        CallSite::caller(),
+    )
+}
+
+/// An untyped expression handle, for generated code ([`compose`]).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct NodeHandle(pub(crate) NodeRef);
+impl<T> From<Exp<T>> for NodeHandle {
+    fn from(e: Exp<T>) -> Self {
+        NodeHandle(e.node)
+    }
+}

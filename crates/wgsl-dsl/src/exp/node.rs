@@ -1,0 +1,135 @@
+//! The untyped core under [`Exp<T>`](super::Exp): what lowering consumes.
+
+use std::rc::Rc;
+
+use crate::site::CallSite;
+use crate::types::Ty;
+
+/// A literal value. `F32` keeps the bits so that `-0.0` and NaN stay distinguishable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
+pub enum Lit {
+    Bool(bool),
+    I32(i32),
+    U32(u32),
+    F32(f32),
+    #[cfg_attr(not(feature = "f16"), allow(dead_code))]
+    F16(u16),
+}
+
+/// Values the entry point receives from the pipeline (WGSL spec §13.3.1.1 "Built-in Values").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BuiltinValue {
+    /// `global_invocation_id`: `vec3<u32>`
+    GlobalInvocationId,
+    /// `local_invocation_id`: `vec3<u32>`
+    LocalInvocationId,
+    /// `local_invocation_index`: `u32`
+    LocalInvocationIndex,
+    /// `workgroup_id`: `vec3<u32>`
+    WorkgroupId,
+    /// `num_workgroups`: `vec3<u32>`
+    NumWorkgroups,
+    /// `subgroup_size`: `u32` (needs the subgroup capability)
+    SubgroupSize,
+    /// `subgroup_invocation_id`: `u32` (needs the subgroup capability)
+    SubgroupInvocationId,
+}
+
+impl BuiltinValue {
+    pub(crate) fn naga(self) -> naga::BuiltIn {
+        match self {
+            BuiltinValue::GlobalInvocationId => naga::BuiltIn::GlobalInvocationId,
+            BuiltinValue::LocalInvocationId => naga::BuiltIn::LocalInvocationId,
+            BuiltinValue::LocalInvocationIndex => naga::BuiltIn::LocalInvocationIndex,
+            BuiltinValue::WorkgroupId => naga::BuiltIn::WorkGroupId,
+            BuiltinValue::NumWorkgroups => naga::BuiltIn::NumWorkGroups,
+            BuiltinValue::SubgroupSize => naga::BuiltIn::SubgroupSize,
+            BuiltinValue::SubgroupInvocationId => naga::BuiltIn::SubgroupInvocationId,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BuiltinValue::GlobalInvocationId => "global_id",
+            BuiltinValue::LocalInvocationId => "local_id",
+            BuiltinValue::LocalInvocationIndex => "local_index",
+            BuiltinValue::WorkgroupId => "workgroup_id",
+            BuiltinValue::NumWorkgroups => "num_workgroups",
+            BuiltinValue::SubgroupSize => "subgroup_size",
+            BuiltinValue::SubgroupInvocationId => "subgroup_invocation_id",
+        }
+    }
+}
+
+/// An expression node. Immutable once built; shared by `Rc`.
+#[derive(Debug)]
+#[doc(hidden)]
+pub struct Node {
+    pub kind: ExprKind,
+    pub ty: Ty,
+    pub site: CallSite,
+}
+
+#[doc(hidden)]
+pub type NodeRef = Rc<Node>;
+
+#[derive(Debug)]
+#[doc(hidden)]
+pub enum ExprKind {
+    Literal(Lit),
+    Binary(naga::BinaryOperator, NodeRef, NodeRef),
+    Unary(naga::UnaryOperator, NodeRef),
+    Math(naga::MathFunction, Vec<NodeRef>),
+    Relational(naga::RelationalFunction, NodeRef),
+    Select {
+        condition: NodeRef,
+        accept: NodeRef,
+        reject: NodeRef,
+    },
+    /// `As`: conversion (`convert = Some(width)`) or bitcast (`None`).
+    As {
+        value: NodeRef,
+        kind: naga::ScalarKind,
+        convert: Option<u8>,
+    },
+    Compose(Vec<NodeRef>),
+    Splat(naga::VectorSize, NodeRef),
+    Swizzle(naga::VectorSize, [naga::SwizzleComponent; 4], NodeRef),
+    /// Constant index into a vector, array or struct value.
+    AccessIndex(NodeRef, u32),
+    /// Dynamic index into a vector or array value.
+    Access(NodeRef, NodeRef),
+    Load(PlaceRef),
+    ArrayLength(PlaceRef),
+    Builtin(BuiltinValue),
+    /// A value bound by `let` (or produced by a statement: call, atomic, subgroup op).
+    Bound(usize),
+    /// A helper function's parameter.
+    Param(u32),
+    ZeroValue,
+    /// An error recorded at construction time, reported when the kernel is built.
+    Invalid(String),
+}
+
+/// A memory location (a WGSL reference/pointer): what `store` writes and `load` reads.
+#[derive(Debug)]
+#[doc(hidden)]
+pub struct PlaceNode {
+    pub kind: PlaceKind,
+    /// The type stored at this place.
+    pub ty: Ty,
+    pub site: CallSite,
+}
+
+#[doc(hidden)]
+pub type PlaceRef = Rc<PlaceNode>;
+
+#[derive(Debug)]
+#[doc(hidden)]
+pub enum PlaceKind {
+    Global(usize),
+    Local(usize),
+    Index(PlaceRef, NodeRef),
+    Field(PlaceRef, u32),
+}

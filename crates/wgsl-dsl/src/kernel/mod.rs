@@ -1,0 +1,867 @@
+//! The kernel builder: bindings, statements, control flow and helper functions.
+//!
+//! [`KernelBuilder`] is the statement monad of the design: each method appends a statement to
+//! the block being built, in program order. Blocks of `if`, loops and helper functions are
+//! built by closures that receive the builder; the statements they append go into that block.
+//!
+//! # `let` and `var`
+//! - [`KernelBuilder::let_`] evaluates an expression once, at that point, and names the value
+//!   (WGSL `let`, spec §7.4). The returned [`Exp`] refers to that value; it cannot be assigned
+//!   to. It is in scope in the block that declared it and the blocks nested in it; using it
+//!   elsewhere is a [`BuildError::OutOfScope`](crate::BuildError::OutOfScope).
+//! - [`KernelBuilder::var`] declares mutable storage (WGSL function-scope `var`, spec §7.3),
+//!   a [`Var<T>`] place: [`Place::load`] reads its *current* value wherever the resulting
+//!   expression is used, [`KernelBuilder::store`] writes it.
+//!
+//! # Names
+//! The names given to bindings, `let`s, `var`s and functions appear in the WGSL. Names WGSL
+//! reserves (`struct`, `target`, `_`, ...) and names declared twice are renamed by naga's namer
+//! (a suffix), so the output is always valid WGSL. Kernel (entry point) names must be plain
+//! identifiers that WGSL does not reserve, since the runtime looks the entry point up by name.
+//!
+//! # Scoping
+//! A `let` declared inside an `if` or loop closure is not visible after it, exactly as in WGSL.
+//! Expressions that do not mention such a `let` may be used anywhere.
+
+mod function;
+mod place;
+pub(crate) mod stmt;
+
+pub use function::{FnArgs, Function};
+pub use place::{Access, Buffer, Loadable, Place, ReadOnly, ReadWrite, Target, Var};
+
+use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind};
+use crate::site::CallSite;
+use crate::types::*;
+use stmt::{AtomicOp, Stmt, SubgroupOp};
+
+/// Where a global variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    /// `var<storage, read>`
+    StorageRead,
+    /// `var<storage, read_write>`
+    StorageReadWrite,
+    /// `var<uniform>`
+    Uniform,
+}
+
+/// One resource binding of a kernel, in declaration order. The runtime builds the bind group
+/// layout from these and checks each dispatch argument against them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingDesc {
+    /// The author's name for it.
+    pub name: String,
+    /// `@group`
+    pub group: u32,
+    /// `@binding`
+    pub binding: u32,
+    /// Storage or uniform, and access.
+    pub kind: BindingKind,
+    /// The store type (`array<f32>` for a buffer of `f32`).
+    pub ty: Ty,
+    /// Where it was declared.
+    pub site: CallSite,
+}
+
+/// The ABI of a kernel: what the runtime needs to run it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSignature {
+    /// The entry point name.
+    pub name: String,
+    /// `@workgroup_size(x, y, z)`.
+    pub workgroup_size: [u32; 3],
+    /// The bindings in declaration order (all in group 0, bindings 0, 1, ...).
+    pub bindings: Vec<BindingDesc>,
+    /// Bytes of workgroup memory the kernel declares.
+    pub workgroup_memory: u32,
+    /// Capabilities beyond portable WGSL the kernel needs (subgroups, f16).
+    pub capabilities: naga::valid::Capabilities,
+}
+
+#[derive(Debug)]
+pub(crate) enum GlobalKind {
+    Binding(BindingKind, u32),
+    Workgroup,
+}
+
+#[derive(Debug)]
+pub(crate) struct GlobalDecl {
+    pub name: String,
+    pub ty: Ty,
+    pub kind: GlobalKind,
+    pub site: CallSite,
+}
+
+#[derive(Debug)]
+pub(crate) struct FunctionDecl {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub result: Option<Ty>,
+    pub body: Vec<(Stmt, CallSite)>,
+    pub site: CallSite,
+}
+
+/// One function being built: a stack of open blocks.
+#[derive(Debug, Default)]
+struct FnCtx {
+    blocks: Vec<Vec<(Stmt, CallSite)>>,
+}
+
+/// Builds one compute kernel: its bindings, its body, its helper functions.
+///
+/// ```
+/// use wgsl_dsl::prelude::*;
+///
+/// let mut k = KernelBuilder::new("double", [64, 1, 1]);
+/// let data = k.storage::<RuntimeArray<f32>, ReadWrite>("data");
+/// let i = k.let_("i", global_invocation_id().x());
+/// k.if_(i.ge(data.len()), |k| k.return_());
+/// k.store(&data.at(&i), data.at(&i).load() * 2.0);
+/// let shader = k.build()?;
+/// assert!(shader.wgsl.contains("@workgroup_size(64, 1, 1)"));
+/// # Ok::<(), wgsl_dsl::BuildError>(())
+/// ```
+#[derive(Debug)]
+pub struct KernelBuilder {
+    pub(crate) name: String,
+    pub(crate) site: CallSite,
+    pub(crate) workgroup_size: [u32; 3],
+    pub(crate) globals: Vec<GlobalDecl>,
+    pub(crate) functions: Vec<FunctionDecl>,
+    pub(crate) capabilities: naga::valid::Capabilities,
+    next_id: usize,
+    next_binding: u32,
+    stack: Vec<FnCtx>,
+}
+
+impl KernelBuilder {
+    /// Start a kernel named `name` (its entry point) with `@workgroup_size(x, y, z)`.
+    /// The size is checked against the target's limits by [`KernelBuilder::build`].
+    #[track_caller]
+    pub fn new(name: impl Into<String>, workgroup_size: [u32; 3]) -> Self {
+        KernelBuilder {
+            name: name.into(),
+            site: CallSite::caller(),
+            workgroup_size,
+            globals: Vec::new(),
+            functions: Vec::new(),
+            capabilities: naga::valid::Capabilities::empty(),
+            next_id: 0,
+            next_binding: 0,
+            stack: vec![FnCtx {
+                blocks: vec![Vec::new()],
+            }],
+        }
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Declare that the kernel needs a capability beyond portable WGSL.
+    pub fn require(&mut self, caps: naga::valid::Capabilities) {
+        self.capabilities |= caps;
+    }
+
+    fn id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    fn push(&mut self, stmt: Stmt, site: CallSite) {
+        let ctx = self
+            .stack
+            .last_mut()
+            .expect("function stack is never empty");
+        ctx.blocks
+            .last_mut()
+            .expect("block stack is never empty")
+            .push((stmt, site));
+    }
+
+    fn block(&mut self, f: impl FnOnce(&mut Self)) -> Vec<(Stmt, CallSite)> {
+        self.stack
+            .last_mut()
+            .expect("function stack is never empty")
+            .blocks
+            .push(Vec::new());
+        f(self);
+        self.stack
+            .last_mut()
+            .expect("function stack is never empty")
+            .blocks
+            .pop()
+            .expect("pushed above")
+    }
+
+    // ---- bindings ----
+
+    fn global<T: WgslType, A: Access>(
+        &mut self,
+        name: &str,
+        kind: GlobalKind,
+        site: CallSite,
+    ) -> Place<T, A> {
+        if T::ty().uses_f16() {
+            self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
+        }
+        self.globals.push(GlobalDecl {
+            name: name.to_string(),
+            ty: T::ty(),
+            kind,
+            site,
+        });
+        Place::new(PlaceKind::Global(self.globals.len() - 1), site)
+    }
+
+    /// Declare the next storage buffer binding, `var<storage, A> name: T`
+    /// (WGSL spec §7.2 "var Declarations", §13.3.2 "Resource Interface").
+    /// `T` is typically [`RuntimeArray<E>`] (a buffer of `E`s) or a struct. Bindings are
+    /// numbered in declaration order in group 0.
+    #[track_caller]
+    pub fn storage<T: WgslType, A: Access>(&mut self, name: &str) -> Place<T, A> {
+        let kind = if A::WRITABLE {
+            BindingKind::StorageReadWrite
+        } else {
+            BindingKind::StorageRead
+        };
+        let binding = self.next_binding;
+        self.next_binding += 1;
+        self.global(name, GlobalKind::Binding(kind, binding), CallSite::caller())
+    }
+
+    /// Declare the next uniform buffer binding, `var<uniform> name: T` (WGSL spec §7.2).
+    /// Uniform buffers are read-only.
+    #[track_caller]
+    pub fn uniform<T: Constructible>(&mut self, name: &str) -> Place<T, ReadOnly> {
+        let binding = self.next_binding;
+        self.next_binding += 1;
+        self.global(
+            name,
+            GlobalKind::Binding(BindingKind::Uniform, binding),
+            CallSite::caller(),
+        )
+    }
+
+    /// Declare a workgroup variable, `var<workgroup> name: T`, shared by the invocations of one
+    /// workgroup (WGSL spec §7.2). Synchronise with [`KernelBuilder::workgroup_barrier`].
+    #[track_caller]
+    pub fn workgroup<T: WgslType>(&mut self, name: &str) -> Place<T, ReadWrite> {
+        self.global(name, GlobalKind::Workgroup, CallSite::caller())
+    }
+
+    // ---- let, var, store ----
+
+    /// `let name = value;`: evaluate once, here, and name the value (WGSL spec §7.4).
+    #[track_caller]
+    pub fn let_<T: Constructible>(&mut self, name: &str, value: impl IntoExp<T>) -> Exp<T> {
+        let site = CallSite::caller();
+        let value = value.into_exp();
+        let id = self.id();
+        self.push(
+            Stmt::Let {
+                id,
+                name: name.to_string(),
+                value: value.node.clone(),
+            },
+            site,
+        );
+        Exp::from_node(Node {
+            kind: ExprKind::Bound(id),
+            ty: T::ty(),
+            site,
+        })
+    }
+
+    /// `var name: T = init;`: mutable function-scope storage (WGSL spec §7.3).
+    #[track_caller]
+    pub fn var<T: Constructible>(&mut self, name: &str, init: impl IntoExp<T>) -> Var<T> {
+        let site = CallSite::caller();
+        let init = init.into_exp();
+        self.var_impl(name, Some(init), site)
+    }
+
+    /// `var name: T;`: a `var` initialised to the zero value.
+    #[track_caller]
+    pub fn var_zeroed<T: Constructible>(&mut self, name: &str) -> Var<T> {
+        self.var_impl::<T>(name, None, CallSite::caller())
+    }
+
+    fn var_impl<T: Constructible>(
+        &mut self,
+        name: &str,
+        init: Option<Exp<T>>,
+        site: CallSite,
+    ) -> Var<T> {
+        let id = self.id();
+        self.push(
+            Stmt::Var {
+                id,
+                name: name.to_string(),
+                ty: T::ty(),
+                init: init.map(|e| e.node),
+            },
+            site,
+        );
+        Place::new(PlaceKind::Local(id), site)
+    }
+
+    /// `target = value;` (WGSL spec §9.2 "Assignment Statement"): write a `var`, a read-write
+    /// buffer element or a workgroup variable.
+    #[track_caller]
+    pub fn store<T: Constructible>(&mut self, target: &impl Target<T>, value: impl IntoExp<T>) {
+        let site = CallSite::caller();
+        let value = value.into_exp();
+        self.push(
+            Stmt::Store {
+                place: target.place_node(),
+                value: value.node,
+            },
+            site,
+        );
+    }
+
+    /// `target += value;`, and the other compound assignments through `op` (WGSL spec §9.2.3):
+    /// `k.update(&acc, |old| old + x)`.
+    #[track_caller]
+    pub fn update<T: Constructible, A: Access>(
+        &mut self,
+        target: &Place<T, A>,
+        op: impl FnOnce(Exp<T>) -> Exp<T>,
+    ) where
+        Place<T, A>: Target<T>,
+    {
+        let site = CallSite::caller();
+        let old = Exp::<T>::from_kind(ExprKind::Load(target.node.clone()), site);
+        let value = op(old);
+        self.push(
+            Stmt::Store {
+                place: target.place_node(),
+                value: value.node,
+            },
+            site,
+        );
+    }
+
+    // ---- control flow ----
+
+    /// `if condition { then }` (WGSL spec §9.4.1).
+    #[track_caller]
+    pub fn if_(&mut self, condition: impl IntoExp<bool>, then: impl FnOnce(&mut Self)) {
+        self.if_else(condition, then, |_| {});
+    }
+
+    /// `if condition { then } else { otherwise }` (WGSL spec §9.4.1).
+    #[track_caller]
+    pub fn if_else(
+        &mut self,
+        condition: impl IntoExp<bool>,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        let site = CallSite::caller();
+        let condition = condition.into_exp().node;
+        let accept = self.block(then);
+        let reject = self.block(otherwise);
+        self.push(
+            Stmt::If {
+                condition,
+                accept,
+                reject,
+            },
+            site,
+        );
+    }
+
+    /// `loop { body }` (WGSL spec §9.4.3); leave it with [`KernelBuilder::break_`].
+    #[track_caller]
+    pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
+        let site = CallSite::caller();
+        let body = self.block(body);
+        self.push(
+            Stmt::Loop {
+                body,
+                continuing: Vec::new(),
+            },
+            site,
+        );
+    }
+
+    /// `while condition { body }` (WGSL spec §9.4.5). `condition` is evaluated before each
+    /// iteration.
+    #[track_caller]
+    pub fn while_(&mut self, condition: impl IntoExp<bool>, body: impl FnOnce(&mut Self)) {
+        let site = CallSite::caller();
+        let condition = condition.into_exp();
+        let body = self.block(|k| {
+            k.if_(condition.not(), |k| k.break_());
+            body(k);
+        });
+        self.push(
+            Stmt::Loop {
+                body,
+                continuing: Vec::new(),
+            },
+            site,
+        );
+    }
+
+    /// `for (var name = start; name < end; name += 1u) { body }` (WGSL spec §9.4.4).
+    /// `end` is evaluated before each iteration.
+    #[track_caller]
+    pub fn for_range(
+        &mut self,
+        name: &str,
+        start: impl IntoExp<u32>,
+        end: impl IntoExp<u32>,
+        body: impl FnOnce(&mut Self, Exp<u32>),
+    ) {
+        let site = CallSite::caller();
+        self.for_impl(name, start.into_exp(), end.into_exp(), None, body, site);
+    }
+
+    /// `for (var name = start; name < end; name += step) { body }` (WGSL spec §9.4.4).
+    /// `end` and `step` are evaluated at each iteration; a zero step loops forever.
+    #[track_caller]
+    pub fn for_step(
+        &mut self,
+        name: &str,
+        start: impl IntoExp<u32>,
+        end: impl IntoExp<u32>,
+        step: impl IntoExp<u32>,
+        body: impl FnOnce(&mut Self, Exp<u32>),
+    ) {
+        let site = CallSite::caller();
+        let step = step.into_exp();
+        self.for_impl(
+            name,
+            start.into_exp(),
+            end.into_exp(),
+            Some(step),
+            body,
+            site,
+        );
+    }
+
+    fn for_impl(
+        &mut self,
+        name: &str,
+        start: Exp<u32>,
+        end: Exp<u32>,
+        step: Option<Exp<u32>>,
+        body: impl FnOnce(&mut Self, Exp<u32>),
+        site: CallSite,
+    ) {
+        let counter: Var<u32> = self.var_impl(name, Some(start), site);
+        let i = Exp::<u32>::from_kind(ExprKind::Load(counter.node.clone()), site);
+        let body = self.block(|k| {
+            let done = Exp::<bool>::from_kind(
+                ExprKind::Binary(
+                    naga::BinaryOperator::GreaterEqual,
+                    i.node.clone(),
+                    end.node.clone(),
+                ),
+                site,
+            );
+            k.push(
+                Stmt::If {
+                    condition: done.node,
+                    accept: vec![(Stmt::Break, site)],
+                    reject: Vec::new(),
+                },
+                site,
+            );
+            body(k, i.clone());
+        });
+        let step = step
+            .unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(crate::exp::Lit::U32(1)), site));
+        let next = Exp::<u32>::from_kind(
+            ExprKind::Binary(naga::BinaryOperator::Add, i.node.clone(), step.node),
+            site,
+        );
+        self.push(
+            Stmt::Loop {
+                body,
+                continuing: vec![(
+                    Stmt::Store {
+                        place: counter.node.clone(),
+                        value: next.node,
+                    },
+                    site,
+                )],
+            },
+            site,
+        );
+    }
+
+    /// `break;` (WGSL spec §9.4.6).
+    #[track_caller]
+    pub fn break_(&mut self) {
+        self.push(Stmt::Break, CallSite::caller());
+    }
+
+    /// `continue;` (WGSL spec §9.4.8).
+    #[track_caller]
+    pub fn continue_(&mut self) {
+        self.push(Stmt::Continue, CallSite::caller());
+    }
+
+    /// `return;` from the kernel or a helper function without result (WGSL spec §9.5).
+    #[track_caller]
+    pub fn return_(&mut self) {
+        self.push(Stmt::Return(None), CallSite::caller());
+    }
+
+    /// `return value;` from a helper function (WGSL spec §9.5).
+    #[track_caller]
+    pub fn return_value<T: Constructible>(&mut self, value: impl IntoExp<T>) {
+        let value = value.into_exp();
+        self.push(Stmt::Return(Some(value.node)), CallSite::caller());
+    }
+
+    /// `workgroupBarrier()` (WGSL spec §17.11.3). Must be reached in uniform control flow.
+    #[track_caller]
+    pub fn workgroup_barrier(&mut self) {
+        self.push(Stmt::Barrier(naga::Barrier::WORK_GROUP), CallSite::caller());
+    }
+
+    /// `storageBarrier()` (WGSL spec §17.11.2). Must be reached in uniform control flow.
+    #[track_caller]
+    pub fn storage_barrier(&mut self) {
+        self.push(Stmt::Barrier(naga::Barrier::STORAGE), CallSite::caller());
+    }
+
+    // ---- helper functions ----
+
+    /// Define a helper function `name(params...) -> R` (WGSL spec §11 "Functions"). `body`
+    /// receives the parameters as expressions and returns the result; it may also use
+    /// [`KernelBuilder::return_value`] for early returns. Call it with [`KernelBuilder::call`].
+    ///
+    /// ```
+    /// use wgsl_dsl::prelude::*;
+    /// let mut k = KernelBuilder::new("k", [1, 1, 1]);
+    /// let relu = k.function::<(f32,), f32>("relu", ["x"], |_k, (x,)| max(x, 0.0));
+    /// let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    /// let y = k.call(&relu, (lit(-1.0f32),));
+    /// k.store(&out.at(0u32), y);
+    /// assert!(k.build()?.wgsl.contains("fn relu(x: f32) -> f32"));
+    /// # Ok::<(), wgsl_dsl::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn function<Args: FnArgs, R: Constructible>(
+        &mut self,
+        name: &str,
+        param_names: Args::Names,
+        body: impl FnOnce(&mut Self, Args::Exps) -> Exp<R>,
+    ) -> Function<Args, R> {
+        let site = CallSite::caller();
+        let (params, exps) = Args::params(param_names, site);
+        self.stack.push(FnCtx {
+            blocks: vec![Vec::new()],
+        });
+        let result = body(self, exps);
+        self.push(Stmt::Return(Some(result.node)), site);
+        let mut ctx = self.stack.pop().expect("pushed above");
+        let body = ctx.blocks.pop().expect("one block");
+        self.functions.push(FunctionDecl {
+            name: name.to_string(),
+            params,
+            result: Some(R::ty()),
+            body,
+            site,
+        });
+        Function::new(self.functions.len() - 1)
+    }
+
+    /// Call a helper function; the result is evaluated here, once (a WGSL function call
+    /// statement, spec §9.6, bound like a `let`).
+    #[track_caller]
+    pub fn call<Args: FnArgs, R: Constructible>(
+        &mut self,
+        function: &Function<Args, R>,
+        args: Args::Exps,
+    ) -> Exp<R> {
+        let site = CallSite::caller();
+        let id = self.id();
+        self.push(
+            Stmt::Call {
+                result: Some(id),
+                function: function.index,
+                args: Args::nodes(args),
+            },
+            site,
+        );
+        Exp::from_node(Node {
+            kind: ExprKind::Bound(id),
+            ty: R::ty(),
+            site,
+        })
+    }
+
+    // ---- atomics (WGSL spec §17.8) ----
+
+    #[track_caller]
+    fn atomic<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        fun: AtomicOp,
+        value: Exp<T>,
+        compare: Option<Exp<T>>,
+    ) -> Exp<T> {
+        let site = CallSite::caller();
+        let id = self.id();
+        self.push(
+            Stmt::Atomic {
+                result: Some(id),
+                place: place.node.clone(),
+                fun,
+                value: value.node,
+                compare: compare.map(|c| c.node),
+            },
+            site,
+        );
+        Exp::from_node(Node {
+            kind: ExprKind::Bound(id),
+            ty: T::ty(),
+            site,
+        })
+    }
+
+    /// `atomicAdd(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_add<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Add, value.into_exp(), None)
+    }
+    /// `atomicSub(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_sub<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Sub, value.into_exp(), None)
+    }
+    /// `atomicMin(&place, value)` (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_min<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Min, value.into_exp(), None)
+    }
+    /// `atomicMax(&place, value)` (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_max<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Max, value.into_exp(), None)
+    }
+    /// `atomicAnd(&place, value)` (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_and<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::And, value.into_exp(), None)
+    }
+    /// `atomicOr(&place, value)` (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_or<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Or, value.into_exp(), None)
+    }
+    /// `atomicXor(&place, value)` (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_xor<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Xor, value.into_exp(), None)
+    }
+    /// `atomicExchange(&place, value)`: returns the old value (WGSL spec §17.8.4).
+    #[track_caller]
+    pub fn atomic_exchange<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Exchange, value.into_exp(), None)
+    }
+    /// `atomicCompareExchangeWeak(&place, compare, value)` (WGSL spec §17.8.5): returns
+    /// `(old_value, exchanged)`.
+    #[track_caller]
+    pub fn atomic_compare_exchange_weak<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        compare: impl IntoExp<T>,
+        value: impl IntoExp<T>,
+    ) -> (Exp<T>, Exp<bool>) {
+        let site = CallSite::caller();
+        let compare = compare.into_exp();
+        let result = self.atomic(place, AtomicOp::Exchange, value.into_exp(), Some(compare));
+        let old = Exp::from_kind(ExprKind::AccessIndex(result.node.clone(), 0), site);
+        let exchanged = Exp::from_kind(ExprKind::AccessIndex(result.node, 1), site);
+        (old, exchanged)
+    }
+    /// `atomicStore(&place, value)` (WGSL spec §17.8.2).
+    #[track_caller]
+    pub fn atomic_store<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) {
+        let site = CallSite::caller();
+        let value = value.into_exp();
+        self.push(
+            Stmt::Store {
+                place: place.node.clone(),
+                value: value.node,
+            },
+            site,
+        );
+    }
+
+    // ---- subgroups (WGSL `enable subgroups;`) ----
+
+    #[track_caller]
+    fn subgroup<T: ScalarOrVector>(
+        &mut self,
+        op: SubgroupOp,
+        arg: Exp<T>,
+        index: Option<Exp<u32>>,
+    ) -> Exp<T> {
+        let site = CallSite::caller();
+        self.capabilities |= naga::valid::Capabilities::SUBGROUP;
+        let id = self.id();
+        self.push(
+            Stmt::Subgroup {
+                result: id,
+                op,
+                arg: arg.node,
+                index: index.map(|i| i.node),
+                ty: T::ty(),
+            },
+            site,
+        );
+        Exp::from_node(Node {
+            kind: ExprKind::Bound(id),
+            ty: T::ty(),
+            site,
+        })
+    }
+
+    /// `subgroupAdd(value)`: the sum over the active invocations of the subgroup.
+    /// Needs the subgroup capability (checked by the runtime against the adapter).
+    #[track_caller]
+    pub fn subgroup_add<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
+        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Add};
+        self.subgroup(SubgroupOp::Collective(Add, Reduce), value.into_exp(), None)
+    }
+    /// `subgroupMax(value)` over the active invocations of the subgroup.
+    #[track_caller]
+    pub fn subgroup_max<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
+        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Max};
+        self.subgroup(SubgroupOp::Collective(Max, Reduce), value.into_exp(), None)
+    }
+    /// `subgroupMin(value)` over the active invocations of the subgroup.
+    #[track_caller]
+    pub fn subgroup_min<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
+        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Min};
+        self.subgroup(SubgroupOp::Collective(Min, Reduce), value.into_exp(), None)
+    }
+    /// `subgroupExclusiveAdd(value)`: prefix sum over lower lanes.
+    #[track_caller]
+    pub fn subgroup_exclusive_add<T: Numeric + ScalarOrVector>(
+        &mut self,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        use naga::{CollectiveOperation::ExclusiveScan, SubgroupOperation::Add};
+        self.subgroup(
+            SubgroupOp::Collective(Add, ExclusiveScan),
+            value.into_exp(),
+            None,
+        )
+    }
+    /// `subgroupBroadcastFirst(value)`: the value of the lowest active lane.
+    #[track_caller]
+    pub fn subgroup_broadcast_first<T: ScalarOrVector>(
+        &mut self,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.subgroup(SubgroupOp::BroadcastFirst, value.into_exp(), None)
+    }
+    /// `subgroupShuffle(value, lane)`: the value of lane `lane`.
+    #[track_caller]
+    pub fn subgroup_shuffle<T: ScalarOrVector>(
+        &mut self,
+        value: impl IntoExp<T>,
+        lane: impl IntoExp<u32>,
+    ) -> Exp<T> {
+        self.subgroup(SubgroupOp::Shuffle, value.into_exp(), Some(lane.into_exp()))
+    }
+
+    pub(crate) fn entry_body(&self) -> &[(Stmt, CallSite)] {
+        &self.stack[0].blocks[0]
+    }
+}
+
+// ---- built-in values (WGSL spec §13.3.1.1), valid in the kernel's entry point ----
+
+#[track_caller]
+fn builtin<T: WgslType>(b: BuiltinValue) -> Exp<T> {
+    Exp::from_node(Node {
+        kind: ExprKind::Builtin(b),
+        ty: T::ty(),
+        site: CallSite::caller(),
+    })
+}
+
+/// `@builtin(global_invocation_id)`: this invocation's position in the whole dispatch.
+#[track_caller]
+pub fn global_invocation_id() -> Exp<Vec3<u32>> {
+    builtin(BuiltinValue::GlobalInvocationId)
+}
+/// `@builtin(local_invocation_id)`: this invocation's position in its workgroup.
+#[track_caller]
+pub fn local_invocation_id() -> Exp<Vec3<u32>> {
+    builtin(BuiltinValue::LocalInvocationId)
+}
+/// `@builtin(local_invocation_index)`: the linearised local invocation id.
+#[track_caller]
+pub fn local_invocation_index() -> Exp<u32> {
+    builtin(BuiltinValue::LocalInvocationIndex)
+}
+/// `@builtin(workgroup_id)`: this workgroup's position in the dispatch grid.
+#[track_caller]
+pub fn workgroup_id() -> Exp<Vec3<u32>> {
+    builtin(BuiltinValue::WorkgroupId)
+}
+/// `@builtin(num_workgroups)`: the dispatch grid size.
+#[track_caller]
+pub fn num_workgroups() -> Exp<Vec3<u32>> {
+    builtin(BuiltinValue::NumWorkgroups)
+}
+/// `@builtin(subgroup_size)` (needs the subgroup capability).
+#[track_caller]
+pub fn subgroup_size() -> Exp<u32> {
+    builtin(BuiltinValue::SubgroupSize)
+}
+/// `@builtin(subgroup_invocation_id)` (needs the subgroup capability).
+#[track_caller]
+pub fn subgroup_invocation_id() -> Exp<u32> {
+    builtin(BuiltinValue::SubgroupInvocationId)
+}

@@ -1,0 +1,165 @@
+//! Places: memory locations a kernel reads and writes (WGSL's references, spec §6.4.3).
+
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use crate::exp::{Exp, ExprKind, IntoExp, PlaceKind, PlaceNode, PlaceRef};
+use crate::site::CallSite;
+use crate::types::*;
+
+/// Access mode marker: the place can only be read (`var<storage, read>`, `var<uniform>`).
+#[derive(Debug)]
+pub struct ReadOnly;
+/// Access mode marker: the place can be read and written (`var<storage, read_write>`,
+/// `var<workgroup>`, function `var`s).
+#[derive(Debug)]
+pub struct ReadWrite;
+
+/// A storage access mode: [`ReadOnly`] or [`ReadWrite`].
+pub trait Access: 'static {
+    /// The naga storage access flags.
+    fn storage_access() -> naga::StorageAccess;
+    /// True for read-write.
+    const WRITABLE: bool;
+}
+impl Access for ReadOnly {
+    fn storage_access() -> naga::StorageAccess {
+        naga::StorageAccess::LOAD
+    }
+    const WRITABLE: bool = false;
+}
+impl Access for ReadWrite {
+    fn storage_access() -> naga::StorageAccess {
+        naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+    }
+    const WRITABLE: bool = true;
+}
+
+/// A memory location holding a `T`, with access mode `A`: a binding, a workgroup variable, a
+/// function `var`, or an element or member of one.
+///
+/// Reading it ([`Place::load`]) gives an [`Exp<T>`] evaluated where it is used; writing it
+/// ([`KernelBuilder::store`](crate::KernelBuilder::store)) needs `A = ReadWrite`.
+pub struct Place<T, A = ReadWrite> {
+    pub(crate) node: PlaceRef,
+    _t: PhantomData<fn() -> (T, A)>,
+}
+
+/// A buffer of `T`s: a storage binding whose store type is `array<T>`.
+pub type Buffer<T, A> = Place<RuntimeArray<T>, A>;
+
+/// A function-scope `var` (WGSL spec §7.3): mutable, read with [`Place::load`] or [`Var::get`],
+/// written with [`KernelBuilder::store`](crate::KernelBuilder::store).
+pub type Var<T> = Place<T, ReadWrite>;
+
+impl<T, A> Clone for Place<T, A> {
+    fn clone(&self) -> Self {
+        Place {
+            node: self.node.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T, A> std::fmt::Debug for Place<T, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Place<{}> @ {}",
+            self.node.ty.wgsl_name(),
+            self.node.site
+        )
+    }
+}
+
+impl<T: WgslType, A: Access> Place<T, A> {
+    pub(crate) fn new(kind: PlaceKind, site: CallSite) -> Self {
+        Place {
+            node: Rc::new(PlaceNode {
+                kind,
+                ty: T::ty(),
+                site,
+            }),
+            _t: PhantomData,
+        }
+    }
+
+    /// Read the value (WGSL's load rule, spec §6.4.4). Evaluated at each use of the result.
+    /// For an `Atomic<T>` this is `atomicLoad` (WGSL spec §17.8.1).
+    #[track_caller]
+    pub fn load(&self) -> Exp<<T as Loadable>::Value>
+    where
+        T: Loadable,
+    {
+        Exp::from_kind(ExprKind::Load(self.node.clone()), CallSite::caller())
+    }
+
+    /// Same as [`Place::load`].
+    #[track_caller]
+    pub fn get(&self) -> Exp<<T as Loadable>::Value>
+    where
+        T: Loadable,
+    {
+        Exp::from_kind(ExprKind::Load(self.node.clone()), CallSite::caller())
+    }
+
+    /// The element `index` of an array or vector place (`&p[index]`, WGSL spec §8.5).
+    /// Out-of-bounds reads and writes of storage buffers are made safe by the implementation
+    /// (WGSL spec §14.5 robust buffer access) but their value is unspecified.
+    #[track_caller]
+    pub fn at<I: IndexScalar>(&self, index: impl IntoExp<I>) -> Place<T::Elem, A>
+    where
+        T: Indexable,
+    {
+        Place::new(
+            PlaceKind::Index(self.node.clone(), index.into_exp().node),
+            CallSite::caller(),
+        )
+    }
+
+    /// Member `index` of a struct place, typed `F`. Used by `#[derive(WgslStruct)]`.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn member<F: WgslType>(&self, index: u32) -> Place<F, A>
+    where
+        T: WgslStruct,
+    {
+        Place::new(
+            PlaceKind::Field(self.node.clone(), index),
+            CallSite::caller(),
+        )
+    }
+}
+
+impl<T: WgslType, A: Access> Place<RuntimeArray<T>, A> {
+    /// `arrayLength(&buffer)`: the number of elements of a runtime-sized array
+    /// (WGSL spec §17.4.1).
+    #[track_caller]
+    pub fn len(&self) -> Exp<u32> {
+        Exp::from_kind(ExprKind::ArrayLength(self.node.clone()), CallSite::caller())
+    }
+}
+
+/// Types that can be loaded from a place. An `Atomic<T>` loads as a `T`.
+pub trait Loadable: WgslType {
+    /// The loaded value's type.
+    type Value: WgslType;
+}
+impl<T: Constructible> Loadable for T {
+    type Value = T;
+}
+impl<T: AtomicScalar> Loadable for Atomic<T> {
+    type Value = T;
+}
+
+/// What [`KernelBuilder::store`](crate::KernelBuilder::store) can write to: places with
+/// [`ReadWrite`] access. A `let` (an [`Exp`]) and a read-only binding are not targets.
+pub trait Target<T> {
+    #[doc(hidden)]
+    fn place_node(&self) -> PlaceRef;
+}
+impl<T: Constructible> Target<T> for Place<T, ReadWrite> {
+    fn place_node(&self) -> PlaceRef {
+        self.node.clone()
+    }
+}

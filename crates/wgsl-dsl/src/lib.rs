@@ -1,0 +1,67 @@
+//! # wgsl-dsl: WGSL compute kernels written in typed Rust
+//!
+//! Build a compute kernel with typed expressions ([`Exp<T>`]) and a statement builder
+//! ([`KernelBuilder`]); get a validated `naga::Module` and the WGSL naga writes for it, or a
+//! [`BuildError`] that names the Rust line that built the offending node.
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//!
+//! // y[i] = a * x[i] + y[i], for i < n
+//! let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
+//! let a = k.uniform::<f32>("a");
+//! let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+//! let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+//! let i = k.let_("i", global_invocation_id().x());
+//! k.if_(i.lt(y.len()), |k| {
+//!     let v = k.let_("v", fma(a.load(), x.at(&i).load(), y.at(&i).load()));
+//!     k.store(&y.at(&i), v);
+//! });
+//! let shader = k.build()?;
+//!
+//! assert!(shader.wgsl.contains("var<storage, read_write> y: array<f32>;"));
+//! assert!(shader.wgsl.contains("let v = fma("));
+//! assert_eq!(shader.signature.bindings.len(), 3);
+//! # Ok::<(), wgsl_dsl::BuildError>(())
+//! ```
+//!
+//! Ill-typed kernels do not compile: `Exp<f32> + Exp<u32>`, `&&` on vectors, atomics on `f32`,
+//! indexing with an `f32`, assigning to a `let` and storing into a read-only binding are all
+//! Rust type errors.
+//!
+//! ## The pipeline
+//! [`types`] → [`exp`] (expressions) → [`kernel`] (statements, bindings, functions) →
+//! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
+
+pub mod exp;
+pub mod kernel;
+mod lower;
+pub mod shader;
+mod site;
+pub mod types;
+
+pub use exp::{Exp, IntoExp, lit};
+pub use kernel::{
+    Access, BindingDesc, BindingKind, Buffer, Function, KernelBuilder, KernelSignature, Place,
+    ReadOnly, ReadWrite, Var,
+};
+pub use naga;
+pub use shader::{BuildError, Shader, TargetLimits};
+pub use site::CallSite;
+
+/// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
+pub mod prelude {
+    pub use crate::exp::builtins::*;
+    pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};
+    pub use crate::exp::{Exp, IntoExp, lit};
+    pub use crate::kernel::{
+        Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, Var, global_invocation_id,
+        local_invocation_id, local_invocation_index, num_workgroups, subgroup_invocation_id,
+        subgroup_size, workgroup_id,
+    };
+    pub use crate::shader::{BuildError, Shader};
+    pub use crate::types::{
+        Array, Atomic, Mat, Mat2x2, Mat3x3, Mat4x4, RuntimeArray, Vec2, Vec3, Vec4, Vector,
+        WgslStruct, WgslType,
+    };
+}

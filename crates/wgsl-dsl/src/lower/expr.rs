@@ -1,0 +1,249 @@
+//! Lowering expressions and places.
+
+use naga::{Block, Expression, Handle};
+
+use super::stmt::FnLower;
+use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceRef};
+use crate::shader::BuildError;
+use crate::site::CallSite;
+
+impl FnLower<'_, '_> {
+    /// Append `expr`; expressions naga treats as pre-emitted interrupt the emitter.
+    pub fn append(
+        &mut self,
+        expr: Expression,
+        site: CallSite,
+        block: &mut Block,
+    ) -> Handle<Expression> {
+        let span = self.span(site);
+        if expr.needs_pre_emit() {
+            block.extend(self.emitter.finish(&self.func.expressions));
+            let h = self.func.expressions.append(expr, span);
+            self.emitter.start(&self.func.expressions);
+            h
+        } else {
+            self.func.expressions.append(expr, span)
+        }
+    }
+
+    fn out_of_scope(&self, id: usize, declared: CallSite) -> BuildError {
+        BuildError::OutOfScope {
+            name: self
+                .names
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| "a value from another function".into()),
+            site: self.site,
+            declared,
+        }
+    }
+
+    pub fn expr(
+        &mut self,
+        node: &NodeRef,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, BuildError> {
+        let key = std::rc::Rc::as_ptr(node);
+        if let Some(h) = self.cache.get(&key) {
+            return Ok(*h);
+        }
+        let site = node.site;
+        let e = match &node.kind {
+            ExprKind::Literal(lit) => Expression::Literal(match *lit {
+                Lit::Bool(b) => naga::Literal::Bool(b),
+                Lit::I32(v) => naga::Literal::I32(v),
+                Lit::U32(v) => naga::Literal::U32(v),
+                Lit::F32(v) if !v.is_finite() => {
+                    return Err(BuildError::NonFiniteLiteral { value: v, site });
+                }
+                Lit::F32(v) => naga::Literal::F32(v),
+                Lit::F16(bits) => {
+                    #[cfg(feature = "f16")]
+                    {
+                        let v = half::f16::from_bits(bits);
+                        if !v.is_finite() {
+                            return Err(BuildError::NonFiniteLiteral {
+                                value: v.to_f32(),
+                                site,
+                            });
+                        }
+                        naga::Literal::F16(v)
+                    }
+                    #[cfg(not(feature = "f16"))]
+                    {
+                        let _ = bits;
+                        return Err(BuildError::Invalid {
+                            message: "f16 literal without the `f16` feature".into(),
+                            site,
+                        });
+                    }
+                }
+            }),
+            ExprKind::Binary(op, a, b) => {
+                let left = self.expr(a, block)?;
+                let right = self.expr(b, block)?;
+                Expression::Binary {
+                    op: *op,
+                    left,
+                    right,
+                }
+            }
+            ExprKind::Unary(op, a) => Expression::Unary {
+                op: *op,
+                expr: self.expr(a, block)?,
+            },
+            ExprKind::Math(fun, args) => {
+                let mut hs = Vec::with_capacity(args.len());
+                for a in args {
+                    hs.push(self.expr(a, block)?);
+                }
+                Expression::Math {
+                    fun: *fun,
+                    arg: hs[0],
+                    arg1: hs.get(1).copied(),
+                    arg2: hs.get(2).copied(),
+                    arg3: hs.get(3).copied(),
+                }
+            }
+            ExprKind::Relational(fun, a) => Expression::Relational {
+                fun: *fun,
+                argument: self.expr(a, block)?,
+            },
+            ExprKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                let condition = self.expr(condition, block)?;
+                let accept = self.expr(accept, block)?;
+                let reject = self.expr(reject, block)?;
+                Expression::Select {
+                    condition,
+                    accept,
+                    reject,
+                }
+            }
+            ExprKind::As {
+                value,
+                kind,
+                convert,
+            } => Expression::As {
+                expr: self.expr(value, block)?,
+                kind: *kind,
+                convert: *convert,
+            },
+            ExprKind::Compose(parts) => {
+                let ty = self.cx.ty(&node.ty, site)?;
+                let mut components = Vec::with_capacity(parts.len());
+                for p in parts {
+                    components.push(self.expr(p, block)?);
+                }
+                Expression::Compose { ty, components }
+            }
+            ExprKind::Splat(size, v) => Expression::Splat {
+                size: *size,
+                value: self.expr(v, block)?,
+            },
+            ExprKind::Swizzle(size, pattern, v) => Expression::Swizzle {
+                size: *size,
+                vector: self.expr(v, block)?,
+                pattern: *pattern,
+            },
+            ExprKind::AccessIndex(base, index) => Expression::AccessIndex {
+                base: self.expr(base, block)?,
+                index: *index,
+            },
+            ExprKind::Access(base, index) => {
+                let base = self.expr(base, block)?;
+                let index = self.expr(index, block)?;
+                Expression::Access { base, index }
+            }
+            ExprKind::Load(place) => Expression::Load {
+                pointer: self.place(place, block)?,
+            },
+            ExprKind::ArrayLength(place) => Expression::ArrayLength(self.place(place, block)?),
+            ExprKind::Builtin(b) => {
+                if matches!(
+                    b,
+                    crate::exp::BuiltinValue::SubgroupSize
+                        | crate::exp::BuiltinValue::SubgroupInvocationId
+                ) {
+                    self.cx.capabilities |= naga::valid::Capabilities::SUBGROUP;
+                }
+                let Some(args) = self.builtins.as_mut() else {
+                    return Err(BuildError::BuiltinOutsideEntryPoint {
+                        name: b.name(),
+                        site,
+                    });
+                };
+                let index = match args.get(b) {
+                    Some(i) => *i,
+                    None => {
+                        let index = self.func.arguments.len() as u32;
+                        args.insert(*b, index);
+                        let ty = self.cx.ty(&super::builtin_ty(*b), site)?;
+                        self.func.arguments.push(naga::FunctionArgument {
+                            name: Some(b.name().to_string()),
+                            ty,
+                            binding: Some(naga::Binding::BuiltIn(b.naga())),
+                        });
+                        index
+                    }
+                };
+                Expression::FunctionArgument(index)
+            }
+            ExprKind::Bound(id) => {
+                return match self.bound.get(id) {
+                    Some((h, _)) => Ok(*h),
+                    None => Err(self.out_of_scope(*id, site)),
+                };
+            }
+            ExprKind::Param(i) => {
+                if self.builtins.is_some() || *i as usize >= self.func.arguments.len() {
+                    return Err(BuildError::OutOfScope {
+                        name: format!("parameter {i} of a helper function"),
+                        site: self.site,
+                        declared: site,
+                    });
+                }
+                Expression::FunctionArgument(*i)
+            }
+            ExprKind::ZeroValue => Expression::ZeroValue(self.cx.ty(&node.ty, site)?),
+            ExprKind::Invalid(message) => {
+                return Err(BuildError::Invalid {
+                    message: message.clone(),
+                    site,
+                });
+            }
+        };
+        let h = self.append(e, site, block);
+        self.cache.insert(key, h);
+        Ok(h)
+    }
+
+    /// Lower a place to a pointer expression.
+    pub fn place(
+        &mut self,
+        place: &PlaceRef,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, BuildError> {
+        let site = place.site;
+        let e = match &place.kind {
+            PlaceKind::Global(i) => Expression::GlobalVariable(self.cx.globals[*i]),
+            PlaceKind::Local(id) => match self.locals.get(id) {
+                Some((var, _)) => Expression::LocalVariable(*var),
+                None => return Err(self.out_of_scope(*id, site)),
+            },
+            PlaceKind::Index(base, index) => {
+                let base = self.place(base, block)?;
+                let index = self.expr(index, block)?;
+                Expression::Access { base, index }
+            }
+            PlaceKind::Field(base, index) => Expression::AccessIndex {
+                base: self.place(base, block)?,
+                index: *index,
+            },
+        };
+        Ok(self.append(e, site, block))
+    }
+}

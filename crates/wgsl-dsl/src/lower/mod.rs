@@ -1,0 +1,179 @@
+//! Lowering a [`KernelBuilder`] straight into a `naga::Module`.
+//!
+//! - Types go through [`types::TypeLowerer`] (naga's `UniqueArena` deduplicates them).
+//! - Expressions are appended to the function's arena while a `naga::proc::Emitter` runs;
+//!   expressions naga considers pre-emitted (literals, arguments, variables) and statement
+//!   results interrupt it. Each statement flushes the emitter into an `Emit` before itself.
+//! - Every expression and statement gets a `naga::Span` whose start is an index into the
+//!   kernel's [`SiteTable`], so that a validation error maps back to a Rust call site.
+//! - Within one statement, a node reached twice (the same `Rc`) is lowered once.
+
+mod expr;
+mod stmt;
+mod types;
+
+use std::collections::HashMap;
+
+use naga::{Handle, Span};
+
+use crate::exp::BuiltinValue;
+use crate::kernel::{BindingDesc, GlobalKind, KernelBuilder, KernelSignature};
+use crate::shader::BuildError;
+use crate::site::CallSite;
+use crate::types::Ty;
+use types::TypeLowerer;
+
+/// Maps naga spans back to Rust call sites.
+#[derive(Debug, Default)]
+pub(crate) struct SiteTable {
+    sites: Vec<CallSite>,
+    index: HashMap<CallSite, u32>,
+}
+
+impl SiteTable {
+    pub fn span(&mut self, site: CallSite) -> Span {
+        let i = *self.index.entry(site).or_insert_with(|| {
+            self.sites.push(site);
+            self.sites.len() as u32
+        });
+        Span::new(i, i + 1)
+    }
+
+    pub fn lookup(&self, span: Span) -> Option<CallSite> {
+        let range = span.to_range()?;
+        self.sites.get(range.start.checked_sub(1)?).copied()
+    }
+}
+
+pub(crate) struct Lowered {
+    pub module: naga::Module,
+    pub sites: SiteTable,
+    pub signature: KernelSignature,
+}
+
+/// Module-wide lowering state, shared by the functions being lowered.
+pub(crate) struct ModuleCtx<'k> {
+    pub kernel: &'k KernelBuilder,
+    pub module: naga::Module,
+    pub types: TypeLowerer,
+    pub sites: SiteTable,
+    pub globals: Vec<Handle<naga::GlobalVariable>>,
+    pub functions: Vec<Handle<naga::Function>>,
+    pub capabilities: naga::valid::Capabilities,
+}
+
+impl ModuleCtx<'_> {
+    pub fn ty(&mut self, ty: &Ty, site: CallSite) -> Result<Handle<naga::Type>, BuildError> {
+        if ty.uses_f16() {
+            self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
+        }
+        self.types.lower(&mut self.module, ty, site)
+    }
+}
+
+pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
+    let mut cx = ModuleCtx {
+        kernel,
+        module: naga::Module::default(),
+        types: TypeLowerer::default(),
+        sites: SiteTable::default(),
+        globals: Vec::new(),
+        functions: Vec::new(),
+        capabilities: kernel.capabilities,
+    };
+
+    let mut bindings = Vec::new();
+    let mut workgroup_memory = 0u32;
+    for g in &kernel.globals {
+        let ty = cx.ty(&g.ty, g.site)?;
+        let (space, binding) = match g.kind {
+            GlobalKind::Binding(kind, binding) => {
+                bindings.push(BindingDesc {
+                    name: g.name.clone(),
+                    group: 0,
+                    binding,
+                    kind,
+                    ty: g.ty.clone(),
+                    site: g.site,
+                });
+                let space = match kind {
+                    crate::kernel::BindingKind::StorageRead => naga::AddressSpace::Storage {
+                        access: naga::StorageAccess::LOAD,
+                    },
+                    crate::kernel::BindingKind::StorageReadWrite => naga::AddressSpace::Storage {
+                        access: naga::StorageAccess::LOAD | naga::StorageAccess::STORE,
+                    },
+                    crate::kernel::BindingKind::Uniform => naga::AddressSpace::Uniform,
+                };
+                (space, Some(naga::ResourceBinding { group: 0, binding }))
+            }
+            GlobalKind::Workgroup => {
+                let mut layouter = naga::proc::Layouter::default();
+                layouter
+                    .update(cx.module.to_ctx())
+                    .map_err(|e| BuildError::Type {
+                        message: e.to_string(),
+                        site: g.site,
+                    })?;
+                workgroup_memory = workgroup_memory.saturating_add(layouter[ty].size);
+                (naga::AddressSpace::WorkGroup, None)
+            }
+        };
+        let span = cx.sites.span(g.site);
+        let handle = cx.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some(g.name.clone()),
+                space,
+                binding,
+                ty,
+                init: None,
+                memory_decorations: naga::MemoryDecorations::empty(),
+            },
+            span,
+        );
+        cx.globals.push(handle);
+    }
+
+    for f in &kernel.functions {
+        let function = stmt::lower_function(&mut cx, f)?;
+        let span = cx.sites.span(f.site);
+        let handle = cx.module.functions.append(function, span);
+        cx.functions.push(handle);
+    }
+
+    let entry = stmt::lower_entry(&mut cx, kernel.entry_body())?;
+    cx.module.entry_points.push(naga::EntryPoint {
+        name: kernel.name.clone(),
+        stage: naga::ShaderStage::Compute,
+        early_depth_test: None,
+        workgroup_size: kernel.workgroup_size,
+        workgroup_size_overrides: None,
+        function: entry,
+        mesh_info: None,
+        task_payload: None,
+        incoming_ray_payload: None,
+    });
+
+    Ok(Lowered {
+        signature: KernelSignature {
+            name: kernel.name.clone(),
+            workgroup_size: kernel.workgroup_size,
+            bindings,
+            workgroup_memory,
+            capabilities: cx.capabilities,
+        },
+        module: cx.module,
+        sites: cx.sites,
+    })
+}
+
+/// The naga type of a built-in value.
+pub(crate) fn builtin_ty(b: BuiltinValue) -> Ty {
+    use crate::types::ScalarTy::U32;
+    match b {
+        BuiltinValue::LocalInvocationIndex
+        | BuiltinValue::SubgroupSize
+        | BuiltinValue::SubgroupInvocationId => Ty::Scalar(U32),
+        _ => Ty::Vector(3, U32),
+    }
+}

@@ -1,0 +1,362 @@
+//! Lowering statements and functions.
+
+use std::collections::HashMap;
+
+use naga::{Block, Expression, Handle, Statement};
+
+use super::ModuleCtx;
+use crate::exp::{BuiltinValue, Node};
+use crate::kernel::FunctionDecl;
+use crate::kernel::stmt::{Stmt, SubgroupOp};
+use crate::shader::BuildError;
+use crate::site::CallSite;
+
+/// Lowering state of one function.
+pub(crate) struct FnLower<'a, 'k> {
+    pub cx: &'a mut ModuleCtx<'k>,
+    pub func: naga::Function,
+    pub emitter: naga::proc::Emitter,
+    /// `let`s and statement results in scope: id -> (handle, declaration site).
+    pub bound: HashMap<usize, (Handle<Expression>, CallSite)>,
+    /// `var`s in scope.
+    pub locals: HashMap<usize, (Handle<naga::LocalVariable>, CallSite)>,
+    /// Names of everything declared so far, for messages.
+    pub names: HashMap<usize, String>,
+    /// Ids declared in each open block, dropped from scope when it closes.
+    scopes: Vec<Vec<usize>>,
+    /// Built-in arguments of the entry point; `None` in helper functions.
+    pub builtins: Option<HashMap<BuiltinValue, u32>>,
+    /// Nodes lowered in the current statement.
+    pub cache: HashMap<*const Node, Handle<Expression>>,
+    /// The statement being lowered.
+    pub site: CallSite,
+}
+
+pub(crate) fn lower_entry(
+    cx: &mut ModuleCtx<'_>,
+    body: &[(Stmt, CallSite)],
+) -> Result<naga::Function, BuildError> {
+    let site = cx.kernel.site;
+    let mut f = FnLower::new(cx, Some(HashMap::new()), site);
+    f.func.name = Some(f.cx.kernel.name.clone());
+    let block = f.block(body)?;
+    f.func.body = block;
+    Ok(f.func)
+}
+
+pub(crate) fn lower_function(
+    cx: &mut ModuleCtx<'_>,
+    decl: &FunctionDecl,
+) -> Result<naga::Function, BuildError> {
+    let mut f = FnLower::new(cx, None, decl.site);
+    f.func.name = Some(decl.name.clone());
+    for (name, ty) in &decl.params {
+        let ty = f.cx.ty(ty, decl.site)?;
+        f.func.arguments.push(naga::FunctionArgument {
+            name: Some(name.clone()),
+            ty,
+            binding: None,
+        });
+    }
+    if let Some(result) = &decl.result {
+        let ty = f.cx.ty(result, decl.site)?;
+        f.func.result = Some(naga::FunctionResult { ty, binding: None });
+    }
+    let block = f.block(&decl.body)?;
+    f.func.body = block;
+    Ok(f.func)
+}
+
+impl<'a, 'k> FnLower<'a, 'k> {
+    fn new(
+        cx: &'a mut ModuleCtx<'k>,
+        builtins: Option<HashMap<BuiltinValue, u32>>,
+        site: CallSite,
+    ) -> Self {
+        FnLower {
+            cx,
+            func: naga::Function::default(),
+            emitter: naga::proc::Emitter::default(),
+            bound: HashMap::new(),
+            locals: HashMap::new(),
+            names: HashMap::new(),
+            scopes: Vec::new(),
+            builtins,
+            cache: HashMap::new(),
+            site,
+        }
+    }
+
+    pub fn span(&mut self, site: CallSite) -> naga::Span {
+        self.cx.sites.span(site)
+    }
+
+    /// Close the running emitter into `block`, then push `stmt`.
+    fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
+        block.extend(self.emitter.finish(&self.func.expressions));
+        let span = self.span(site);
+        block.push(stmt, span);
+    }
+
+    fn declare(&mut self, id: usize, name: &str) {
+        self.names.insert(id, name.to_string());
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(id);
+        }
+    }
+
+    fn block(&mut self, stmts: &[(Stmt, CallSite)]) -> Result<Block, BuildError> {
+        self.scopes.push(Vec::new());
+        let mut block = Block::new();
+        for (stmt, site) in stmts {
+            self.site = *site;
+            self.cache.clear();
+            self.emitter.start(&self.func.expressions);
+            self.stmt(stmt, *site, &mut block)?;
+            if self.emitter.is_running() {
+                block.extend(self.emitter.finish(&self.func.expressions));
+            }
+        }
+        for id in self.scopes.pop().unwrap_or_default() {
+            self.bound.remove(&id);
+            self.locals.remove(&id);
+        }
+        Ok(block)
+    }
+
+    fn nested(&mut self, stmts: &[(Stmt, CallSite)]) -> Result<Block, BuildError> {
+        let saved = self.site;
+        let b = self.block(stmts);
+        self.site = saved;
+        b
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, site: CallSite, block: &mut Block) -> Result<(), BuildError> {
+        match stmt {
+            Stmt::Let { id, name, value } => {
+                let h = self.expr(value, block)?;
+                block.extend(self.emitter.finish(&self.func.expressions));
+                // A `let` of a value already named (another `let`) keeps the first name.
+                self.func
+                    .named_expressions
+                    .entry(h)
+                    .or_insert_with(|| name.clone());
+                self.bound.insert(*id, (h, site));
+                self.declare(*id, name);
+            }
+            Stmt::Var { id, name, ty, init } => {
+                let ty = self.cx.ty(ty, site)?;
+                let var = self.func.local_variables.append(
+                    naga::LocalVariable {
+                        name: Some(name.clone()),
+                        ty,
+                        init: None,
+                    },
+                    self.cx.sites.span(site),
+                );
+                let value = match init {
+                    Some(init) => self.expr(init, block)?,
+                    None => self.append(Expression::ZeroValue(ty), site, block),
+                };
+                let pointer = self.append(Expression::LocalVariable(var), site, block);
+                self.push(block, Statement::Store { pointer, value }, site);
+                self.locals.insert(*id, (var, site));
+                self.declare(*id, name);
+            }
+            Stmt::Store { place, value } => {
+                let pointer = self.place(place, block)?;
+                let value = self.expr(value, block)?;
+                self.push(block, Statement::Store { pointer, value }, site);
+            }
+            Stmt::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                let condition = self.expr(condition, block)?;
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let accept = self.nested(accept)?;
+                let reject = self.nested(reject)?;
+                let span = self.span(site);
+                block.push(
+                    Statement::If {
+                        condition,
+                        accept,
+                        reject,
+                    },
+                    span,
+                );
+            }
+            Stmt::Loop { body, continuing } => {
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let body = self.nested(body)?;
+                let continuing = self.nested(continuing)?;
+                let span = self.span(site);
+                block.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: None,
+                    },
+                    span,
+                );
+            }
+            Stmt::Break => self.push(block, Statement::Break, site),
+            Stmt::Continue => self.push(block, Statement::Continue, site),
+            Stmt::Return(value) => {
+                let value = match value {
+                    Some(v) => Some(self.expr(v, block)?),
+                    None => None,
+                };
+                self.push(block, Statement::Return { value }, site);
+            }
+            Stmt::Barrier(flags) => self.push(block, Statement::ControlBarrier(*flags), site),
+            Stmt::Call {
+                result,
+                function,
+                args,
+            } => {
+                let arguments = args
+                    .iter()
+                    .map(|a| self.expr(a, block))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let function = self.cx.functions[*function];
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let span = self.span(site);
+                let result_h = result.map(|_| {
+                    self.func
+                        .expressions
+                        .append(Expression::CallResult(function), span)
+                });
+                block.push(
+                    Statement::Call {
+                        function,
+                        arguments,
+                        result: result_h,
+                    },
+                    span,
+                );
+                if let (Some(id), Some(h)) = (result, result_h) {
+                    self.bound.insert(*id, (h, site));
+                    self.declare(*id, "call result");
+                }
+            }
+            Stmt::Atomic {
+                result,
+                place,
+                fun,
+                value,
+                compare,
+            } => {
+                let pointer = self.place(place, block)?;
+                let value = self.expr(value, block)?;
+                let compare_h = match compare {
+                    Some(c) => Some(self.expr(c, block)?),
+                    None => None,
+                };
+                let scalar = match &place.ty {
+                    crate::types::Ty::Atomic(s) => s.naga(),
+                    other => {
+                        return Err(BuildError::Type {
+                            message: format!("atomic operation on {}", other.wgsl_name()),
+                            site,
+                        });
+                    }
+                };
+                let ty = if compare.is_some() {
+                    self.cx.module.generate_predeclared_type(
+                        naga::PredeclaredType::AtomicCompareExchangeWeakResult(scalar),
+                    )
+                } else {
+                    self.cx
+                        .ty(&crate::types::Ty::Scalar(scalar_ty(scalar)), site)?
+                };
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let span = self.span(site);
+                let result_h = result.map(|_| {
+                    self.func.expressions.append(
+                        Expression::AtomicResult {
+                            ty,
+                            comparison: compare.is_some(),
+                        },
+                        span,
+                    )
+                });
+                block.push(
+                    Statement::Atomic {
+                        pointer,
+                        fun: fun.naga(compare_h),
+                        value,
+                        result: result_h,
+                    },
+                    span,
+                );
+                if let (Some(id), Some(h)) = (result, result_h) {
+                    self.bound.insert(*id, (h, site));
+                    self.declare(*id, "atomic result");
+                }
+            }
+            Stmt::Subgroup {
+                result,
+                op,
+                arg,
+                index,
+                ty,
+            } => {
+                let argument = self.expr(arg, block)?;
+                let index = match index {
+                    Some(i) => Some(self.expr(i, block)?),
+                    None => None,
+                };
+                let ty = self.cx.ty(ty, site)?;
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let span = self.span(site);
+                let result_h = self
+                    .func
+                    .expressions
+                    .append(Expression::SubgroupOperationResult { ty }, span);
+                let stmt = match (op, index) {
+                    (SubgroupOp::Collective(op, collective_op), _) => {
+                        Statement::SubgroupCollectiveOperation {
+                            op: *op,
+                            collective_op: *collective_op,
+                            argument,
+                            result: result_h,
+                        }
+                    }
+                    (SubgroupOp::BroadcastFirst, _) => Statement::SubgroupGather {
+                        mode: naga::GatherMode::BroadcastFirst,
+                        argument,
+                        result: result_h,
+                    },
+                    (SubgroupOp::Shuffle, Some(i)) => Statement::SubgroupGather {
+                        mode: naga::GatherMode::Shuffle(i),
+                        argument,
+                        result: result_h,
+                    },
+                    (SubgroupOp::Shuffle, None) => {
+                        return Err(BuildError::Invalid {
+                            message: "subgroupShuffle without a lane".into(),
+                            site,
+                        });
+                    }
+                };
+                block.push(stmt, span);
+                self.bound.insert(*result, (result_h, site));
+                self.declare(*result, "subgroup result");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scalar_ty(s: naga::Scalar) -> crate::types::ScalarTy {
+    use crate::types::ScalarTy;
+    match s.kind {
+        naga::ScalarKind::Sint => ScalarTy::I32,
+        naga::ScalarKind::Uint => ScalarTy::U32,
+        naga::ScalarKind::Bool => ScalarTy::Bool,
+        _ if s.width == 2 => ScalarTy::F16,
+        _ => ScalarTy::F32,
+    }
+}

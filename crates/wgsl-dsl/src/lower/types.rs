@@ -1,0 +1,108 @@
+//! Lowering [`Ty`] into `naga::Type`s, with WGSL's host-shareable layout for struct members and
+//! array strides (WGSL spec §14.4 "Memory Layout"), as naga's `Layouter` computes it.
+
+use naga::{Handle, Module, Span, Type, TypeInner};
+
+use crate::shader::BuildError;
+use crate::site::CallSite;
+use crate::types::Ty;
+
+/// Types of one module, with their layouts.
+#[derive(Debug, Default)]
+pub(crate) struct TypeLowerer {
+    layouter: naga::proc::Layouter,
+}
+
+impl TypeLowerer {
+    pub fn lower(
+        &mut self,
+        module: &mut Module,
+        ty: &Ty,
+        site: CallSite,
+    ) -> Result<Handle<Type>, BuildError> {
+        let inner = match ty {
+            Ty::Scalar(s) => TypeInner::Scalar(s.naga()),
+            Ty::Vector(n, s) => TypeInner::Vector {
+                size: vector_size(*n),
+                scalar: s.naga(),
+            },
+            Ty::Matrix {
+                columns,
+                rows,
+                scalar,
+            } => TypeInner::Matrix {
+                columns: vector_size(*columns),
+                rows: vector_size(*rows),
+                scalar: scalar.naga(),
+            },
+            Ty::Atomic(s) => TypeInner::Atomic(s.naga()),
+            Ty::Array { elem, len } => {
+                let base = self.lower(module, elem, site)?;
+                let stride = self.layout(module, base, site)?.to_stride();
+                let size = match len {
+                    Some(0) => {
+                        return Err(BuildError::Type {
+                            message: "arrays of zero elements are not allowed in WGSL".into(),
+                            site,
+                        });
+                    }
+                    Some(n) => naga::ArraySize::Constant(
+                        std::num::NonZeroU32::new(*n).expect("checked non-zero above"),
+                    ),
+                    None => naga::ArraySize::Dynamic,
+                };
+                TypeInner::Array { base, size, stride }
+            }
+            Ty::Struct { members, .. } => {
+                let mut offset = 0u32;
+                let mut max_align = naga::proc::Alignment::ONE;
+                let mut out = Vec::with_capacity(members.len());
+                for (field, ty) in members {
+                    let handle = self.lower(module, ty, site)?;
+                    let layout = self.layout(module, handle, site)?;
+                    offset = layout.alignment.round_up(offset);
+                    max_align = max_align.max(layout.alignment);
+                    out.push(naga::StructMember {
+                        name: Some(field.to_string()),
+                        ty: handle,
+                        binding: None,
+                        offset,
+                    });
+                    offset += layout.size;
+                }
+                TypeInner::Struct {
+                    members: out,
+                    span: max_align.round_up(offset),
+                }
+            }
+        };
+        let name = match ty {
+            Ty::Struct { name, .. } => Some(name.to_string()),
+            _ => None,
+        };
+        Ok(module.types.insert(Type { name, inner }, Span::UNDEFINED))
+    }
+
+    fn layout(
+        &mut self,
+        module: &Module,
+        ty: Handle<Type>,
+        site: CallSite,
+    ) -> Result<naga::proc::TypeLayout, BuildError> {
+        self.layouter
+            .update(module.to_ctx())
+            .map_err(|e| BuildError::Type {
+                message: e.to_string(),
+                site,
+            })?;
+        Ok(self.layouter[ty])
+    }
+}
+
+pub(crate) fn vector_size(n: u8) -> naga::VectorSize {
+    match n {
+        2 => naga::VectorSize::Bi,
+        3 => naga::VectorSize::Tri,
+        _ => naga::VectorSize::Quad,
+    }
+}

@@ -1,0 +1,283 @@
+//! Validation and emission: from a lowered `naga::Module` to a [`Shader`], or a [`BuildError`]
+//! naming the Rust call site at fault.
+
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+use crate::kernel::{KernelBuilder, KernelSignature};
+use crate::site::CallSite;
+
+/// A validated kernel: its naga module and analysis, the WGSL naga writes for it, and the
+/// signature the runtime checks dispatches against.
+#[derive(Debug, Clone)]
+pub struct Shader {
+    /// The module, as lowered.
+    pub module: naga::Module,
+    /// naga's analysis of the module (what the backends need).
+    pub info: naga::valid::ModuleInfo,
+    /// WGSL text written by `naga::back::wgsl`.
+    pub wgsl: String,
+    /// Entry point, workgroup size, bindings.
+    pub signature: KernelSignature,
+}
+
+/// Limits a kernel is built against. The defaults are WebGPU's default limits
+/// (`maxComputeInvocationsPerWorkgroup` = 256, sizes 256 x 256 x 64, 16 KiB workgroup storage).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetLimits {
+    /// Most invocations in one workgroup.
+    pub max_invocations_per_workgroup: u32,
+    /// Largest workgroup size per dimension.
+    pub max_workgroup_size: [u32; 3],
+    /// Most bytes of `var<workgroup>` memory.
+    pub max_workgroup_storage_size: u32,
+    /// Capabilities beyond portable WGSL the target has (subgroups, f16).
+    pub capabilities: Capabilities,
+}
+
+impl Default for TargetLimits {
+    fn default() -> Self {
+        TargetLimits {
+            max_invocations_per_workgroup: 256,
+            max_workgroup_size: [256, 256, 64],
+            max_workgroup_storage_size: 16384,
+            capabilities: Capabilities::SUBGROUP
+                | Capabilities::SUBGROUP_BARRIER
+                | Capabilities::SHADER_FLOAT16,
+        }
+    }
+}
+
+/// Why a kernel could not be built. Every variant that comes from a node of the kernel names
+/// the Rust call site that built it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// naga rejected the module. `site` is the Rust call that built the offending expression
+    /// or statement, when naga's error points at one.
+    #[error("kernel `{kernel}`: invalid{}: {message}", site.map(|s| format!(" at {s}")).unwrap_or_default())]
+    Validation {
+        /// The kernel.
+        kernel: String,
+        /// naga's message, with its chain of causes.
+        message: String,
+        /// Where the offending node was built.
+        site: Option<CallSite>,
+    },
+    /// A float literal was NaN or infinite; WGSL has no spelling for these.
+    #[error("{site}: the literal {value} is not finite; WGSL cannot express NaN or infinity")]
+    NonFiniteLiteral {
+        /// The value given.
+        value: f32,
+        /// Where it was given.
+        site: CallSite,
+    },
+    /// A `let`, `var` or a statement result was used outside the block that declared it.
+    #[error("{site}: `{name}` is used outside the block that declares it (declared at {declared})")]
+    OutOfScope {
+        /// Its name, or a description.
+        name: String,
+        /// Where it was used.
+        site: CallSite,
+        /// Where it was declared.
+        declared: CallSite,
+    },
+    /// An entry-point-only value (a built-in such as `global_invocation_id`) was used in a
+    /// helper function.
+    #[error(
+        "{site}: built-in `{name}` is only available in the kernel's entry point, not in helper functions"
+    )]
+    BuiltinOutsideEntryPoint {
+        /// The built-in.
+        name: &'static str,
+        /// Where it was used.
+        site: CallSite,
+    },
+    /// The kernel name is not a usable WGSL entry point name.
+    #[error("{site}: invalid kernel name `{name}`: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+        /// Where the kernel was created.
+        site: CallSite,
+    },
+    /// The workgroup size is zero somewhere or beyond the target's limits.
+    #[error("{site}: workgroup size {size:?} is out of limits: {reason}")]
+    WorkgroupSize {
+        /// The requested size.
+        size: [u32; 3],
+        /// Which limit.
+        reason: String,
+        /// Where the kernel was created.
+        site: CallSite,
+    },
+    /// The kernel declares more workgroup memory than the target allows.
+    #[error("kernel `{kernel}` declares {bytes} bytes of workgroup memory; the limit is {limit}")]
+    WorkgroupMemory {
+        /// The kernel.
+        kernel: String,
+        /// Bytes declared.
+        bytes: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// The kernel needs a capability the target lacks.
+    #[error("kernel `{kernel}` needs {needed:?}, which the target does not support")]
+    MissingCapability {
+        /// The kernel.
+        kernel: String,
+        /// The capabilities missing.
+        needed: Capabilities,
+    },
+    /// A type cannot be laid out or is not allowed where used.
+    #[error("{site}: {message}")]
+    Type {
+        /// What is wrong.
+        message: String,
+        /// Where the type was used.
+        site: CallSite,
+    },
+    /// A node recorded an error when it was built (e.g. a struct member of the wrong type).
+    #[error("{site}: {message}")]
+    Invalid {
+        /// What is wrong.
+        message: String,
+        /// Where the node was built.
+        site: CallSite,
+    },
+    /// naga's WGSL writer failed.
+    #[error("kernel `{kernel}`: WGSL emission failed: {message}")]
+    Emit {
+        /// The kernel.
+        kernel: String,
+        /// The writer's message.
+        message: String,
+    },
+}
+
+impl KernelBuilder {
+    /// Lower, validate and emit the kernel against the default [`TargetLimits`].
+    ///
+    /// # Errors
+    /// Any [`BuildError`]: limits, names, literals, scope errors, and naga validation errors,
+    /// each with the Rust call site that built the offending node.
+    pub fn build(&self) -> Result<Shader, BuildError> {
+        self.build_for(&TargetLimits::default())
+    }
+
+    /// Lower, validate and emit the kernel against `target`'s limits and capabilities.
+    ///
+    /// # Errors
+    /// As [`KernelBuilder::build`]; also [`BuildError::MissingCapability`].
+    pub fn build_for(&self, target: &TargetLimits) -> Result<Shader, BuildError> {
+        self.check_name()?;
+        self.check_workgroup_size(target)?;
+        let lowered = crate::lower::lower(self)?;
+        let signature = lowered.signature;
+        if signature.workgroup_memory > target.max_workgroup_storage_size {
+            return Err(BuildError::WorkgroupMemory {
+                kernel: self.name.clone(),
+                bytes: signature.workgroup_memory,
+                limit: target.max_workgroup_storage_size,
+            });
+        }
+        let missing = signature.capabilities - target.capabilities;
+        if !missing.is_empty() {
+            return Err(BuildError::MissingCapability {
+                kernel: self.name.clone(),
+                needed: missing,
+            });
+        }
+        let module = lowered.module;
+        let info = Validator::new(ValidationFlags::all(), signature.capabilities)
+            .validate(&module)
+            .map_err(|e| BuildError::Validation {
+                kernel: self.name.clone(),
+                message: error_chain(&e),
+                site: e
+                    .spans()
+                    .filter_map(|(span, _)| lowered.sites.lookup(*span))
+                    .next(),
+            })?;
+        let wgsl =
+            naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
+                .map_err(|e| BuildError::Emit {
+                    kernel: self.name.clone(),
+                    message: e.to_string(),
+                })?;
+        Ok(Shader {
+            module,
+            info,
+            wgsl,
+            signature,
+        })
+    }
+
+    fn check_name(&self) -> Result<(), BuildError> {
+        let name = &self.name;
+        let bad = |reason| {
+            Err(BuildError::InvalidName {
+                name: name.clone(),
+                reason,
+                site: self.site,
+            })
+        };
+        let mut chars = name.chars();
+        match chars.next() {
+            None => return bad("it is empty"),
+            Some(c) if !(c.is_ascii_alphabetic() || c == '_') => {
+                return bad("it must start with an ASCII letter or `_`");
+            }
+            _ => {}
+        }
+        if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return bad("it may contain only ASCII letters, digits and `_`");
+        }
+        if name == "_" || name.starts_with("__") {
+            return bad("WGSL reserves `_` and names starting with `__`");
+        }
+        if naga::keywords::wgsl::RESERVED.contains(&name.as_str()) {
+            return bad("it is a WGSL keyword or reserved word");
+        }
+        Ok(())
+    }
+
+    fn check_workgroup_size(&self, target: &TargetLimits) -> Result<(), BuildError> {
+        let size = self.workgroup_size;
+        let err = |reason: String| {
+            Err(BuildError::WorkgroupSize {
+                size,
+                reason,
+                site: self.site,
+            })
+        };
+        if size.contains(&0) {
+            return err("every dimension must be at least 1".into());
+        }
+        for (d, (s, max)) in size.iter().zip(target.max_workgroup_size).enumerate() {
+            if *s > max {
+                return err(format!("dimension {d} is {s}, the limit is {max}"));
+            }
+        }
+        let total = size.iter().map(|&s| u64::from(s)).product::<u64>();
+        if total > u64::from(target.max_invocations_per_workgroup) {
+            return err(format!(
+                "{total} invocations per workgroup, the limit is {}",
+                target.max_invocations_per_workgroup
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

@@ -1,0 +1,1 @@
+//! Support code for the workspace's cross-crate integration tests in `tests/`.
