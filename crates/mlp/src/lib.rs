@@ -1,1 +1,14 @@
-//! MLP on wgsl-dsl (in progress).
+//! # mlp: a multi-layer perceptron whose every kernel is written with wgsl-dsl
+//!
+//! Forward, loss, backward and optimizer kernels are built with the DSL (no WGSL text in this
+//! crate), each paired with an independent CPU specification. The `mnist` binary trains the
+//! network on real MNIST.
+
+pub mod checkpoint;
+pub mod config;
+pub mod data;
+pub mod kernels;
+pub mod model;
+pub mod params;
+pub mod reference;
+pub mod train;
