@@ -12,7 +12,10 @@ fn main() -> Result<(), BuildError> {
     k.for_range("j", 0u32, 4u32, |k, j| {
         k.update(&acc, |old| old + j.to_f32());
     });
-    let v = k.let_("v", fma(a.load(), x.at(&i).load(), y.at(&i).load()) + acc.load());
+    let v = k.let_(
+        "v",
+        fma(a.load(), x.at(&i).load(), y.at(&i).load()) + acc.load(),
+    );
     k.store(&y.at(&i), v);
     let shader = k.build()?;
     println!("{}", shader.wgsl);

@@ -1,0 +1,641 @@
+//! Elementwise examples: arithmetic and the numeric built-in families.
+
+use rand::rngs::StdRng;
+use wgsl_dsl::prelude::*;
+
+use crate::{Case, Data, Example, groups_1d, random_f32, random_i32, random_u32};
+
+const WG: u32 = 64;
+
+/// Elementwise kernel scaffold: `inputs` read-only `array<f32>`s, one read-write output with
+/// `per` values per element; `body` gets the input values at `i` and returns the outputs.
+fn map_f32(
+    name: &str,
+    inputs: &[&str],
+    per: u32,
+    body: impl FnOnce(&mut KernelBuilder, Vec<Exp<f32>>) -> Vec<Exp<f32>>,
+) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [WG, 1, 1]);
+    let ins: Vec<_> = inputs
+        .iter()
+        .map(|n| k.storage::<RuntimeArray<f32>, ReadOnly>(n))
+        .collect();
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(ins[0].len()), |k| k.return_());
+    let vals = ins.iter().map(|b| b.at(&i).load()).collect();
+    let outs = body(&mut k, vals);
+    assert_eq!(outs.len() as u32, per, "example {name}: wrong output count");
+    for (j, o) in outs.into_iter().enumerate() {
+        k.store(&out.at(&i * per + j as u32), o);
+    }
+    k
+}
+
+fn case_f32(rng: &mut StdRng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
+    let n = 1001;
+    let mut buffers: Vec<Data> = (0..inputs)
+        .map(|_| Data::F32(random_f32(rng, n, lo, hi)))
+        .collect();
+    buffers.push(Data::poisoned_f32(n * per));
+    Case {
+        buffers,
+        workgroups: groups_1d(n, WG),
+    }
+}
+
+fn reference_f32(bufs: &mut [Data], per: usize, f: impl Fn(&[f32]) -> Vec<f32>) {
+    let (ins, out) = bufs.split_at_mut(bufs.len() - 1);
+    let ins: Vec<Vec<f32>> = ins.iter_mut().map(|d| d.f32().clone()).collect();
+    let out = out[0].f32();
+    for i in 0..ins[0].len() {
+        let args: Vec<f32> = ins.iter().map(|v| v[i]).collect();
+        let r = f(&args);
+        out[i * per..(i + 1) * per].copy_from_slice(&r);
+    }
+}
+
+fn saxpy() -> KernelBuilder {
+    let mut k = KernelBuilder::new("saxpy", [WG, 1, 1]);
+    let a = k.uniform::<f32>("a");
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(y.len()), |k| k.return_());
+    k.store(&y.at(&i), fma(a.load(), x.at(&i).load(), y.at(&i).load()));
+    k
+}
+
+fn activations() -> KernelBuilder {
+    map_f32("activations", &["x"], 5, |_, v| {
+        let x = &v[0];
+        vec![
+            max(x, 0.0),
+            clamp(x, -0.5, 0.5),
+            saturate(x),
+            step(0.25, x),
+            min(x, 0.1),
+        ]
+    })
+}
+
+fn transcendental() -> KernelBuilder {
+    map_f32("transcendental", &["x"], 7, |_, v| {
+        let x = &v[0];
+        vec![
+            exp(x),
+            exp2(x),
+            log(x),
+            log2(x),
+            pow(x, 1.5),
+            sqrt(x),
+            inverse_sqrt(x),
+        ]
+    })
+}
+
+fn trigonometry() -> KernelBuilder {
+    map_f32("trigonometry", &["x"], 13, |_, v| {
+        let x = &v[0];
+        vec![
+            sin(x),
+            cos(x),
+            tan(x),
+            asin(x),
+            acos(x),
+            atan(x),
+            atan2(x, 0.5),
+            sinh(x),
+            cosh(x),
+            tanh(x),
+            asinh(x),
+            acosh(x + 2.0),
+            atanh(x),
+        ]
+    })
+}
+
+fn rounding() -> KernelBuilder {
+    map_f32("rounding", &["x"], 7, |_, v| {
+        let x = &v[0];
+        vec![
+            floor(x),
+            ceil(x),
+            round(x),
+            trunc(x),
+            fract(x),
+            sign(x),
+            abs(x),
+        ]
+    })
+}
+
+fn interpolation() -> KernelBuilder {
+    map_f32("interpolation", &["a", "b", "t"], 3, |_, v| {
+        let (a, b, t) = (&v[0], &v[1], &v[2]);
+        let ab = vec2(a, b);
+        let mixed = mix(ab.clone(), Exp::<Vec2<f32>>::splat(2.0f32), Exp::splat(t));
+        vec![
+            mix(a, b, t),
+            smoothstep(0.2, 0.8, t),
+            (mixed * 0.5f32).y() - ab.x(),
+        ]
+    })
+}
+
+fn vector_geometry() -> KernelBuilder {
+    map_f32(
+        "vector_geometry",
+        &["ax", "ay", "az", "bx", "by", "bz"],
+        9,
+        |k, v| {
+            let a = k.let_("a", vec3(&v[0], &v[1], &v[2]));
+            let b = k.let_("b", vec3(&v[3], &v[4], &v[5]));
+            let n = normalize(a.clone());
+            let c = k.let_("c", cross(a.clone(), b.clone()));
+            vec![
+                dot(a.clone(), b.clone()),
+                length(a.clone()),
+                distance(a.clone(), b),
+                n.x(),
+                n.y(),
+                n.z(),
+                c.x(),
+                c.y(),
+                c.z(),
+            ]
+        },
+    )
+}
+
+fn matrix_transform() -> KernelBuilder {
+    map_f32("matrix_transform", &["x", "y"], 4, |k, v| {
+        let (x, y) = (&v[0], &v[1]);
+        // A rotation-and-scale matrix built from the inputs, columns first.
+        let m = k.let_("m", mat([vec2(x, y), vec2(-y.clone(), x.clone())]));
+        let p = k.let_("p", vec2(1.0f32, 2.0f32));
+        let q = m.clone() * p.clone();
+        let r = transpose(m) * p;
+        vec![q.x(), q.y(), r.x(), r.y()]
+    })
+}
+
+fn integer_arith() -> KernelBuilder {
+    let mut k = KernelBuilder::new("integer_arith", [WG, 1, 1]);
+    let a = k.storage::<RuntimeArray<i32>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<i32>, ReadOnly>("b");
+    let out = k.storage::<RuntimeArray<i32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(a.len()), |k| k.return_());
+    let x = k.let_("x", a.at(&i).load());
+    let y = k.let_("y", b.at(&i).load());
+    let results = [
+        &x / &y,
+        &x % &y,
+        -x.clone(),
+        abs(&x),
+        min(&x, &y),
+        max(&x, &y),
+        &x * 3i32 - 7i32,
+    ];
+    for (j, r) in results.into_iter().enumerate() {
+        k.store(&out.at(&i * 7u32 + j as u32), r);
+    }
+    k
+}
+
+fn bit_ops() -> KernelBuilder {
+    let mut k = KernelBuilder::new("bit_ops", [WG, 1, 1]);
+    let a = k.storage::<RuntimeArray<u32>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<u32>, ReadOnly>("b");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(a.len()), |k| k.return_());
+    let x = k.let_("x", a.at(&i).load());
+    let y = k.let_("y", b.at(&i).load());
+    let s = k.let_("s", &y & 31u32);
+    let results = [
+        &x & &y,
+        &x | &y,
+        &x ^ &y,
+        x.clone() << s.clone(),
+        x.clone() >> s,
+        !x.clone(),
+        count_one_bits(&x),
+        count_leading_zeros(&x),
+        count_trailing_zeros(&x),
+        first_leading_bit(&x),
+        first_trailing_bit(&x),
+        reverse_bits(&x),
+        extract_bits(&x, 3u32, 7u32),
+        insert_bits(&x, &y, 5u32, 9u32),
+    ];
+    for (j, r) in results.into_iter().enumerate() {
+        k.store(&out.at(&i * 14u32 + j as u32), r);
+    }
+    k
+}
+
+fn conversions() -> KernelBuilder {
+    let mut k = KernelBuilder::new("conversions", [WG, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let u = k.storage::<RuntimeArray<u32>, ReadOnly>("u");
+    let ints = k.storage::<RuntimeArray<i32>, ReadWrite>("ints");
+    let uints = k.storage::<RuntimeArray<u32>, ReadWrite>("uints");
+    let floats = k.storage::<RuntimeArray<f32>, ReadWrite>("floats");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(x.len()), |k| k.return_());
+    let v = k.let_("v", x.at(&i).load());
+    k.store(&ints.at(&i), v.to_i32());
+    k.store(&uints.at(&i * 2u32), abs(&v).to_u32());
+    k.store(&uints.at(&i * 2u32 + 1u32), v.bitcast::<u32>());
+    k.store(&floats.at(&i * 2u32), u.at(&i).load().to_f32());
+    k.store(
+        &floats.at(&i * 2u32 + 1u32),
+        u.at(&i).load().bitcast::<f32>(),
+    );
+    k
+}
+
+fn logic_select() -> KernelBuilder {
+    let mut k = KernelBuilder::new("logic_select", [WG, 1, 1]);
+    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<f32>, ReadOnly>("b");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(a.len()), |k| k.return_());
+    let x = k.let_("x", a.at(&i).load());
+    let y = k.let_("y", b.at(&i).load());
+    let pos = vec2(&x, &y).gt(Exp::<Vec2<f32>>::splat(0.0f32));
+    let conds = [
+        x.gt(0.0).and(y.gt(0.0)),
+        x.gt(0.0).or(y.gt(0.0)),
+        x.gt(0.0).not(),
+        pos.any(),
+        pos.all(),
+        x.lt(&y),
+        x.le(&y).and(x.ne(&y)),
+        x.eq(&x),
+    ];
+    for (j, c) in conds.into_iter().enumerate() {
+        k.store(&out.at(&i * 9u32 + j as u32), c.select(1u32, 0u32));
+    }
+    let smaller = select(abs(&y).to_u32(), abs(&x).to_u32(), x.lt(&y));
+    k.store(&out.at(&i * 9u32 + 8u32), smaller);
+    k
+}
+
+pub(super) fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            name: "saxpy",
+            build: saxpy,
+            case: |rng| {
+                let n = 1001;
+                Case {
+                    buffers: vec![
+                        Data::F32(vec![1.75]),
+                        Data::F32(random_f32(rng, n, -4.0, 4.0)),
+                        Data::F32(random_f32(rng, n, -4.0, 4.0)),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |b| {
+                let a = b[0].f32()[0];
+                let x = b[1].f32().clone();
+                for (y, x) in b[2].f32().iter_mut().zip(x) {
+                    *y = a.mul_add(x, *y);
+                }
+            },
+            tolerance: 1e-6,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "activations",
+            build: activations,
+            case: |rng| case_f32(rng, 1, 5, -2.0, 2.0),
+            reference: |b| {
+                reference_f32(b, 5, |v| {
+                    let x = v[0];
+                    vec![
+                        x.max(0.0),
+                        x.clamp(-0.5, 0.5),
+                        x.clamp(0.0, 1.0),
+                        if 0.25 <= x { 1.0 } else { 0.0 },
+                        x.min(0.1),
+                    ]
+                })
+            },
+            tolerance: 0.0,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "transcendental",
+            build: transcendental,
+            case: |rng| case_f32(rng, 1, 7, 0.1, 4.0),
+            reference: |b| {
+                reference_f32(b, 7, |v| {
+                    let x = f64::from(v[0]);
+                    [
+                        x.exp(),
+                        x.exp2(),
+                        x.ln(),
+                        x.log2(),
+                        x.powf(1.5),
+                        x.sqrt(),
+                        1.0 / x.sqrt(),
+                    ]
+                    .map(|r| r as f32)
+                    .to_vec()
+                })
+            },
+            tolerance: 1e-4,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "trigonometry",
+            build: trigonometry,
+            case: |rng| case_f32(rng, 1, 13, -0.9, 0.9),
+            reference: |b| {
+                reference_f32(b, 13, |v| {
+                    let x = f64::from(v[0]);
+                    [
+                        x.sin(),
+                        x.cos(),
+                        x.tan(),
+                        x.asin(),
+                        x.acos(),
+                        x.atan(),
+                        x.atan2(0.5),
+                        x.sinh(),
+                        x.cosh(),
+                        x.tanh(),
+                        x.asinh(),
+                        (x + 2.0).acosh(),
+                        x.atanh(),
+                    ]
+                    .map(|r| r as f32)
+                    .to_vec()
+                })
+            },
+            tolerance: 1e-4,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "rounding",
+            build: rounding,
+            case: |rng| case_f32(rng, 1, 7, -10.0, 10.0),
+            reference: |b| {
+                reference_f32(b, 7, |v| {
+                    let x = v[0];
+                    let sign = if x > 0.0 {
+                        1.0
+                    } else if x < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    };
+                    vec![
+                        x.floor(),
+                        x.ceil(),
+                        x.round_ties_even(),
+                        x.trunc(),
+                        x - x.floor(),
+                        sign,
+                        x.abs(),
+                    ]
+                })
+            },
+            tolerance: 1e-6,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "interpolation",
+            build: interpolation,
+            case: |rng| case_f32(rng, 3, 3, 0.0, 1.0),
+            reference: |b| {
+                reference_f32(b, 3, |v| {
+                    let (a, bb, t) = (f64::from(v[0]), f64::from(v[1]), f64::from(v[2]));
+                    let s = ((t - 0.2) / 0.6).clamp(0.0, 1.0);
+                    let mixed_y = bb * (1.0 - t) + 2.0 * t;
+                    [
+                        a * (1.0 - t) + bb * t,
+                        s * s * (3.0 - 2.0 * s),
+                        mixed_y * 0.5 - a,
+                    ]
+                    .map(|r| r as f32)
+                    .to_vec()
+                })
+            },
+            tolerance: 1e-5,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "vector_geometry",
+            build: vector_geometry,
+            case: |rng| case_f32(rng, 6, 9, -3.0, 3.0),
+            reference: |b| {
+                reference_f32(b, 9, |v| {
+                    let a: Vec<f64> = v[0..3].iter().map(|&x| f64::from(x)).collect();
+                    let bb: Vec<f64> = v[3..6].iter().map(|&x| f64::from(x)).collect();
+                    let dot = a[0] * bb[0] + a[1] * bb[1] + a[2] * bb[2];
+                    let len = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+                    let d: Vec<f64> = (0..3).map(|j| a[j] - bb[j]).collect();
+                    let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                    [
+                        dot,
+                        len,
+                        dist,
+                        a[0] / len,
+                        a[1] / len,
+                        a[2] / len,
+                        a[1] * bb[2] - a[2] * bb[1],
+                        a[2] * bb[0] - a[0] * bb[2],
+                        a[0] * bb[1] - a[1] * bb[0],
+                    ]
+                    .map(|r| r as f32)
+                    .to_vec()
+                })
+            },
+            tolerance: 1e-5,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "matrix_transform",
+            build: matrix_transform,
+            case: |rng| case_f32(rng, 2, 4, -2.0, 2.0),
+            reference: |b| {
+                reference_f32(b, 4, |v| {
+                    let (x, y) = (f64::from(v[0]), f64::from(v[1]));
+                    // m = [[x, y], [-y, x]] as columns; m * (1, 2) and transpose(m) * (1, 2).
+                    let q = [x - 2.0 * y, y + 2.0 * x];
+                    let r = [x + 2.0 * y, -y + 2.0 * x];
+                    [q[0], q[1], r[0], r[1]].map(|r| r as f32).to_vec()
+                })
+            },
+            tolerance: 1e-6,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "integer_arith",
+            build: integer_arith,
+            case: |rng| {
+                let n = 999;
+                let b = random_i32(rng, n, -50, 50)
+                    .into_iter()
+                    .map(|v| if v == 0 { 7 } else { v })
+                    .collect();
+                Case {
+                    buffers: vec![
+                        Data::I32(random_i32(rng, n, -100_000, 100_000)),
+                        Data::I32(b),
+                        Data::poisoned_i32(n * 7),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |bufs| {
+                let a = bufs[0].i32().clone();
+                let b = bufs[1].i32().clone();
+                let out = bufs[2].i32();
+                for i in 0..a.len() {
+                    let (x, y) = (a[i], b[i]);
+                    // WGSL integer division truncates toward zero, like Rust's.
+                    let r = [x / y, x % y, -x, x.abs(), x.min(y), x.max(y), x * 3 - 7];
+                    out[i * 7..i * 7 + 7].copy_from_slice(&r);
+                }
+            },
+            tolerance: 0.0,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "bit_ops",
+            build: bit_ops,
+            case: |rng| {
+                let n = 1003;
+                let mut a = random_u32(rng, n, u32::MAX);
+                a[0] = 0;
+                a[1] = u32::MAX;
+                Case {
+                    buffers: vec![
+                        Data::U32(a),
+                        Data::U32(random_u32(rng, n, u32::MAX)),
+                        Data::poisoned_u32(n * 14),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |bufs| {
+                let a = bufs[0].u32().clone();
+                let b = bufs[1].u32().clone();
+                let out = bufs[2].u32();
+                for i in 0..a.len() {
+                    let (x, y) = (a[i], b[i]);
+                    let s = y & 31;
+                    let first_leading = if x == 0 {
+                        u32::MAX
+                    } else {
+                        31 - x.leading_zeros()
+                    };
+                    let first_trailing = if x == 0 { u32::MAX } else { x.trailing_zeros() };
+                    let mask = ((1u32 << 9) - 1) << 5;
+                    let r = [
+                        x & y,
+                        x | y,
+                        x ^ y,
+                        x << s,
+                        x >> s,
+                        !x,
+                        x.count_ones(),
+                        x.leading_zeros(),
+                        x.trailing_zeros(),
+                        first_leading,
+                        first_trailing,
+                        x.reverse_bits(),
+                        (x >> 3) & ((1 << 7) - 1),
+                        (x & !mask) | ((y << 5) & mask),
+                    ];
+                    out[i * 14..i * 14 + 14].copy_from_slice(&r);
+                }
+            },
+            tolerance: 0.0,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "conversions",
+            build: conversions,
+            case: |rng| {
+                let n = 777;
+                Case {
+                    buffers: vec![
+                        Data::F32(random_f32(rng, n, -2.0e9, 2.0e9)),
+                        Data::U32(random_u32(rng, n, u32::MAX)),
+                        Data::poisoned_i32(n),
+                        Data::poisoned_u32(2 * n),
+                        Data::poisoned_f32(2 * n),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |bufs| {
+                let x = bufs[0].f32().clone();
+                let u = bufs[1].u32().clone();
+                for i in 0..x.len() {
+                    // In range, WGSL's f32 -> i32/u32 conversion truncates toward zero.
+                    bufs[2].i32()[i] = x[i] as i32;
+                    bufs[3].u32()[2 * i] = x[i].abs() as u32;
+                    bufs[3].u32()[2 * i + 1] = x[i].to_bits();
+                    bufs[4].f32()[2 * i] = u[i] as f32;
+                    bufs[4].f32()[2 * i + 1] = f32::from_bits(u[i]);
+                }
+            },
+            tolerance: 0.0,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "logic_select",
+            build: logic_select,
+            case: |rng| {
+                let n = 1001;
+                Case {
+                    buffers: vec![
+                        Data::F32(random_f32(rng, n, -100.0, 100.0)),
+                        Data::F32(random_f32(rng, n, -100.0, 100.0)),
+                        Data::poisoned_u32(n * 9),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |bufs| {
+                let a = bufs[0].f32().clone();
+                let b = bufs[1].f32().clone();
+                let out = bufs[2].u32();
+                for i in 0..a.len() {
+                    let (x, y) = (a[i], b[i]);
+                    let c = [
+                        x > 0.0 && y > 0.0,
+                        x > 0.0 || y > 0.0,
+                        !(x > 0.0),
+                        x > 0.0 || y > 0.0,
+                        x > 0.0 && y > 0.0,
+                        x < y,
+                        x <= y && x != y,
+                        x == x,
+                    ];
+                    for (j, c) in c.into_iter().enumerate() {
+                        out[i * 9 + j] = u32::from(c);
+                    }
+                    // In range, f32 -> u32 truncates toward zero.
+                    out[i * 9 + 8] = if x < y {
+                        x.abs() as u32
+                    } else {
+                        y.abs() as u32
+                    };
+                }
+            },
+            tolerance: 0.0,
+            needs_subgroups: false,
+        },
+    ]
+}

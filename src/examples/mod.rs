@@ -1,0 +1,46 @@
+//! The registry of example kernels. Every family of built-ins and every statement kind of the
+//! DSL appears in at least one example.
+//!
+//! | example | covers |
+//! |---|---|
+//! | `saxpy` | uniform, `fma`, `if`/`return`, `let` |
+//! | `activations` | `max min clamp saturate step` |
+//! | `transcendental` | `exp exp2 log log2 pow sqrt inverseSqrt` |
+//! | `trigonometry` | `sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh` |
+//! | `rounding` | `floor ceil round trunc fract sign abs` |
+//! | `interpolation` | `mix smoothstep`, vector-scalar arithmetic |
+//! | `vector_geometry` | vector construction, components, `dot cross length distance normalize` |
+//! | `matrix_transform` | matrix construction, `mat * vec`, `transpose` |
+//! | `integer_arith` | `i32` `/ % -`, `abs min max` |
+//! | `bit_ops` | `& \| ^ << >> ~`, `countOneBits countLeadingZeros countTrailingZeros firstLeadingBit firstTrailingBit reverseBits extractBits insertBits` |
+//! | `conversions` | `f32() i32() u32() bitcast` |
+//! | `logic_select` | `&& \|\| !`, `select`, vector comparisons, `any all` |
+//! | `collatz` | `var`, `while`, `if`/`else`, assignment |
+//! | `strided_sum` | `for` with a step, `loop`, `break`, `continue` |
+//! | `helper_functions` | helper functions with parameters, results, early `return` |
+//! | `workgroup_reduce` | `var<workgroup>`, `workgroupBarrier`, local/workgroup ids |
+//! | `atomics` | `atomicAdd Sub Min Max And Or Xor Load Store CompareExchangeWeak` |
+//! | `array_length` | `arrayLength`, reversed indexing |
+
+mod control;
+mod math;
+mod memory;
+
+use crate::Example;
+
+/// Every example kernel.
+pub fn all() -> Vec<Example> {
+    let mut v = Vec::new();
+    v.extend(math::examples());
+    v.extend(control::examples());
+    v.extend(memory::examples());
+    v
+}
+
+/// `|a - b| <= tol * max(1, |b|)`, NaN never close.
+pub fn close(a: f32, b: f32, tol: f32) -> bool {
+    if tol == 0.0 {
+        return a.to_bits() == b.to_bits();
+    }
+    (a - b).abs() <= tol * b.abs().max(1.0)
+}

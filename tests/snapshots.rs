@@ -1,0 +1,97 @@
+//! Every kernel of the workspace has its emitted WGSL pinned in `snapshots/<suite>@<kernel>.snap`,
+//! and the emitted WGSL is parsed back with naga's WGSL front end and validated again.
+//!
+//! Review changes with `cargo insta review`; `cargo insta test --unreferenced reject` also
+//! rejects snapshot files no test refers to (and so does `no_unreferenced_snapshots` below).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+fn snapshot_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("snapshots")
+}
+
+/// Parse WGSL with naga's front end and validate it with all flags.
+fn reparse(name: &str, wgsl: &str, caps: Capabilities) {
+    let module = naga::front::wgsl::parse_str(wgsl).unwrap_or_else(|e| {
+        panic!(
+            "{name}: emitted WGSL does not parse:\n{}",
+            e.emit_to_string(wgsl)
+        )
+    });
+    Validator::new(ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: emitted WGSL does not validate: {e:?}"));
+}
+
+fn assert_snapshot(suite: &str, name: &str, wgsl: &str) {
+    insta::with_settings!({
+        snapshot_path => snapshot_dir(),
+        prepend_module_to_snapshot => false,
+        snapshot_suffix => name,
+        omit_expression => true,
+        description => format!("WGSL of kernel `{name}`"),
+    }, {
+        insta::assert_snapshot!(suite, wgsl);
+    });
+}
+
+/// The `(suite, kernel)` pairs pinned by this file.
+fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder)> {
+    let mut v = Vec::new();
+    for e in wgsl_dsl_workspace_tests::examples::all() {
+        v.push(("examples", e.name.to_string(), (e.build)()));
+    }
+    v
+}
+
+#[test]
+fn every_kernel_matches_its_snapshot_and_reparses() {
+    let mut failures = Vec::new();
+    for (suite, name, k) in registry() {
+        let shader = k.build().unwrap_or_else(|e| panic!("{suite}/{name}: {e}"));
+        assert_eq!(
+            shader.signature.name, name,
+            "kernel name and registry name differ"
+        );
+        reparse(&name, &shader.wgsl, shader.signature.capabilities);
+        if let Err(e) = std::panic::catch_unwind(|| assert_snapshot(suite, &name, &shader.wgsl)) {
+            failures.push((name, e));
+        }
+    }
+    if let Some((name, e)) = failures.into_iter().next() {
+        eprintln!("snapshot of `{name}` changed");
+        std::panic::resume_unwind(e);
+    }
+}
+
+#[test]
+fn at_least_fifteen_example_kernels() {
+    assert!(wgsl_dsl_workspace_tests::examples::all().len() >= 15);
+}
+
+#[test]
+fn no_unreferenced_snapshots() {
+    let expected: BTreeSet<String> = registry()
+        .into_iter()
+        .map(|(suite, name, _)| format!("{suite}@{name}.snap"))
+        .collect();
+    let mut unreferenced = Vec::new();
+    for entry in std::fs::read_dir(snapshot_dir()).expect("snapshots/ exists") {
+        let file = entry
+            .expect("readable dir entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        // Other suites (macros@, mlp@) are checked by their own tests.
+        if file.starts_with("examples@") && file.ends_with(".snap") && !expected.contains(&file) {
+            unreferenced.push(file);
+        }
+    }
+    assert!(
+        unreferenced.is_empty(),
+        "unreferenced snapshot files: {unreferenced:?}"
+    );
+}
