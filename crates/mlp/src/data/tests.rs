@@ -1,0 +1,334 @@
+//! Each failure class of the IDX reader and the MNIST loader, on small synthetic files, and the
+//! real MNIST files of the repository.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+use super::*;
+
+/// An IDX file of unsigned bytes: header for `dims`, then `data`.
+fn idx_bytes(dims: &[u32], data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0, 0, idx::UNSIGNED_BYTE, dims.len() as u8];
+    for d in dims {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out.extend_from_slice(data);
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Deterministic non-trivial pixels for `n` images of `rows x cols`.
+fn pixels(n: usize, rows: usize, cols: usize) -> Vec<u8> {
+    (0..n * rows * cols).map(|i| (i * 37 % 256) as u8).collect()
+}
+
+/// Writes a complete 4-file data set with `n_train` and `n_test` images of 3x5 pixels.
+fn write_set(dir: &Path, sep: char, gz: bool, n_train: u32, n_test: u32) {
+    for (prefix, n) in [("train", n_train), ("t10k", n_test)] {
+        let images = idx_bytes(&[n, 3, 5], &pixels(n as usize, 3, 5));
+        let labels: Vec<u8> = (0..n).map(|i| (i * 7 % 10) as u8).collect();
+        let labels = idx_bytes(&[n], &labels);
+        let ext = if gz { ".gz" } else { "" };
+        let (images, labels) = if gz {
+            (gzip(&images), gzip(&labels))
+        } else {
+            (images, labels)
+        };
+        write(
+            dir,
+            &format!("{prefix}-images{sep}idx3-ubyte{ext}"),
+            &images,
+        );
+        write(
+            dir,
+            &format!("{prefix}-labels{sep}idx1-ubyte{ext}"),
+            &labels,
+        );
+    }
+}
+
+#[test]
+fn reads_raw_and_gzip_in_both_spellings() {
+    for (sep, gz) in [('-', false), ('-', true), ('.', false), ('.', true)] {
+        let dir = tempfile::tempdir().unwrap();
+        write_set(dir.path(), sep, gz, 13, 7);
+        let m = Mnist::load(dir.path()).unwrap();
+        assert_eq!((m.train.len(), m.test.len()), (13, 7));
+        assert_eq!((m.train.rows, m.train.cols, m.train.features()), (3, 5, 15));
+        let expected: Vec<f32> = pixels(13, 3, 5).iter().map(|&b| b as f32 / 255.0).collect();
+        assert_eq!(m.train.images, expected);
+        let labels: Vec<u32> = (0..7).map(|i| i * 7 % 10).collect();
+        assert_eq!(m.test.labels, labels);
+    }
+}
+
+#[test]
+fn truncate_keeps_a_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path(), '-', false, 13, 7);
+    let mut m = Mnist::load(dir.path()).unwrap();
+    let full = m.train.clone();
+    m.train.truncate(4);
+    assert_eq!(m.train.len(), 4);
+    assert_eq!(m.train.images[..], full.images[..4 * 15]);
+    m.test.truncate(100);
+    assert_eq!(m.test.len(), 7);
+}
+
+fn read_err(bytes: &[u8], rank: u8) -> DataError {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "f-idx3-ubyte", bytes);
+    let err = read_idx(&p, rank, "test").unwrap_err();
+    assert!(
+        err.to_string().contains("f-idx3-ubyte"),
+        "the error names the file: {err}"
+    );
+    err
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = read_idx(&dir.path().join("nope"), 1, "x").unwrap_err();
+    assert!(matches!(err, DataError::Io { .. }), "{err}");
+}
+
+#[test]
+fn bad_magic() {
+    let mut b = idx_bytes(&[2], &[1, 2]);
+    b[0] = 0x50; // e.g. a PNG or a text file
+    let err = read_err(&b, 1);
+    assert!(
+        matches!(err, DataError::Magic { found, .. } if found >> 24 == 0x50),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_element_type() {
+    let mut b = idx_bytes(&[2], &[1, 2]);
+    b[2] = 0x0D; // float
+    let err = read_err(&b, 1);
+    assert!(
+        matches!(err, DataError::ElementType { found: 0x0D, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_rank() {
+    let err = read_err(&idx_bytes(&[2], &[1, 2]), 3);
+    assert!(
+        matches!(
+            err,
+            DataError::Rank {
+                found: 1,
+                expected: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn zero_dimension() {
+    let err = read_err(&idx_bytes(&[0, 28, 28], &[]), 3);
+    assert!(matches!(err, DataError::Dimensions { .. }), "{err}");
+}
+
+#[test]
+fn overflowing_dimensions() {
+    let err = read_err(&idx_bytes(&[u32::MAX, u32::MAX, u32::MAX], &[]), 3);
+    assert!(matches!(err, DataError::Dimensions { .. }), "{err}");
+}
+
+#[test]
+fn truncated_data() {
+    let b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5)[..29]);
+    let err = read_err(&b, 3);
+    assert!(
+        matches!(
+            err,
+            DataError::Truncated {
+                expected: 46,
+                found: 45,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn truncated_header() {
+    let b = idx_bytes(&[2, 3, 5], &[]);
+    let err = read_err(&b[..9], 3);
+    assert!(
+        matches!(
+            err,
+            DataError::Truncated {
+                expected: 16,
+                found: 9,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = read_err(&b[..3], 3);
+    assert!(
+        matches!(
+            err,
+            DataError::Truncated {
+                expected: 4,
+                found: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = read_err(&[], 3);
+    assert!(
+        matches!(err, DataError::Truncated { found: 0, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn padded_data() {
+    let mut b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5));
+    b.push(0);
+    let err = read_err(&b, 3);
+    assert!(
+        matches!(err, DataError::Padded { expected: 46, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn truncated_gzip_stream() {
+    let z = gzip(&idx_bytes(&[50, 3, 5], &pixels(50, 3, 5)));
+    let err = read_err(&z[..z.len() / 2], 3);
+    assert!(matches!(err, DataError::Gzip { .. }), "{err}");
+}
+
+#[test]
+fn corrupt_gzip_stream() {
+    let mut z = gzip(&idx_bytes(&[50, 3, 5], &pixels(50, 3, 5)));
+    for b in &mut z[12..40] {
+        *b ^= 0x5A;
+    }
+    let err = read_err(&z, 3);
+    assert!(matches!(err, DataError::Gzip { .. }), "{err}");
+}
+
+#[test]
+fn truncated_inside_gzip() {
+    // A complete gzip stream whose content is cut: reported as truncated, not as gzip.
+    let b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5)[..20]);
+    let err = read_err(&gzip(&b), 3);
+    assert!(matches!(err, DataError::Truncated { .. }), "{err}");
+}
+
+#[test]
+fn count_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let i = write(dir.path(), "i", &idx_bytes(&[3, 2, 2], &[9; 12]));
+    let l = write(dir.path(), "l", &idx_bytes(&[4], &[1, 2, 3, 4]));
+    let err = Dataset::from_idx_files(&i, &l).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DataError::CountMismatch {
+                images: 3,
+                labels: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn label_out_of_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let i = write(dir.path(), "i", &idx_bytes(&[3, 2, 2], &[9; 12]));
+    let l = write(dir.path(), "l", &idx_bytes(&[3], &[1, 10, 3]));
+    let err = Dataset::from_idx_files(&i, &l).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DataError::Label {
+                index: 1,
+                label: 10,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file_in_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path(), '-', false, 3, 2);
+    std::fs::remove_file(dir.path().join("t10k-labels-idx1-ubyte")).unwrap();
+    let err = Mnist::load(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DataError::NotFound {
+                name: "test labels",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("t10k-labels.idx1-ubyte.gz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn test_images_of_another_size() {
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path(), '-', false, 3, 2);
+    write(
+        dir.path(),
+        "t10k-images-idx3-ubyte",
+        &idx_bytes(&[2, 5, 3], &pixels(2, 5, 3)),
+    );
+    let err = Mnist::load(dir.path()).unwrap_err();
+    assert!(matches!(err, DataError::ImageShape { .. }), "{err}");
+}
+
+/// The repository's MNIST (`data/mnist/`).
+#[test]
+fn real_mnist() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist");
+    let m = Mnist::load(&dir).unwrap();
+    assert_eq!((m.train.len(), m.test.len()), (60_000, 10_000));
+    assert_eq!((m.train.rows, m.train.cols), (28, 28));
+    assert_eq!(
+        m.train.class_counts(),
+        [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    );
+    assert_eq!(m.test.class_counts().iter().sum::<usize>(), 10_000);
+    assert!(m.train.images.iter().all(|&p| (0.0..=1.0).contains(&p)));
+    assert!(m.train.images.contains(&1.0) && m.train.images.contains(&0.0));
+}
