@@ -36,6 +36,8 @@
 pub mod exp;
 pub mod kernel;
 mod lower;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 pub mod shader;
 mod site;
 pub mod types;

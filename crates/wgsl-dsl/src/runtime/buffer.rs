@@ -1,0 +1,282 @@
+//! [`GpuBuffer<T>`]: a typed buffer on a [`Gpu`], and [`BindArg`], what dispatches take.
+
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+
+use bytemuck::Pod;
+
+use super::error::{DeviceError, DispatchError};
+use super::gpu::{Gpu, NEXT_ID};
+use crate::types::{Ty, WgslType};
+
+/// Bytes allocated at least, so that zero-length buffers can be created and bound.
+const MIN_BYTES: u64 = 16;
+
+/// A buffer of `len` elements of `T` on one [`Gpu`].
+///
+/// `T` is a plain-old-data host type (`bytemuck::Pod`) standing for a WGSL type
+/// ([`WgslType`]): `f32`, `u32`, `i32`, or a `#[derive(WgslStruct)]` struct whose Rust layout
+/// matches its WGSL layout (dispatch checks sizes and strides). Elements are stored packed,
+/// as in `&[T]`.
+///
+/// The allocation is the byte size rounded up to a multiple of 4 (`wgpu::COPY_BUFFER_ALIGNMENT`),
+/// and at least 16 bytes and one element, so a zero-length buffer exists and can be bound; a kernel's
+/// `arrayLength` then sees the padding (e.g. 4 elements of `f32` for an empty buffer).
+///
+/// Usages: `STORAGE | UNIFORM | COPY_SRC | COPY_DST`, so any buffer may be bound as a storage
+/// buffer (read or read-write) or as a uniform.
+pub struct GpuBuffer<T> {
+    buffer: wgpu::Buffer,
+    len: usize,
+    gpu_id: u64,
+    id: u64,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for GpuBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuBuffer")
+            .field("elem", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("bytes", &self.buffer.size())
+            .finish()
+    }
+}
+
+/// `bytes` rounded up to `COPY_BUFFER_ALIGNMENT`, and at least one element (`elem` bytes) and
+/// [`MIN_BYTES`], so an empty buffer can still be bound to an `array<T>` binding.
+fn padded_size(bytes: u64, elem: u64) -> u64 {
+    let align = wgpu::COPY_BUFFER_ALIGNMENT;
+    bytes
+        .max(elem)
+        .div_ceil(align)
+        .saturating_mul(align)
+        .max(MIN_BYTES)
+}
+
+impl<T: Pod + WgslType> GpuBuffer<T> {
+    fn allocate(gpu: &Gpu, len: usize, init: Option<&[u8]>) -> Result<Self, DispatchError> {
+        let bytes = (len as u64).saturating_mul(size_of::<T>() as u64);
+        let size = padded_size(bytes, size_of::<T>() as u64);
+        let limit = gpu.limits().max_buffer_size;
+        if size > limit {
+            return Err(DispatchError::Limit {
+                what: format!("buffer of {len} x {}", std::any::type_name::<T>()),
+                value: size,
+                limit,
+            });
+        }
+        let buffer = gpu.scoped(|| {
+            let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(std::any::type_name::<T>()),
+                size,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::UNIFORM
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: init.is_some(),
+            });
+            if let Some(data) = init {
+                buffer
+                    .slice(..)
+                    .get_mapped_range_mut()
+                    .map(|mut view| view.slice(..data.len()).copy_from_slice(data))
+                    .map_err(|e| e.to_string())?;
+                buffer.unmap();
+            }
+            Ok::<_, String>(buffer)
+        })?;
+        let buffer = buffer.map_err(DispatchError::Wgpu)?;
+        Ok(GpuBuffer {
+            buffer,
+            len,
+            gpu_id: gpu.id,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            _elem: PhantomData,
+        })
+    }
+
+    /// A buffer holding a copy of `data`.
+    ///
+    /// # Errors
+    /// [`DispatchError::Limit`] beyond the device's `max_buffer_size`; [`DispatchError::Wgpu`]
+    /// if wgpu refuses the allocation (e.g. out of memory).
+    pub fn from_slice(gpu: &Gpu, data: &[T]) -> Result<Self, DispatchError> {
+        Self::allocate(gpu, data.len(), Some(bytemuck::cast_slice(data)))
+    }
+
+    /// A buffer holding one value: convenient for uniforms (`var<uniform> n: u32`).
+    ///
+    /// # Errors
+    /// As [`GpuBuffer::from_slice`].
+    pub fn from_value(gpu: &Gpu, value: T) -> Result<Self, DispatchError> {
+        Self::from_slice(gpu, std::slice::from_ref(&value))
+    }
+
+    /// A buffer of `len` elements whose bytes are all zero.
+    ///
+    /// # Errors
+    /// As [`GpuBuffer::from_slice`].
+    pub fn zeroed(gpu: &Gpu, len: usize) -> Result<Self, DispatchError> {
+        Self::allocate(gpu, len, None)
+    }
+
+    /// Replace the contents with `data` (queued: ordered before work submitted after it).
+    ///
+    /// # Errors
+    /// [`DispatchError::Length`] unless `data.len() == self.len()`;
+    /// [`DispatchError::WrongDevice`] if `gpu` did not create this buffer;
+    /// [`DispatchError::Wgpu`] if wgpu rejects the write.
+    pub fn write(&self, gpu: &Gpu, data: &[T]) -> Result<(), DispatchError> {
+        if gpu.id != self.gpu_id {
+            return Err(DispatchError::WrongDevice("the buffer"));
+        }
+        if data.len() != self.len {
+            return Err(DispatchError::Length {
+                what: "GpuBuffer::write",
+                expected: self.len,
+                found: data.len(),
+            });
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let padded;
+        let bytes = if bytes.len().is_multiple_of(4) {
+            bytes
+        } else {
+            padded = pad4(bytes);
+            &padded
+        };
+        gpu.scoped(|| gpu.queue.write_buffer(&self.buffer, 0, bytes))
+    }
+
+    /// Copy the contents back to the host: a copy into a staging buffer, `map_async`, and a
+    /// blocking poll that gives up after the [`Gpu`]'s read-back timeout. Waits for all work
+    /// submitted before it.
+    ///
+    /// # Errors
+    /// [`DeviceError::WrongDevice`], [`DeviceError::Lost`], [`DeviceError::Timeout`],
+    /// [`DeviceError::Map`] (also when wgpu rejects the copy).
+    pub fn read(&self, gpu: &Gpu) -> Result<Vec<T>, DeviceError> {
+        if gpu.id != self.gpu_id {
+            return Err(DeviceError::WrongDevice);
+        }
+        let bytes = self.byte_len();
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let size = self.buffer.size();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let submitted = gpu.scoped(|| {
+            let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgsl-dsl read-back"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
+            let index = gpu.queue.submit([encoder.finish()]);
+            staging.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send(r);
+            });
+            (staging, index)
+        });
+        let (staging, index) = submitted.map_err(|e| match e {
+            DispatchError::Device(d) => d,
+            other => DeviceError::Map(other.to_string()),
+        })?;
+        gpu.wait_for(Some(index))?;
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                gpu.check_lost()?;
+                return Err(DeviceError::Map(e.to_string()));
+            }
+            Err(_) => return Err(DeviceError::Map("the map callback did not run".into())),
+        }
+        let out = {
+            let view = staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| DeviceError::Map(e.to_string()))?;
+            bytemuck::pod_collect_to_vec(&view[..bytes as usize])
+        };
+        staging.unmap();
+        Ok(out)
+    }
+}
+
+impl<T> GpuBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes of the elements (`len * size_of::<T>()`), without padding.
+    pub fn byte_len(&self) -> u64 {
+        (self.len as u64).saturating_mul(size_of::<T>() as u64)
+    }
+
+    /// The wgpu buffer (its size includes padding), for advanced use.
+    pub fn raw(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    pub(crate) fn ids(&self) -> (u64, u64) {
+        (self.gpu_id, self.id)
+    }
+}
+
+fn pad4(bytes: &[u8]) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    v.resize(bytes.len().next_multiple_of(4), 0);
+    v
+}
+
+/// One dispatch argument, as seen by the checks: made by [`BindArg::arg`].
+#[derive(Debug, Clone, Copy)]
+pub struct Arg<'a> {
+    pub(crate) buffer: &'a wgpu::Buffer,
+    pub(crate) ty: fn() -> Ty,
+    pub(crate) elem_size: u64,
+    pub(crate) len: usize,
+    pub(crate) gpu_id: u64,
+    pub(crate) id: u64,
+}
+
+impl Arg<'_> {
+    /// Bytes of the elements, without padding.
+    pub(crate) fn byte_len(&self) -> u64 {
+        (self.len as u64).saturating_mul(self.elem_size)
+    }
+}
+
+/// Something that can be bound to a kernel's binding: any [`GpuBuffer<T>`].
+///
+/// Dispatches take `&[&dyn BindArg]`, so buffers of different element types go in one list:
+/// `gpu.dispatch(&kernel, &[&n, &x, &y], workgroups)`.
+pub trait BindArg: std::fmt::Debug {
+    /// The buffer, its element type and length, for the checks.
+    fn arg(&self) -> Arg<'_>;
+}
+
+impl<T: Pod + WgslType> BindArg for GpuBuffer<T> {
+    fn arg(&self) -> Arg<'_> {
+        Arg {
+            buffer: &self.buffer,
+            ty: T::ty,
+            elem_size: size_of::<T>() as u64,
+            len: self.len,
+            gpu_id: self.gpu_id,
+            id: self.id,
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Checking dispatch arguments against a kernel's bindings, making bind groups, and
+//! [`Gpu::dispatch`].
+
+use super::buffer::{Arg, BindArg};
+use super::error::DispatchError;
+use super::gpu::Gpu;
+use super::pipeline::{BindingLayout, Kernel};
+use crate::kernel::{BindingDesc, BindingKind};
+use crate::types::Ty;
+
+impl Gpu {
+    /// Run `kernel` over `workgroups` workgroups with `args` bound to its bindings, in
+    /// declaration order, and submit. Returns once submitted, without waiting: read a buffer
+    /// back (or call [`Gpu::wait`]) to wait for the result.
+    ///
+    /// Before anything is submitted, each argument is checked against its binding (see
+    /// [`Gpu::check`]) and each workgroup count against `max_compute_workgroups_per_dimension`.
+    /// A count of zero in any dimension is a no-op.
+    ///
+    /// # Errors
+    /// [`DispatchError::ArgCount`], [`DispatchError::Binding`], [`DispatchError::TooSmall`],
+    /// [`DispatchError::Aliased`], [`DispatchError::Limit`], [`DispatchError::WrongDevice`];
+    /// [`DispatchError::Wgpu`] for errors wgpu reports while recording or submitting.
+    pub fn dispatch(
+        &self,
+        kernel: &Kernel,
+        args: &[&dyn BindArg],
+        workgroups: [u32; 3],
+    ) -> Result<(), DispatchError> {
+        let mut rec = self.recorder();
+        rec.dispatch(kernel, args, workgroups)?;
+        rec.submit()
+    }
+
+    /// Check `args` against `kernel`'s bindings without dispatching, as [`Gpu::dispatch`] and
+    /// [`Recorder::dispatch`](super::Recorder::dispatch) do. Per binding `b` and argument `a`
+    /// (a buffer of `len` elements of host type `T`):
+    /// - there are as many arguments as bindings, each made on this `Gpu`;
+    /// - `array<E>` (runtime-sized): `T` is `E`, or `E` is `atomic<T>`; `size_of::<T>()`
+    ///   equals the WGSL array stride;
+    /// - `array<E, N>`: `T` is `E` (or `E` is `atomic<T>`), stride as above, or `T` is the
+    ///   whole array type; the buffer holds at least the array's bytes;
+    /// - any other type (scalar, struct, `atomic<S>`): `T` is the type (`S` for
+    ///   `atomic<S>`), and the buffer holds at least the type's WGSL size in bytes;
+    /// - the buffer fits `max_storage_buffer_binding_size` or
+    ///   `max_uniform_buffer_binding_size`;
+    /// - a buffer bound twice is bound read-only both times (WebGPU forbids a `read_write`
+    ///   binding aliasing another).
+    ///
+    /// Whether a binding is storage (read or read-write) or uniform needs no check: every
+    /// [`GpuBuffer`](super::GpuBuffer) has both usages.
+    ///
+    /// # Errors
+    /// The first failed check, naming the kernel and binding: [`DispatchError::ArgCount`],
+    /// [`DispatchError::Binding`], [`DispatchError::TooSmall`], [`DispatchError::Aliased`],
+    /// [`DispatchError::Limit`], [`DispatchError::WrongDevice`].
+    pub fn check(&self, kernel: &Kernel, args: &[&dyn BindArg]) -> Result<(), DispatchError> {
+        if kernel.gpu_id != self.id {
+            return Err(DispatchError::WrongDevice("the kernel"));
+        }
+        let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
+        check_args(self, kernel, &args)
+    }
+
+    /// Check `kernel`, `args` and `workgroups`, and make the bind group. `None` for an empty
+    /// grid (nothing to run).
+    pub(crate) fn prepare(
+        &self,
+        kernel: &Kernel,
+        args: &[&dyn BindArg],
+        workgroups: [u32; 3],
+    ) -> Result<Option<wgpu::BindGroup>, DispatchError> {
+        if kernel.gpu_id != self.id {
+            return Err(DispatchError::WrongDevice("the kernel"));
+        }
+        let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
+        check_args(self, kernel, &args)?;
+        let limit = self.limits().max_compute_workgroups_per_dimension;
+        if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
+            return Err(DispatchError::Limit {
+                what: format!(
+                    "kernel `{}`: workgroup count {workgroups:?}",
+                    kernel.signature.name
+                ),
+                value: u64::from(n),
+                limit: u64::from(limit),
+            });
+        }
+        if workgroups.contains(&0) {
+            return Ok(None);
+        }
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
+            .signature
+            .bindings
+            .iter()
+            .zip(&args)
+            .map(|(b, a)| wgpu::BindGroupEntry {
+                binding: b.binding,
+                resource: a.buffer.as_entire_binding(),
+            })
+            .collect();
+        let group = self.scoped(|| {
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&kernel.signature.name),
+                layout: &kernel.compiled.bind_group_layout,
+                entries: &entries,
+            })
+        })?;
+        Ok(Some(group))
+    }
+}
+
+fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), DispatchError> {
+    let sig = &kernel.signature;
+    if args.len() != sig.bindings.len() {
+        return Err(DispatchError::ArgCount {
+            kernel: sig.name.clone(),
+            expected: sig.bindings.len(),
+            found: args.len(),
+        });
+    }
+    let limits = gpu.limits();
+    for ((b, layout), a) in sig.bindings.iter().zip(&kernel.compiled.layouts).zip(args) {
+        if a.gpu_id != gpu.id {
+            return Err(DispatchError::WrongDevice("a buffer argument"));
+        }
+        check_one(&sig.name, b, layout, a)?;
+        let (limit, which) = match b.kind {
+            BindingKind::Uniform => (
+                limits.max_uniform_buffer_binding_size,
+                "max_uniform_buffer_binding_size",
+            ),
+            _ => (
+                limits.max_storage_buffer_binding_size,
+                "max_storage_buffer_binding_size",
+            ),
+        };
+        if a.buffer.size() > limit {
+            return Err(DispatchError::Limit {
+                what: format!(
+                    "kernel `{}`, binding {} `{}`: binding size ({which})",
+                    sig.name, b.binding, b.name
+                ),
+                value: a.buffer.size(),
+                limit,
+            });
+        }
+    }
+    for (i, (bi, ai)) in sig.bindings.iter().zip(args).enumerate() {
+        for (bj, aj) in sig.bindings.iter().zip(args).skip(i + 1) {
+            let writes = |b: &BindingDesc| b.kind == BindingKind::StorageReadWrite;
+            if ai.id == aj.id && (writes(bi) || writes(bj)) {
+                return Err(DispatchError::Aliased {
+                    kernel: sig.name.clone(),
+                    first: bi.binding,
+                    first_name: bi.name.clone(),
+                    second: bj.binding,
+                    second_name: bj.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `t` with an `atomic<S>` replaced by `S`: what the host stores for it.
+fn host_of(t: &Ty) -> &Ty {
+    static U32: Ty = Ty::Scalar(crate::types::ScalarTy::U32);
+    static I32: Ty = Ty::Scalar(crate::types::ScalarTy::I32);
+    match t {
+        Ty::Atomic(crate::types::ScalarTy::U32) => &U32,
+        Ty::Atomic(crate::types::ScalarTy::I32) => &I32,
+        other => other,
+    }
+}
+
+fn check_one(
+    kernel: &str,
+    b: &BindingDesc,
+    layout: &BindingLayout,
+    a: &Arg<'_>,
+) -> Result<(), DispatchError> {
+    let found = (a.ty)();
+    let mismatch = |expected: String, found: String| DispatchError::Binding {
+        kernel: kernel.to_string(),
+        binding: b.name.clone(),
+        index: b.binding,
+        expected,
+        found,
+    };
+    let elem_matches = match &b.ty {
+        Ty::Array { elem, .. } => *host_of(elem) == found,
+        _ => false,
+    };
+    if elem_matches {
+        // Elements of the host type must sit at the WGSL stride.
+        if let Some(stride) = layout.stride
+            && stride != a.elem_size
+        {
+            return Err(mismatch(
+                format!("{} (elements every {stride} bytes)", b.ty.wgsl_name()),
+                format!(
+                    "{} of {} bytes each (the host type's size must equal the WGSL stride)",
+                    found.wgsl_name(),
+                    a.elem_size
+                ),
+            ));
+        }
+    } else if *host_of(&b.ty) != found || matches!(b.ty, Ty::Array { len: None, .. }) {
+        return Err(mismatch(b.ty.wgsl_name(), found.wgsl_name()));
+    }
+    let bytes = a.byte_len();
+    let needed = match &b.ty {
+        Ty::Array { len: None, .. } => 0,
+        _ => layout.min_size,
+    };
+    if bytes < needed {
+        return Err(DispatchError::TooSmall {
+            kernel: kernel.to_string(),
+            binding: b.name.clone(),
+            index: b.binding,
+            needed,
+            found: bytes,
+        });
+    }
+    Ok(())
+}

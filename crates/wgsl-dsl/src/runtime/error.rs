@@ -1,0 +1,171 @@
+//! The runtime's two error stages: [`DeviceError`] (finding an adapter, opening a device,
+//! waiting on it) and [`DispatchError`] (checking a kernel and its arguments, recording,
+//! submitting). A dispatch that fails because the device failed wraps the [`DeviceError`].
+
+use std::time::Duration;
+
+use naga::valid::Capabilities;
+
+/// What went wrong with the adapter or the device.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// No adapter (GPU or software) could be found, or none matched `WGPU_ADAPTER_NAME`.
+    #[error(
+        "no GPU adapter found ({reason}); for a software Vulkan driver on Debian/Ubuntu run \
+         `apt-get install mesa-vulkan-drivers` (Mesa lavapipe)"
+    )]
+    NoAdapter {
+        /// Which adapters were seen and why none was taken.
+        reason: String,
+    },
+    /// The adapter refused to open a device with the requested features and limits.
+    #[error("adapter `{adapter}` could not open a device: {message}")]
+    RequestDevice {
+        /// The adapter's name.
+        adapter: String,
+        /// wgpu's message.
+        message: String,
+    },
+    /// The device was lost (driver reset, out of memory, destroyed).
+    #[error("the GPU device was lost: {0}")]
+    Lost(String),
+    /// Waiting for the GPU took longer than the read-back timeout.
+    #[error("the GPU did not finish within {waited:?} (read-back timeout)")]
+    Timeout {
+        /// How long we waited.
+        waited: Duration,
+    },
+    /// Mapping a buffer for reading failed, or the copy feeding it was rejected.
+    #[error("reading a buffer back failed: {0}")]
+    Map(String),
+    /// A buffer made on one [`Gpu`](super::Gpu) was used with another.
+    #[error("a buffer was used with a different Gpu than the one that created it")]
+    WrongDevice,
+}
+
+/// What is wrong with a kernel, its arguments, or a recorded command.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// The number of arguments differs from the number of bindings the kernel declares.
+    #[error("kernel `{kernel}` declares {expected} bindings, {found} arguments were given")]
+    ArgCount {
+        /// The kernel.
+        kernel: String,
+        /// Bindings declared.
+        expected: usize,
+        /// Arguments given.
+        found: usize,
+    },
+    /// An argument's element type (or host layout) does not match its binding's type.
+    #[error(
+        "kernel `{kernel}`, binding {index} `{binding}`: expected a buffer of {expected}, found a buffer of {found}"
+    )]
+    Binding {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// What the binding takes.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+    /// A buffer is shorter than the binding's fixed-size type (array, struct, scalar).
+    #[error(
+        "kernel `{kernel}`, binding {index} `{binding}`: needs at least {needed} bytes, the buffer has {found}"
+    )]
+    TooSmall {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// Bytes the binding's type occupies.
+        needed: u64,
+        /// Bytes the buffer holds.
+        found: u64,
+    },
+    /// The same buffer is bound twice in one dispatch and one of the bindings is read-write
+    /// (WebGPU forbids a writable storage binding aliasing any other binding).
+    #[error(
+        "kernel `{kernel}`: the same buffer is bound as binding {first} `{first_name}` and binding {second} `{second_name}`, and one of them is read_write"
+    )]
+    Aliased {
+        /// The kernel.
+        kernel: String,
+        /// First binding index.
+        first: u32,
+        /// First binding name.
+        first_name: String,
+        /// Second binding index.
+        second: u32,
+        /// Second binding name.
+        second_name: String,
+    },
+    /// A device limit would be exceeded (workgroup count, binding size, buffer size).
+    #[error("{what}: {value} exceeds the device limit {limit}")]
+    Limit {
+        /// What was measured (names the kernel and binding where there is one).
+        what: String,
+        /// The value asked for.
+        value: u64,
+        /// The device's limit.
+        limit: u64,
+    },
+    /// The kernel needs a capability (subgroups, f16) the device was not opened with.
+    #[error("kernel `{kernel}` needs {needed:?}, which this device does not support")]
+    MissingCapability {
+        /// The kernel.
+        kernel: String,
+        /// The capabilities missing.
+        needed: Capabilities,
+    },
+    /// A host slice's length differs from the buffer's.
+    #[error("{what}: expected {expected} elements, found {found}")]
+    Length {
+        /// The operation.
+        what: &'static str,
+        /// The buffer's length.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// A kernel, buffer or recorder made on one [`Gpu`](super::Gpu) was used with another.
+    #[error("{0} was created on a different Gpu")]
+    WrongDevice(&'static str),
+    /// The kernel's module could not be laid out or lacks a declared binding.
+    #[error("kernel `{kernel}`: {message}")]
+    Layout {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// wgpu reported a validation, out-of-memory or internal error (captured with an error
+    /// scope), with its chain of causes.
+    #[error("wgpu: {0}")]
+    Wgpu(String),
+    /// The device failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// `e`'s message followed by its causes, separated by `: `.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}

@@ -1,0 +1,397 @@
+//! [`Gpu`]: an adapter, the device opened on it, its queue, and the pipeline cache.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use naga::valid::Capabilities;
+
+use super::error::{DeviceError, DispatchError, error_chain};
+use super::pipeline::Compiled;
+use crate::shader::TargetLimits;
+
+/// Features requested when the adapter has them: those kernels can use (subgroups, `f16`)
+/// and GPU timestamps for benchmarks.
+const WANTED_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
+    .union(wgpu::Features::SUBGROUP_BARRIER)
+    .union(wgpu::Features::SHADER_F16)
+    .union(wgpu::Features::TIMESTAMP_QUERY)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+
+/// Ids that tell apart the [`Gpu`]s of one process (so a buffer of one is not bound on another).
+pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// How [`Gpu::with_options`] chooses an adapter.
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    /// Backends to consider (`WGPU_BACKEND`, e.g. `vulkan` or `vulkan,gl`).
+    pub backends: wgpu::Backends,
+    /// Take the first adapter whose name contains this, case-insensitively
+    /// (`WGPU_ADAPTER_NAME`). No match is [`DeviceError::NoAdapter`].
+    pub adapter_name: Option<String>,
+    /// Among hardware adapters, prefer discrete (`high`) or integrated (`low`) GPUs
+    /// (`WGPU_POWER_PREF`).
+    pub power_preference: wgpu::PowerPreference,
+    /// Whether a software adapter (`DeviceType::Cpu`, e.g. Mesa lavapipe) may be taken when
+    /// there is no hardware adapter.
+    pub allow_software: bool,
+    /// How long [`GpuBuffer::read`](super::GpuBuffer::read) and [`Gpu::wait`] wait for the GPU
+    /// before returning [`DeviceError::Timeout`].
+    pub readback_timeout: Duration,
+}
+
+impl Default for GpuOptions {
+    /// All backends, no name filter, high performance, software allowed, 120 s timeout;
+    /// environment variables ignored.
+    fn default() -> Self {
+        GpuOptions {
+            backends: wgpu::Backends::all(),
+            adapter_name: None,
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            allow_software: true,
+            readback_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl GpuOptions {
+    /// The defaults, overridden by `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF`
+    /// where set (read with wgpu's own parsers).
+    pub fn from_env() -> Self {
+        let d = GpuOptions::default();
+        GpuOptions {
+            backends: wgpu::Backends::from_env().unwrap_or(d.backends),
+            adapter_name: std::env::var("WGPU_ADAPTER_NAME")
+                .ok()
+                .filter(|s| !s.is_empty()),
+            power_preference: wgpu::PowerPreference::from_env().unwrap_or(d.power_preference),
+            ..d
+        }
+    }
+}
+
+/// A device to run kernels on: the adapter chosen, the device and queue opened on it, and a
+/// cache of compiled pipelines (one per kernel per `Gpu`).
+///
+/// `Gpu` is `Send + Sync`. wgpu's error scopes are per thread, so errors are attributed to
+/// the call that caused them when each thread records its own work.
+pub struct Gpu {
+    pub(crate) id: u64,
+    adapter: wgpu::Adapter,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    lost: Arc<Mutex<Option<String>>>,
+    pub(crate) pipelines: Mutex<HashMap<String, Arc<Compiled>>>,
+    pub(crate) compiles: AtomicUsize,
+    pub(crate) readback_timeout: Duration,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("adapter", &self.info.name)
+            .field("backend", &self.info.backend)
+            .field("device_type", &self.info.device_type)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Open a device on the adapter [`GpuOptions::from_env`] selects: the one
+    /// `WGPU_ADAPTER_NAME` names, else a hardware adapter (discrete or integrated first as
+    /// `WGPU_POWER_PREF` says), else a software one (Mesa lavapipe/llvmpipe), logged with
+    /// `log::warn!`. The adapter chosen is logged with `log::info!`. Native backends (Vulkan,
+    /// Metal, DX12) are searched first; GL only when none of them offers an adapter.
+    ///
+    /// The device gets all the adapter's limits (largest storage bindings, workgroup storage
+    /// and invocations it offers) and, where available, `SUBGROUP`, `SUBGROUP_BARRIER`,
+    /// `SHADER_F16` and the timestamp-query features.
+    ///
+    /// # Errors
+    /// [`DeviceError::NoAdapter`] (its message says what to install) or
+    /// [`DeviceError::RequestDevice`].
+    pub fn new() -> Result<Gpu, DeviceError> {
+        Gpu::with_options(&GpuOptions::from_env())
+    }
+
+    /// As [`Gpu::new`], with explicit options (no environment variables are read).
+    ///
+    /// # Errors
+    /// As [`Gpu::new`].
+    pub fn with_options(options: &GpuOptions) -> Result<Gpu, DeviceError> {
+        // Native backends first; GL (whose EGL probing is noisy and whose compute support is
+        // weakest) only when no native backend offers an adapter.
+        let tiers = [
+            options.backends & wgpu::Backends::PRIMARY,
+            options.backends & !wgpu::Backends::PRIMARY,
+        ];
+        let mut reasons = Vec::new();
+        let mut chosen = None;
+        for backends in tiers.into_iter().filter(|b| !b.is_empty()) {
+            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+            desc.backends = backends;
+            let instance = wgpu::Instance::new(desc);
+            let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+            match choose_adapter(adapters, options) {
+                Ok(a) => {
+                    chosen = Some(a);
+                    break;
+                }
+                Err(reason) => reasons.push(format!("{backends:?}: {reason}")),
+            }
+        }
+        let adapter = chosen.ok_or_else(|| DeviceError::NoAdapter {
+            reason: reasons.join("; "),
+        })?;
+        let info = adapter.get_info();
+        if info.device_type == wgpu::DeviceType::Cpu {
+            log::warn!(
+                "no hardware GPU adapter found; using the software adapter `{}` ({:?}): kernels run on the CPU",
+                info.name,
+                info.backend
+            );
+        }
+        log::info!(
+            "wgpu adapter: `{}` ({:?}, {:?}, driver {} {})",
+            info.name,
+            info.backend,
+            info.device_type,
+            info.driver,
+            info.driver_info
+        );
+        let required_features = adapter.features() & WANTED_FEATURES;
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("wgsl-dsl"),
+            required_features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
+                DeviceError::RequestDevice {
+                    adapter: info.name.clone(),
+                    message: error_chain(&e),
+                }
+            })?;
+        let lost = Arc::new(Mutex::new(None));
+        let lost_cb = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            log::error!("GPU device lost ({reason:?}): {message}");
+            if let Ok(mut l) = lost_cb.lock() {
+                *l = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        // Errors outside our error scopes would otherwise panic (wgpu's default handler).
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+            log::error!("uncaptured wgpu error: {}", error_chain(&e));
+        }));
+        Ok(Gpu {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            adapter,
+            device,
+            queue,
+            info,
+            lost,
+            pipelines: Mutex::new(HashMap::new()),
+            compiles: AtomicUsize::new(0),
+            readback_timeout: options.readback_timeout,
+        })
+    }
+
+    /// The adapter's name, vendor, device type, driver and backend.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// True when the adapter is a software one (`DeviceType::Cpu`, e.g. lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The device's limits (the adapter's, all requested).
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    /// The features the device was opened with (a subset of the adapter's).
+    pub fn features(&self) -> wgpu::Features {
+        self.device.features()
+    }
+
+    /// The naga capabilities the device's features provide (`SUBGROUP`, `SUBGROUP_BARRIER`,
+    /// `SHADER_FLOAT16`); kernels needing any other capability are refused by
+    /// [`Gpu::compile`].
+    pub fn capabilities(&self) -> Capabilities {
+        let f = self.features();
+        let mut caps = Capabilities::empty();
+        if f.contains(wgpu::Features::SUBGROUP) {
+            caps |= Capabilities::SUBGROUP;
+        }
+        if f.contains(wgpu::Features::SUBGROUP_BARRIER) {
+            caps |= Capabilities::SUBGROUP_BARRIER;
+        }
+        if f.contains(wgpu::Features::SHADER_F16) {
+            caps |= Capabilities::SHADER_FLOAT16;
+        }
+        caps
+    }
+
+    /// The limits to build kernels against for this device:
+    /// `KernelBuilder::build_for(&gpu.target_limits())`.
+    pub fn target_limits(&self) -> TargetLimits {
+        let l = self.limits();
+        TargetLimits {
+            max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+            max_workgroup_size: [
+                l.max_compute_workgroup_size_x,
+                l.max_compute_workgroup_size_y,
+                l.max_compute_workgroup_size_z,
+            ],
+            max_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+            capabilities: self.capabilities(),
+        }
+    }
+
+    /// The wgpu adapter, for advanced use.
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// The wgpu device, for advanced use. Work recorded on it directly is not checked.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The wgpu queue, for advanced use.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// How many pipelines this `Gpu` has compiled (cache misses of [`Gpu::compile`]).
+    pub fn pipelines_compiled(&self) -> usize {
+        self.compiles.load(Ordering::Relaxed)
+    }
+
+    /// Block until all work submitted so far has finished.
+    ///
+    /// # Errors
+    /// [`DeviceError::Lost`], or [`DeviceError::Timeout`] after the read-back timeout.
+    pub fn wait(&self) -> Result<(), DeviceError> {
+        self.wait_for(None)
+    }
+
+    pub(crate) fn wait_for(&self, index: Option<wgpu::SubmissionIndex>) -> Result<(), DeviceError> {
+        self.check_lost()?;
+        let waited = self.readback_timeout;
+        let r = self.device.poll(wgpu::PollType::Wait {
+            submission_index: index,
+            timeout: Some(waited),
+        });
+        self.check_lost()?;
+        match r {
+            Ok(_) => Ok(()),
+            Err(wgpu::PollError::Timeout) => Err(DeviceError::Timeout { waited }),
+            Err(e) => Err(DeviceError::Map(e.to_string())),
+        }
+    }
+
+    /// [`DeviceError::Lost`] if the device-lost callback has fired.
+    pub(crate) fn check_lost(&self) -> Result<(), DeviceError> {
+        match self.lost.lock() {
+            Ok(l) => match &*l {
+                Some(m) => Err(DeviceError::Lost(m.clone())),
+                None => Ok(()),
+            },
+            Err(_) => Err(DeviceError::Lost("device-lost state poisoned".into())),
+        }
+    }
+
+    /// Run `f` inside wgpu error scopes (validation, out-of-memory, internal) and turn the
+    /// first error caught into [`DispatchError::Wgpu`].
+    pub(crate) fn scoped<R>(&self, f: impl FnOnce() -> R) -> Result<R, DispatchError> {
+        self.check_lost()?;
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let r = f();
+        let errors = [
+            pollster::block_on(validation.pop()),
+            pollster::block_on(oom.pop()),
+            pollster::block_on(internal.pop()),
+        ];
+        match errors.into_iter().flatten().next() {
+            Some(e) => Err(DispatchError::Wgpu(error_chain(&e))),
+            None => Ok(r),
+        }
+    }
+}
+
+/// Rank the adapters: the named one if a name is given; else hardware before software,
+/// the preferred GPU type first, and native backends before GL. `Err` says what was seen.
+fn choose_adapter(
+    adapters: Vec<wgpu::Adapter>,
+    options: &GpuOptions,
+) -> Result<wgpu::Adapter, String> {
+    let seen: Vec<String> = adapters
+        .iter()
+        .map(|a| {
+            let i = a.get_info();
+            format!("`{}` ({:?}, {:?})", i.name, i.backend, i.device_type)
+        })
+        .collect();
+    let seen = if seen.is_empty() {
+        "no adapter".to_string()
+    } else {
+        format!("adapters seen: {}", seen.join(", "))
+    };
+    let compute = |a: &wgpu::Adapter| {
+        a.get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+    };
+    if let Some(name) = &options.adapter_name {
+        let want = name.to_lowercase();
+        return adapters
+            .into_iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&want) && compute(a))
+            .ok_or_else(|| {
+                format!("WGPU_ADAPTER_NAME=`{name}` matches no compute adapter; {seen}")
+            });
+    }
+    let rank = |a: &wgpu::Adapter| {
+        use wgpu::DeviceType as T;
+        let i = a.get_info();
+        let (first, second) = match options.power_preference {
+            wgpu::PowerPreference::LowPower => (T::IntegratedGpu, T::DiscreteGpu),
+            _ => (T::DiscreteGpu, T::IntegratedGpu),
+        };
+        let kind = match i.device_type {
+            t if t == first => 0,
+            t if t == second => 1,
+            T::VirtualGpu => 2,
+            T::Cpu => 4,
+            _ => 3,
+        };
+        let backend = match i.backend {
+            wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
+            _ => 1,
+        };
+        (kind, backend)
+    };
+    let software = if options.allow_software {
+        ""
+    } else {
+        " (software adapters not allowed)"
+    };
+    adapters
+        .into_iter()
+        .filter(|a| compute(a))
+        .filter(|a| options.allow_software || a.get_info().device_type != wgpu::DeviceType::Cpu)
+        .min_by_key(rank)
+        .ok_or_else(|| format!("{seen}{software}"))
+}

@@ -1,0 +1,55 @@
+//! Running kernels on wgpu: a [`Gpu`] (adapter, device, queue, pipeline cache), typed buffers
+//! ([`GpuBuffer<T>`]), compiled kernels ([`Kernel`]), checked dispatches, and a [`Recorder`]
+//! for many dispatches in one submit.
+//!
+//! ```no_run
+//! use wgsl_dsl::prelude::*;
+//! use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?; // WGPU_BACKEND / WGPU_ADAPTER_NAME / WGPU_POWER_PREF, else the best adapter
+//!
+//! // y[i] = a * x[i] + y[i]
+//! let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
+//! let a = k.uniform::<f32>("a");
+//! let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+//! let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+//! let i = k.let_("i", global_invocation_id().x());
+//! k.if_(i.lt(y.len()), |k| k.store(&y.at(&i), a.load() * x.at(&i).load() + y.at(&i).load()));
+//! let kernel = gpu.compile(&k.build_for(&gpu.target_limits())?)?;
+//!
+//! let n = 37;
+//! let a_buf = GpuBuffer::from_value(&gpu, 2.0f32)?;
+//! let x_buf = GpuBuffer::from_slice(&gpu, &vec![1.0f32; n])?;
+//! let y_buf = GpuBuffer::from_slice(&gpu, &vec![0.5f32; n])?;
+//! // Arguments in binding order; each is checked against its binding before submission.
+//! gpu.dispatch(&kernel, &[&a_buf, &x_buf, &y_buf], kernel.workgroups_for([n as u32, 1, 1]))?;
+//! assert_eq!(y_buf.read(&gpu)?, vec![2.5f32; n]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## What is checked, and when
+//! - [`Gpu::compile`]: capabilities the kernel needs against the device's; wgpu's validation
+//!   of the module and pipeline.
+//! - [`Gpu::dispatch`], [`Recorder::dispatch`] ([`Gpu::check`] lists the checks): argument
+//!   count, element types, strides, minimum sizes, aliasing, binding size and workgroup count
+//!   limits, before anything is recorded or submitted.
+//! - Every wgpu call that can fail runs inside error scopes; wgpu's errors come back as
+//!   [`DispatchError::Wgpu`], never as a panic.
+//! - [`GpuBuffer::read`] and [`Gpu::wait`] give up after [`GpuOptions::readback_timeout`] and
+//!   report a lost device.
+
+mod buffer;
+mod dispatch;
+mod error;
+mod gpu;
+mod pipeline;
+mod recorder;
+
+pub use buffer::{Arg, BindArg, GpuBuffer};
+pub use error::{DeviceError, DispatchError};
+pub use gpu::{Gpu, GpuOptions};
+pub use pipeline::{Kernel, ceil_div};
+pub use recorder::Recorder;
+pub use wgpu;

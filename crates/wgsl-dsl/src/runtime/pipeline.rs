@@ -1,0 +1,244 @@
+//! [`Gpu::compile`]: a [`Shader`] becomes a [`Kernel`]: a compute pipeline with an explicit
+//! bind group layout built from the kernel's declared bindings, cached per [`Gpu`] by the
+//! kernel's WGSL text, so a kernel is compiled once per device.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::error::DispatchError;
+use super::gpu::Gpu;
+use crate::kernel::{BindingKind, KernelSignature};
+use crate::shader::Shader;
+
+/// Sizes the dispatch checks need, per binding, from the module's WGSL memory layout
+/// (WGSL spec §14.4 "Memory Layout", computed by naga's `Layouter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BindingLayout {
+    /// Bytes of the store type; for a runtime-sized array, one element's stride.
+    pub min_size: u64,
+    /// Element stride for a runtime-sized (`array<E>`) or fixed-size array binding.
+    pub stride: Option<u64>,
+}
+
+/// What a compilation produces, shared by every [`Kernel`] made from the same WGSL.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub pipeline: wgpu::ComputePipeline,
+    pub bind_group_layout: wgpu::BindGroupLayout,
+    pub layouts: Vec<BindingLayout>,
+}
+
+/// A compiled kernel, ready to dispatch on the [`Gpu`] that compiled it. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub(crate) compiled: Arc<Compiled>,
+    pub(crate) signature: KernelSignature,
+    pub(crate) gpu_id: u64,
+}
+
+/// `ceil(n / d)`: how many groups of `d` cover `n` items. `d = 0` is treated as 1.
+pub fn ceil_div(n: u32, d: u32) -> u32 {
+    n.div_ceil(d.max(1))
+}
+
+impl Kernel {
+    /// The kernel's signature: entry point, workgroup size, bindings, capabilities.
+    pub fn signature(&self) -> &KernelSignature {
+        &self.signature
+    }
+
+    /// The entry point name.
+    pub fn name(&self) -> &str {
+        &self.signature.name
+    }
+
+    /// `@workgroup_size(x, y, z)`.
+    pub fn workgroup_size(&self) -> [u32; 3] {
+        self.signature.workgroup_size
+    }
+
+    /// Workgroups covering a grid of `size` invocations: `ceil_div(size[d], workgroup_size[d])`
+    /// per dimension. E.g. `[37, 1, 1]` with `@workgroup_size(64)` gives `[1, 1, 1]`.
+    pub fn workgroups_for(&self, size: [u32; 3]) -> [u32; 3] {
+        let w = self.signature.workgroup_size;
+        [
+            ceil_div(size[0], w[0]),
+            ceil_div(size[1], w[1]),
+            ceil_div(size[2], w[2]),
+        ]
+    }
+
+    /// True if both kernels use the same compiled pipeline (a cache hit).
+    pub fn shares_pipeline_with(&self, other: &Kernel) -> bool {
+        Arc::ptr_eq(&self.compiled, &other.compiled)
+    }
+
+    /// The wgpu pipeline, for advanced use.
+    pub fn pipeline(&self) -> &wgpu::ComputePipeline {
+        &self.compiled.pipeline
+    }
+}
+
+impl Gpu {
+    /// Compile `shader` into a compute pipeline on this device, or return the cached one
+    /// (keyed by the WGSL text and entry point). The shader module is created from the
+    /// validated `naga::Module` (`wgpu::ShaderSource::Naga`); the bind group layout comes
+    /// from `shader.signature.bindings` (group 0; storage read, storage read-write or
+    /// uniform per binding; compute stage), never from wgpu's automatic layout.
+    ///
+    /// # Errors
+    /// [`DispatchError::MissingCapability`] if the kernel needs a capability this device lacks
+    /// (see [`Gpu::capabilities`]); [`DispatchError::Layout`] if a declared binding is missing
+    /// from the module or its types cannot be laid out; [`DispatchError::Wgpu`] if wgpu rejects
+    /// the module or pipeline; [`DispatchError::Device`] if the device is lost.
+    pub fn compile(&self, shader: &Shader) -> Result<Kernel, DispatchError> {
+        let sig = &shader.signature;
+        let missing = sig.capabilities - self.capabilities();
+        if !missing.is_empty() {
+            return Err(DispatchError::MissingCapability {
+                kernel: sig.name.clone(),
+                needed: missing,
+            });
+        }
+        let key = format!("{}\n{}", sig.name, shader.wgsl);
+        let cached = self
+            .pipelines
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&key).cloned());
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let c = Arc::new(self.build_pipeline(shader)?);
+                self.compiles.fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut cache) = self.pipelines.lock() {
+                    Arc::clone(cache.entry(key).or_insert(c))
+                } else {
+                    c
+                }
+            }
+        };
+        Ok(Kernel {
+            compiled,
+            signature: sig.clone(),
+            gpu_id: self.id,
+        })
+    }
+
+    fn build_pipeline(&self, shader: &Shader) -> Result<Compiled, DispatchError> {
+        let sig = &shader.signature;
+        let layouts = binding_layouts(shader)?;
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = sig
+            .bindings
+            .iter()
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match b.kind {
+                        BindingKind::StorageRead => {
+                            wgpu::BufferBindingType::Storage { read_only: true }
+                        }
+                        BindingKind::StorageReadWrite => {
+                            wgpu::BufferBindingType::Storage { read_only: false }
+                        }
+                        BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        if let Some(b) = sig.bindings.iter().find(|b| b.group != 0) {
+            return Err(DispatchError::Layout {
+                kernel: sig.name.clone(),
+                message: format!(
+                    "binding `{}` is in group {}; the runtime binds group 0 only",
+                    b.name, b.group
+                ),
+            });
+        }
+        let label = Some(sig.name.as_str());
+        self.scoped(|| {
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label,
+                    source: wgpu::ShaderSource::Naga(Cow::Owned(shader.module.clone())),
+                });
+            let bind_group_layout =
+                self.device
+                    .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                        label,
+                        entries: &entries,
+                    });
+            let layout = self
+                .device
+                .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label,
+                    bind_group_layouts: &[Some(&bind_group_layout)],
+                    immediate_size: 0,
+                });
+            let pipeline = self
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label,
+                    layout: Some(&layout),
+                    module: &module,
+                    entry_point: Some(&sig.name),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+            Compiled {
+                pipeline,
+                bind_group_layout,
+                layouts,
+            }
+        })
+    }
+}
+
+/// The size and stride of each declared binding's store type, from the module.
+fn binding_layouts(shader: &Shader) -> Result<Vec<BindingLayout>, DispatchError> {
+    let module = &shader.module;
+    let kernel = || shader.signature.name.clone();
+    let mut layouter = naga::proc::Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .map_err(|e| DispatchError::Layout {
+            kernel: kernel(),
+            message: e.to_string(),
+        })?;
+    shader
+        .signature
+        .bindings
+        .iter()
+        .map(|b| {
+            let want = naga::ResourceBinding {
+                group: b.group,
+                binding: b.binding,
+            };
+            let (_, var) = module
+                .global_variables
+                .iter()
+                .find(|(_, v)| v.binding.as_ref() == Some(&want))
+                .ok_or_else(|| DispatchError::Layout {
+                    kernel: kernel(),
+                    message: format!(
+                        "binding {} `{}` is declared but not in the module",
+                        b.binding, b.name
+                    ),
+                })?;
+            let stride = match module.types[var.ty].inner {
+                naga::TypeInner::Array { stride, .. } => Some(u64::from(stride)),
+                _ => None,
+            };
+            Ok(BindingLayout {
+                min_size: u64::from(layouter[var.ty].size),
+                stride,
+            })
+        })
+        .collect()
+}
