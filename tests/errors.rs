@@ -1,0 +1,181 @@
+//! Invalid kernels are `BuildError`s that name the Rust line that built the offending node.
+
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::{BuildError, TargetLimits};
+
+#[test]
+fn naga_validation_errors_name_the_rust_line_of_the_offending_expression() {
+    let mut k = KernelBuilder::new("constant_index_out_of_bounds", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let values = k.let_("values", array([lit(1.0f32), lit(2.0f32), lit(3.0f32)]));
+    let line = line!() + 1;
+    let oops = values.index(5u32);
+    k.store(&out.at(0u32), oops);
+    let err = k.build().unwrap_err();
+    let BuildError::Validation {
+        site: Some(site),
+        message,
+        ..
+    } = &err
+    else {
+        panic!("expected a located validation error, got {err:?}");
+    };
+    assert_eq!((site.file, site.line), (file!(), line), "{err}");
+    assert!(
+        message.contains("Accessing index 5"),
+        "naga's message is kept: {message}"
+    );
+    assert!(
+        err.to_string().contains(&format!("{}:{line}:", file!())),
+        "{err}"
+    );
+}
+
+#[test]
+fn naga_validation_errors_name_the_rust_line_of_the_offending_declaration() {
+    let mut k = KernelBuilder::new("unsized_workgroup_array", [1, 1, 1]);
+    let line = line!() + 1;
+    let shared = k.workgroup::<RuntimeArray<f32>>("shared");
+    k.store(&shared.at(0u32), 1.0f32);
+    let err = k.build().unwrap_err();
+    let site = match &err {
+        BuildError::Validation {
+            site: Some(site), ..
+        }
+        | BuildError::Type { site, .. } => *site,
+        other => panic!("expected a located error, got {other:?}"),
+    };
+    assert_eq!((site.file, site.line), (file!(), line), "{err}");
+}
+
+#[test]
+fn nan_and_infinite_literals_are_rejected_at_their_call_site() {
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut k = KernelBuilder::new("bad_literal", [1, 1, 1]);
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let line = line!() + 1;
+        let value = lit(bad);
+        k.store(&out.at(0u32), value * 2.0);
+        match k.build() {
+            Err(BuildError::NonFiniteLiteral { site, .. }) => {
+                assert_eq!((site.file, site.line), (file!(), line));
+            }
+            other => panic!("{bad}: expected NonFiniteLiteral, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_let_used_outside_its_block_is_out_of_scope() {
+    let mut k = KernelBuilder::new("escaping_let", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let mut escaped = None;
+    let decl_line = line!() + 2;
+    k.if_(lit(true), |k| {
+        escaped = Some(k.let_("inner", lit(1.0f32)));
+    });
+    let use_line = line!() + 1;
+    k.store(&out.at(0u32), escaped.expect("set in the closure"));
+    match k.build() {
+        Err(BuildError::OutOfScope {
+            name,
+            site,
+            declared,
+        }) => {
+            assert_eq!(name, "inner");
+            assert_eq!(site.line, use_line);
+            assert_eq!(declared.line, decl_line);
+        }
+        other => panic!("expected OutOfScope, got {other:?}"),
+    }
+}
+
+#[test]
+fn builtins_are_rejected_in_helper_functions() {
+    let mut k = KernelBuilder::new("builtin_in_helper", [1, 1, 1]);
+    let line = line!() + 1;
+    let f = k.function::<(u32,), u32>("f", ["x"], |_, (x,)| x + global_invocation_id().x());
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let r = k.call(&f, (lit(1u32),));
+    k.store(&out.at(0u32), r);
+    match k.build() {
+        Err(BuildError::BuiltinOutsideEntryPoint { site, .. }) => assert_eq!(site.line, line),
+        other => panic!("expected BuiltinOutsideEntryPoint, got {other:?}"),
+    }
+}
+
+#[test]
+fn workgroup_size_is_checked_against_the_target() {
+    let line = line!() + 1;
+    let k = KernelBuilder::new("too_big", [32, 16, 1]);
+    match k.build() {
+        Err(BuildError::WorkgroupSize { site, size, .. }) => {
+            assert_eq!(size, [32, 16, 1]);
+            assert_eq!(site.line, line);
+        }
+        other => panic!("expected WorkgroupSize, got {other:?}"),
+    }
+    let big = TargetLimits {
+        max_invocations_per_workgroup: 1024,
+        max_workgroup_size: [1024, 1024, 64],
+        ..TargetLimits::default()
+    };
+    assert!(k.build_for(&big).is_ok());
+    assert!(matches!(
+        KernelBuilder::new("zero", [0, 1, 1]).build(),
+        Err(BuildError::WorkgroupSize { .. })
+    ));
+}
+
+#[test]
+fn workgroup_memory_is_checked_against_the_target() {
+    let mut k = KernelBuilder::new("big_tile", [1, 1, 1]);
+    let tile = k.workgroup::<Array<f32, 8192>>("tile");
+    k.store(&tile.at(0u32), 1.0f32);
+    match k.build() {
+        Err(BuildError::WorkgroupMemory { bytes, limit, .. }) => {
+            assert_eq!((bytes, limit), (32768, 16384));
+        }
+        other => panic!("expected WorkgroupMemory, got {other:?}"),
+    }
+}
+
+#[test]
+fn invalid_kernel_names_are_rejected() {
+    for name in ["", "1abc", "with space", "struct", "_", "__x", "fn"] {
+        assert!(
+            matches!(
+                KernelBuilder::new(name, [1, 1, 1]).build(),
+                Err(BuildError::InvalidName { .. })
+            ),
+            "{name:?} accepted"
+        );
+    }
+}
+
+#[test]
+fn reserved_and_repeated_names_are_renamed_into_valid_wgsl() {
+    let mut k = KernelBuilder::new("names", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("storage");
+    let a = k.let_("struct", lit(1.0f32) + lit(2.0f32));
+    let b = k.let_("target", &a * 2.0);
+    let c = k.let_("_", &b + 1.0);
+    let d = k.let_("x", &c * &c);
+    let e = k.let_("x", &d + 1.0);
+    let f = k.var("input", &e);
+    k.store(&out.at(0u32), f.load());
+    let shader = k.build().expect("renamed, not rejected");
+    naga::front::wgsl::parse_str(&shader.wgsl).expect("the renamed WGSL parses");
+    assert!(shader.wgsl.contains("let x = "), "{}", shader.wgsl);
+    assert!(shader.wgsl.contains("let x_1 = "), "{}", shader.wgsl);
+}
+
+#[test]
+fn build_errors_stay_small() {
+    // Errors travel through `Result`s; keep them cheap to move.
+    assert!(
+        std::mem::size_of::<BuildError>() <= 96,
+        "{}",
+        std::mem::size_of::<BuildError>()
+    );
+}
