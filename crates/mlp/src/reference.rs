@@ -1,1 +1,369 @@
-//! (in progress)
+//! An independent CPU reference in `f64`: forward, softmax cross-entropy, backward, SGD and
+//! Adam. Written for clarity, not speed, and sharing no code with the kernels: it is the
+//! specification the GPU kernels are tested against (see [`crate::kernels::VerifiedOp`]).
+//!
+//! Shapes are row-major: activations `[batch, features]`, weights `[outputs, inputs]`.
+
+use crate::params::Params;
+
+/// The nonlinearity after a linear layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// `max(z, 0)`.
+    Relu,
+    /// `z`.
+    Identity,
+}
+
+/// One linear layer in `f64`: `weight [outputs, inputs]`, `bias [outputs]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefLayer {
+    /// Input features.
+    pub inputs: usize,
+    /// Output features.
+    pub outputs: usize,
+    /// `[outputs, inputs]`, row-major.
+    pub weight: Vec<f64>,
+    /// `[outputs]`.
+    pub bias: Vec<f64>,
+}
+
+/// The reference model: layers in `f64`; hidden layers use ReLU, the last one is the logits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefModel {
+    /// First to last.
+    pub layers: Vec<RefLayer>,
+}
+
+/// Gradients of the mean cross-entropy, one `(dweight, dbias)` per layer, same shapes as the
+/// parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefGrads {
+    /// `(dL/dweight [outputs, inputs], dL/dbias [outputs])` per layer.
+    pub layers: Vec<(Vec<f64>, Vec<f64>)>,
+}
+
+/// The result of softmax followed by cross-entropy on a batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoftmaxCrossEntropy {
+    /// `[batch, classes]`: softmax probabilities.
+    pub probs: Vec<f64>,
+    /// `[batch]`: `-ln p[label]` per example.
+    pub losses: Vec<f64>,
+    /// Mean of `losses` over the batch.
+    pub mean_loss: f64,
+    /// `[batch, classes]`: gradient of `mean_loss` w.r.t. the logits, `(p - onehot) / batch`.
+    pub dlogits: Vec<f64>,
+}
+
+impl RefModel {
+    /// The `f32` parameters widened to `f64`.
+    pub fn from_params(params: &Params) -> RefModel {
+        let widen = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        RefModel {
+            layers: params
+                .layers
+                .iter()
+                .map(|l| RefLayer {
+                    inputs: l.inputs,
+                    outputs: l.outputs,
+                    weight: widen(&l.weight),
+                    bias: widen(&l.bias),
+                })
+                .collect(),
+        }
+    }
+
+    /// All parameters flattened as `layer0.weight, layer0.bias, layer1.weight, ...`.
+    pub fn flatten(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            out.extend_from_slice(&l.weight);
+            out.extend_from_slice(&l.bias);
+        }
+        out
+    }
+
+    /// Overwrite the parameters from a flat vector in the [`RefModel::flatten`] order.
+    pub fn set_flat(&mut self, flat: &[f64]) {
+        let mut at = 0;
+        for l in &mut self.layers {
+            let n = l.weight.len();
+            l.weight.copy_from_slice(&flat[at..at + n]);
+            at += n;
+            let n = l.bias.len();
+            l.bias.copy_from_slice(&flat[at..at + n]);
+            at += n;
+        }
+    }
+
+    /// The activation of layer `index`: ReLU for hidden layers, identity for the last.
+    pub fn activation(&self, index: usize) -> Activation {
+        if index + 1 == self.layers.len() {
+            Activation::Identity
+        } else {
+            Activation::Relu
+        }
+    }
+
+    /// Forward pass of `x [batch, inputs]`: the output of every layer (post-activation), the
+    /// last being the logits `[batch, classes]`.
+    pub fn forward(&self, x: &[f64], batch: usize) -> Vec<Vec<f64>> {
+        let mut outputs: Vec<Vec<f64>> = Vec::with_capacity(self.layers.len());
+        for (i, layer) in self.layers.iter().enumerate() {
+            let input = if i == 0 { x } else { &outputs[i - 1] };
+            let y = linear_forward(input, batch, layer, self.activation(i));
+            outputs.push(y);
+        }
+        outputs
+    }
+
+    /// Mean cross-entropy of the batch.
+    pub fn loss(&self, x: &[f64], labels: &[u32], batch: usize) -> f64 {
+        let outs = self.forward(x, batch);
+        let classes = self.layers.last().map_or(0, |l| l.outputs);
+        let logits = outs.last().map_or(&[][..], |v| v.as_slice());
+        softmax_cross_entropy(logits, labels, batch, classes).mean_loss
+    }
+
+    /// Mean cross-entropy of the batch and its gradient w.r.t. every parameter
+    /// (backpropagation).
+    pub fn loss_and_grads(&self, x: &[f64], labels: &[u32], batch: usize) -> (f64, RefGrads) {
+        let outs = self.forward(x, batch);
+        let classes = self.layers.last().map_or(0, |l| l.outputs);
+        let logits = outs.last().map_or(&[][..], |v| v.as_slice());
+        let sce = softmax_cross_entropy(logits, labels, batch, classes);
+        let mut grads = vec![(Vec::new(), Vec::new()); self.layers.len()];
+        // dy: gradient w.r.t. the current layer's pre-activation output.
+        let mut dy = sce.dlogits;
+        for i in (0..self.layers.len()).rev() {
+            let input = if i == 0 { x } else { &outs[i - 1] };
+            let layer = &self.layers[i];
+            grads[i] = (
+                weight_grad(&dy, input, batch, layer.inputs, layer.outputs),
+                bias_grad(&dy, batch, layer.outputs),
+            );
+            if i > 0 {
+                let dx = input_grad(&dy, &layer.weight, batch, layer.inputs, layer.outputs);
+                dy = relu_backward(&dx, &outs[i - 1]);
+            }
+        }
+        (sce.mean_loss, RefGrads { layers: grads })
+    }
+}
+
+impl RefGrads {
+    /// Flattened in the parameter order `layer0.weight, layer0.bias, ...`.
+    pub fn flatten(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for (w, b) in &self.layers {
+            out.extend_from_slice(w);
+            out.extend_from_slice(b);
+        }
+        out
+    }
+}
+
+/// `y[b, o] = act(bias[o] + sum_i x[b, i] * weight[o, i])`: `x [batch, inputs]` ->
+/// `[batch, outputs]`.
+pub fn linear_forward(x: &[f64], batch: usize, layer: &RefLayer, act: Activation) -> Vec<f64> {
+    let (n_in, n_out) = (layer.inputs, layer.outputs);
+    let mut y = vec![0.0; batch * n_out];
+    for b in 0..batch {
+        for o in 0..n_out {
+            let mut z = layer.bias[o];
+            for i in 0..n_in {
+                z += x[b * n_in + i] * layer.weight[o * n_in + i];
+            }
+            y[b * n_out + o] = match act {
+                Activation::Relu => z.max(0.0),
+                Activation::Identity => z,
+            };
+        }
+    }
+    y
+}
+
+/// Softmax and cross-entropy of `logits [batch, classes]` against `labels [batch]`
+/// (each `< classes`), computed stably: `ln p[c] = z[c] - max(z) - ln(sum_j exp(z[j] - max(z)))`.
+pub fn softmax_cross_entropy(
+    logits: &[f64],
+    labels: &[u32],
+    batch: usize,
+    classes: usize,
+) -> SoftmaxCrossEntropy {
+    let mut probs = vec![0.0; batch * classes];
+    let mut losses = vec![0.0; batch];
+    let mut dlogits = vec![0.0; batch * classes];
+    for b in 0..batch {
+        let row = &logits[b * classes..(b + 1) * classes];
+        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = row.iter().map(|z| (z - max).exp()).sum();
+        let log_sum = sum.ln();
+        let label = labels[b] as usize;
+        losses[b] = -(row[label] - max - log_sum);
+        for c in 0..classes {
+            let p = (row[c] - max - log_sum).exp();
+            probs[b * classes + c] = p;
+            let onehot = if c == label { 1.0 } else { 0.0 };
+            dlogits[b * classes + c] = (p - onehot) / batch as f64;
+        }
+    }
+    let mean_loss = losses.iter().sum::<f64>() / batch as f64;
+    SoftmaxCrossEntropy {
+        probs,
+        losses,
+        mean_loss,
+        dlogits,
+    }
+}
+
+/// `dweight[o, i] = sum_b dy[b, o] * x[b, i]`, i.e. `dy^T x`: `[outputs, inputs]`.
+pub fn weight_grad(dy: &[f64], x: &[f64], batch: usize, inputs: usize, outputs: usize) -> Vec<f64> {
+    let mut dw = vec![0.0; outputs * inputs];
+    for o in 0..outputs {
+        for i in 0..inputs {
+            dw[o * inputs + i] = (0..batch)
+                .map(|b| dy[b * outputs + o] * x[b * inputs + i])
+                .sum();
+        }
+    }
+    dw
+}
+
+/// `dbias[o] = sum_b dy[b, o]`: `[outputs]`.
+pub fn bias_grad(dy: &[f64], batch: usize, outputs: usize) -> Vec<f64> {
+    (0..outputs)
+        .map(|o| (0..batch).map(|b| dy[b * outputs + o]).sum())
+        .collect()
+}
+
+/// `dx[b, i] = sum_o dy[b, o] * weight[o, i]`, i.e. `dy W`: `[batch, inputs]`.
+pub fn input_grad(
+    dy: &[f64],
+    weight: &[f64],
+    batch: usize,
+    inputs: usize,
+    outputs: usize,
+) -> Vec<f64> {
+    let mut dx = vec![0.0; batch * inputs];
+    for b in 0..batch {
+        for i in 0..inputs {
+            dx[b * inputs + i] = (0..outputs)
+                .map(|o| dy[b * outputs + o] * weight[o * inputs + i])
+                .sum();
+        }
+    }
+    dx
+}
+
+/// ReLU backward: `dz = dx` where the layer's output `y = relu(z)` is positive, else 0.
+pub fn relu_backward(dx: &[f64], y: &[f64]) -> Vec<f64> {
+    dx.iter()
+        .zip(y)
+        .map(|(&d, &a)| if a > 0.0 { d } else { 0.0 })
+        .collect()
+}
+
+/// One SGD step as in PyTorch's `torch.optim.SGD` (dampening 0, no Nesterov):
+/// `g = grad + weight_decay * p; v = momentum * v + g; p = p - lr * v`.
+/// With `momentum = 0` this is plain `p -= lr * (grad + weight_decay * p)`.
+pub fn sgd_step(
+    params: &mut [f64],
+    grads: &[f64],
+    velocity: &mut [f64],
+    lr: f64,
+    momentum: f64,
+    weight_decay: f64,
+) {
+    for ((p, &g), v) in params.iter_mut().zip(grads).zip(velocity.iter_mut()) {
+        let g = g + weight_decay * *p;
+        *v = momentum * *v + g;
+        *p -= lr * *v;
+    }
+}
+
+/// One Adam step, Algorithm 1 of Kingma & Ba 2015 ("Adam: A Method for Stochastic
+/// Optimization"), with `t` the 1-based step number:
+/// `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; m^ = m / (1 - b1^t); v^ = v / (1 - b2^t);
+/// p = p - lr m^ / (sqrt(v^) + eps)`.
+#[allow(clippy::too_many_arguments)]
+pub fn adam_step(
+    params: &mut [f64],
+    grads: &[f64],
+    m: &mut [f64],
+    v: &mut [f64],
+    t: u64,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    eps: f64,
+) {
+    let t = t as f64;
+    for i in 0..params.len() {
+        let g = grads[i];
+        m[i] = beta1 * m[i] + (1.0 - beta1) * g;
+        v[i] = beta2 * v[i] + (1.0 - beta2) * g * g;
+        let m_hat = m[i] / (1.0 - beta1.powf(t));
+        let v_hat = v[i] / (1.0 - beta2.powf(t));
+        params[i] -= lr * m_hat / (v_hat.sqrt() + eps);
+    }
+}
+
+/// The index of the largest value of each row of `[rows, classes]`; the first one on ties.
+pub fn argmax_rows(values: &[f64], rows: usize, classes: usize) -> Vec<u32> {
+    (0..rows)
+        .map(|r| {
+            let row = &values[r * classes..(r + 1) * classes];
+            let mut best = 0;
+            for (c, &v) in row.iter().enumerate() {
+                if v > row[best] {
+                    best = c;
+                }
+            }
+            best as u32
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn softmax_is_stable_for_extreme_logits() {
+        let logits = [1000.0, 0.0, -1000.0, 5.0, 5.0, 5.0];
+        let s = softmax_cross_entropy(&logits, &[2, 1], 2, 3);
+        assert!((s.losses[0] - 2000.0).abs() < 1e-9);
+        assert!((s.losses[1] - 3f64.ln()).abs() < 1e-12);
+        assert!(s.probs.iter().chain(&s.dlogits).all(|v| v.is_finite()));
+        assert!((s.probs[0] - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn adam_first_step_moves_by_lr() {
+        // At t = 1, m^ / sqrt(v^) = g / |g|: each parameter moves by lr against its gradient.
+        let mut p = vec![1.0, -2.0];
+        let (mut m, mut v) = (vec![0.0; 2], vec![0.0; 2]);
+        adam_step(
+            &mut p,
+            &[0.5, -3.0],
+            &mut m,
+            &mut v,
+            1,
+            0.1,
+            0.9,
+            0.999,
+            0.0,
+        );
+        assert!((p[0] - 0.9).abs() < 1e-12 && (p[1] + 1.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn argmax_takes_the_first_maximum() {
+        assert_eq!(
+            argmax_rows(&[1.0, 3.0, 3.0, 0.0, -1.0, -2.0], 2, 3),
+            vec![1, 0]
+        );
+    }
+}
