@@ -379,7 +379,9 @@ pub(super) fn examples() -> Vec<Example> {
                     .to_vec()
                 })
             },
-            tolerance: 1e-4,
+            // WGSL allows 4096 ULP for atan/atan2, and asin/acos inherit atan2's error
+            // (WGSL spec §15.5.1 "Floating Point Accuracy"); lavapipe's asin is off by ~3e-4.
+            tolerance: 5e-4,
             needs_subgroups: false,
         },
         Example {
