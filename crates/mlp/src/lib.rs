@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod error;
 pub mod kernels;
 pub mod model;
 pub mod params;

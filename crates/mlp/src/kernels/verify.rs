@@ -10,6 +10,7 @@ use bytemuck::Pod;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use wgsl_dsl::KernelBuilder;
+use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer};
 use wgsl_dsl::types::WgslType;
 
 use super::uniforms::*;
@@ -237,4 +238,66 @@ pub fn uniform_u32(rng: &mut ChaCha8Rng, n: usize, bound: u32) -> Vec<u32> {
 /// `[x, 1, 1]` workgroups of `size` invocations covering `n`.
 pub fn grid_1d(n: usize, size: u32) -> [u32; 3] {
     [n.div_ceil(size as usize).max(1) as u32, 1, 1]
+}
+
+/// Run `case` on `gpu`: upload every argument (outputs poisoned with NaN or `0xDEADBEEF`),
+/// dispatch the op's kernel once, and read back every written binding, in order.
+///
+/// # Errors
+/// [`MlpError::Build`] if the kernel does not build for this device; dispatch and device
+/// errors of the runtime.
+pub fn run_case(
+    gpu: &Gpu,
+    op: &dyn VerifiedOp,
+    case: &Case,
+) -> Result<Vec<Values>, crate::error::MlpError> {
+    let kernel = gpu.compile(&op.build().build_for(&gpu.target_limits())?)?;
+    enum Buf {
+        F32(GpuBuffer<f32>),
+        U32(GpuBuffer<u32>),
+        Other(Box<dyn BindArg>),
+    }
+    let poison_f32 = |v: &[f32], role: Role| match role {
+        Role::Output => vec![f32::NAN; v.len()],
+        _ => v.to_vec(),
+    };
+    let poison_u32 = |v: &[u32], role: Role| match role {
+        Role::Output => vec![0xDEAD_BEEF; v.len()],
+        _ => v.to_vec(),
+    };
+    let mut bufs = Vec::with_capacity(case.args.len());
+    for arg in &case.args {
+        bufs.push(match arg {
+            CaseArg::F32(v, role) => Buf::F32(GpuBuffer::from_slice(gpu, &poison_f32(v, *role))?),
+            CaseArg::U32(v, role) | CaseArg::AtomicU32(v, role) => {
+                Buf::U32(GpuBuffer::from_slice(gpu, &poison_u32(v, *role))?)
+            }
+            CaseArg::Uniform(u) => Buf::Other(match *u {
+                UniformValue::Linear(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+                UniformValue::Loss(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+                UniformValue::Gather(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+                UniformValue::Sgd(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+                UniformValue::Adam(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+                UniformValue::Eval(x) => Box::new(GpuBuffer::from_value(gpu, x)?),
+            }),
+        });
+    }
+    let args: Vec<&dyn BindArg> = bufs
+        .iter()
+        .map(|b| match b {
+            Buf::F32(b) => b as &dyn BindArg,
+            Buf::U32(b) => b as &dyn BindArg,
+            Buf::Other(b) => b.as_ref(),
+        })
+        .collect();
+    gpu.dispatch(&kernel, &args, case.workgroups)?;
+    let mut out = Vec::new();
+    for i in case.outputs() {
+        out.push(match &bufs[i] {
+            Buf::F32(b) => Values::F32(b.read(gpu)?.into_iter().map(f64::from).collect()),
+            Buf::U32(b) => Values::U32(b.read(gpu)?),
+            Buf::Other(_) => unreachable!("uniforms are never outputs"),
+        });
+    }
+    Ok(out)
 }
