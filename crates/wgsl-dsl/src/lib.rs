@@ -50,6 +50,7 @@ pub use kernel::{
 pub use naga;
 pub use shader::{BuildError, Shader, TargetLimits};
 pub use site::CallSite;
+pub use wgsl_dsl_macros::{WgslStruct, kernel};
 
 /// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
 pub mod prelude {
@@ -62,6 +63,7 @@ pub mod prelude {
         subgroup_size, workgroup_id,
     };
     pub use crate::shader::{BuildError, Shader};
+    pub use wgsl_dsl_macros::{WgslStruct, kernel};
     pub use crate::types::{
         Array, Atomic, Mat, Mat2x2, Mat3x3, Mat4x4, RuntimeArray, Vec2, Vec3, Vec4, Vector,
         WgslStruct, WgslType,

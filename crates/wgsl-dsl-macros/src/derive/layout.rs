@@ -1,0 +1,195 @@
+//! WGSL memory layout (WGSL spec §14.4 "Memory Layout") as `const` expressions, folded to
+//! numbers where the macro knows them, and the checks comparing it with Rust's `repr(C)`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::ast::WTy;
+
+/// A `usize`: known to the macro, or a `const` expression for the compiler.
+#[derive(Clone, Debug)]
+pub enum Num {
+    Lit(u64),
+    Expr(TokenStream),
+}
+
+impl Num {
+    pub fn tokens(&self) -> TokenStream {
+        match self {
+            Num::Lit(n) => {
+                let n = *n as usize;
+                quote!(#n)
+            }
+            Num::Expr(e) => e.clone(),
+        }
+    }
+    pub fn add(&self, o: &Num) -> Num {
+        match (self, o) {
+            (Num::Lit(a), Num::Lit(b)) => Num::Lit(a + b),
+            _ => {
+                let (a, b) = (self.tokens(), o.tokens());
+                Num::Expr(quote!((#a + #b)))
+            }
+        }
+    }
+    pub fn mul(&self, o: &Num) -> Num {
+        match (self, o) {
+            (Num::Lit(a), Num::Lit(b)) => Num::Lit(a * b),
+            _ => {
+                let (a, b) = (self.tokens(), o.tokens());
+                Num::Expr(quote!((#a * #b)))
+            }
+        }
+    }
+    /// `roundUp(align, self)` (WGSL spec §14.4.1).
+    pub fn round_up(&self, align: &Num) -> Num {
+        match (self, align) {
+            (Num::Lit(a), Num::Lit(k)) => Num::Lit(a.div_ceil(*k) * k),
+            _ => {
+                let (a, k) = (self.tokens(), align.tokens());
+                Num::Expr(quote!(((#a + #k - 1) / #k * #k)))
+            }
+        }
+    }
+    pub fn max(&self, o: &Num) -> Num {
+        match (self, o) {
+            (Num::Lit(a), Num::Lit(b)) => Num::Lit(*a.max(b)),
+            _ => {
+                let (a, b) = (self.tokens(), o.tokens());
+                Num::Expr(quote!({
+                    let (a, b) = (#a, #b);
+                    if a > b { a } else { b }
+                }))
+            }
+        }
+    }
+}
+
+/// `AlignOf` and `SizeOf` of a WGSL type (WGSL spec §14.4.1, table "Alignment and size").
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub align: Num,
+    pub size: Num,
+}
+
+pub fn layout(w: &WTy) -> Layout {
+    match w {
+        WTy::Scalar(_) => Layout {
+            align: Num::Lit(4),
+            size: Num::Lit(4),
+        },
+        WTy::Vector(n, _) => Layout {
+            align: Num::Lit(if *n == 2 { 8 } else { 16 }),
+            size: Num::Lit(4 * *n as u64),
+        },
+        WTy::Matrix(c, r) => {
+            let col = if *r == 2 { 8 } else { 16 };
+            Layout {
+                align: Num::Lit(col),
+                size: Num::Lit(*c as u64 * col),
+            }
+        }
+        WTy::Array(e, len) => {
+            let el = layout(e);
+            let stride = el.size.round_up(&el.align);
+            let len = match len {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i
+                    .base10_parse()
+                    .map(Num::Lit)
+                    .unwrap_or_else(|_| Num::Expr(quote!((#len)))),
+                _ => Num::Expr(quote!(((#len) as usize))),
+            };
+            Layout {
+                align: el.align,
+                size: len.mul(&stride),
+            }
+        }
+        WTy::Struct(p) => Layout {
+            align: Num::Expr(quote!(#p::__WGSL_ALIGN)),
+            size: Num::Expr(quote!(#p::__WGSL_SIZE)),
+        },
+    }
+}
+
+/// Member offsets, struct alignment and size (WGSL spec §14.4.1: each member at the next
+/// multiple of its alignment; the size rounded up to the struct's alignment).
+pub struct StructLayout {
+    pub offsets: Vec<Num>,
+    pub align: Num,
+    pub size: Num,
+}
+
+pub fn struct_layout(fields: &[&WTy]) -> StructLayout {
+    let mut end = Num::Lit(0);
+    let mut align = Num::Lit(1);
+    let mut offsets = Vec::new();
+    for w in fields {
+        let l = layout(w);
+        let off = end.round_up(&l.align);
+        end = off.add(&l.size);
+        align = align.max(&l.align);
+        offsets.push(off);
+    }
+    StructLayout {
+        offsets,
+        size: end.round_up(&align),
+        align,
+    }
+}
+
+/// Panics (in `const` evaluation) naming the padding to add when the Rust offset `rust` is
+/// below the WGSL offset `wgsl`. `what` names the place: "before `b`", "at the end".
+pub fn padding_check(
+    rust: TokenStream,
+    wgsl: TokenStream,
+    struct_name: &str,
+    subject: &str,
+    pad_name: &str,
+    what: &str,
+    uniform: bool,
+    span: Span,
+) -> TokenStream {
+    let msg = |words: usize| {
+        let fields = if uniform {
+            (0..words)
+                .map(|i| format!("{pad_name}{i}: u32"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else if words == 1 {
+            format!("{pad_name}: u32")
+        } else {
+            format!("{pad_name}: [u32; {words}]")
+        };
+        format!(
+            "WGSL layout mismatch in `{struct_name}`: {subject} {} bytes further in WGSL than in Rust \
+             (WGSL spec §14.4 alignment): add `{fields}` {what}",
+            words * 4
+        )
+    };
+    let lit = |s: String| syn::LitStr::new(&s, span);
+    let (m1, m2, m3) = (lit(msg(1)), lit(msg(2)), lit(msg(3)));
+    let other = format!(
+        "WGSL layout mismatch in `{struct_name}`: {subject} at a different offset in Rust than in WGSL \
+         (WGSL spec §14.4): adjust the padding {what}"
+    );
+    let other = lit(other);
+    quote_spanned! {span=>
+        let rust: usize = #rust;
+        let wgsl: usize = #wgsl;
+        if rust != wgsl {
+            if rust < wgsl {
+                match (wgsl - rust) / 4 {
+                    1 => ::core::panic!(#m1),
+                    2 => ::core::panic!(#m2),
+                    3 => ::core::panic!(#m3),
+                    _ => ::core::panic!(#other),
+                }
+            } else {
+                ::core::panic!(#other)
+            }
+        }
+    }
+}

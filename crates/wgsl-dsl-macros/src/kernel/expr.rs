@@ -1,0 +1,447 @@
+//! Expressions: Rust syntax -> `Exp` / `Place` code.
+//!
+//! Each expression is translated to a [`Tr`]: a place (read with `.load()` where a value is
+//! needed), a value (`Exp<T>`), or a plain Rust value (literals, consts), which the DSL turns
+//! into a WGSL literal where it meets an `Exp`. Calls that are statements in the builder
+//! (helper calls, atomics, subgroup operations) are hoisted into `pre`, in evaluation order.
+//! Generated tokens carry the span of the Rust they come from, so type errors (`f32 + u32`)
+//! point at the author's expression.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::builtins::*;
+use super::ctx::{Cat, Ctx, Tr};
+
+fn rust(tokens: TokenStream, span: Span) -> Tr {
+    Tr {
+        cat: Cat::Rust,
+        tokens,
+        span,
+    }
+}
+
+fn value(tokens: TokenStream, span: Span) -> Tr {
+    Tr {
+        cat: Cat::Value,
+        tokens,
+        span,
+    }
+}
+
+/// A stand-in after an error; never compiled (the stub replaces the body).
+fn dummy(span: Span) -> Tr {
+    rust(quote!(()), span)
+}
+
+/// True if `e` can be a method receiver without parentheses.
+fn is_postfix(e: &syn::Expr) -> bool {
+    matches!(
+        e,
+        syn::Expr::Path(_)
+            | syn::Expr::Paren(_)
+            | syn::Expr::Lit(_)
+            | syn::Expr::Index(_)
+            | syn::Expr::Field(_)
+            | syn::Expr::MethodCall(_)
+            | syn::Expr::Call(_)
+    )
+}
+
+impl Ctx {
+    /// The value of `t`: places are loaded.
+    pub fn val(&self, t: &Tr) -> TokenStream {
+        let tokens = &t.tokens;
+        match t.cat {
+            Cat::Place => quote_spanned!(t.span=> #tokens.load()),
+            _ => tokens.clone(),
+        }
+    }
+
+    /// The value of `t` as an `Exp` receiver: places loaded, Rust values made literals.
+    fn recv(&self, t: &Tr, src: &syn::Expr) -> TokenStream {
+        let tokens = &t.tokens;
+        match t.cat {
+            Cat::Place => quote_spanned!(t.span=> #tokens.load()),
+            Cat::Value if is_postfix(src) => tokens.clone(),
+            Cat::Value => quote_spanned!(t.span=> (#tokens)),
+            Cat::Rust => quote_spanned!(t.span=> ::wgsl_dsl::lit(#tokens)),
+        }
+    }
+
+    /// Translate an expression used as a value or place.
+    pub fn expr(&mut self, e: &syn::Expr, pre: &mut Vec<TokenStream>) -> Tr {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) => self.lit(l),
+            syn::Expr::Path(p) => {
+                if p.qself.is_none()
+                    && let Some(id) = p.path.get_ident()
+                {
+                    match self.lookup(id) {
+                        Cat::Place => Tr {
+                            cat: Cat::Place,
+                            tokens: id.to_token_stream(),
+                            span,
+                        },
+                        Cat::Value => value(quote_spanned!(span=> #id.clone()), span),
+                        Cat::Rust => rust(id.to_token_stream(), span),
+                    }
+                } else {
+                    rust(p.to_token_stream(), span)
+                }
+            }
+            syn::Expr::Paren(p) => {
+                let inner = self.expr(&p.expr, pre);
+                let t = &inner.tokens;
+                Tr {
+                    tokens: quote_spanned!(span=> (#t)),
+                    ..inner
+                }
+            }
+            syn::Expr::Group(g) => self.expr(&g.expr, pre),
+            syn::Expr::Unary(u) => {
+                let inner = self.expr(&u.expr, pre);
+                let op = &u.op;
+                match u.op {
+                    syn::UnOp::Neg(_) | syn::UnOp::Not(_) => {
+                        if inner.cat == Cat::Rust {
+                            let t = &inner.tokens;
+                            rust(quote!(#op #t), span)
+                        } else {
+                            let v = self.val(&inner);
+                            value(quote_spanned!(span=> #op #v), span)
+                        }
+                    }
+                    _ => {
+                        self.err(
+                            span,
+                            "`*` (dereference) is not supported in kernels: bindings and `let`s are used by name",
+                        );
+                        dummy(span)
+                    }
+                }
+            }
+            syn::Expr::Binary(b) => self.binary(b, pre),
+            syn::Expr::Cast(c) => {
+                let inner = self.expr(&c.expr, pre);
+                let ty = &c.ty;
+                let target = ["f32", "i32", "u32", "bool"]
+                    .into_iter()
+                    .find(|s| matches!(&**ty, syn::Type::Path(p) if p.path.is_ident(s)));
+                match (target, inner.cat) {
+                    (_, Cat::Rust) => {
+                        let t = &inner.tokens;
+                        rust(quote!(#t as #ty), span)
+                    }
+                    (Some(s), _) => {
+                        let m = syn::Ident::new(&format!("to_{s}"), ty.span());
+                        let r = self.recv(&inner, &c.expr);
+                        value(quote_spanned!(span=> #r.#m()), span)
+                    }
+                    (None, _) => {
+                        self.err(
+                            ty.span(),
+                            "kernels cast only to `f32`, `i32`, `u32` or `bool` (WGSL value conversions)",
+                        );
+                        dummy(span)
+                    }
+                }
+            }
+            syn::Expr::Index(ix) => {
+                let base = self.expr(&ix.expr, pre);
+                let index = self.expr(&ix.index, pre);
+                let i = self.val(&index);
+                let b = &base.tokens;
+                match base.cat {
+                    Cat::Place => Tr {
+                        cat: Cat::Place,
+                        tokens: quote_spanned!(span=> #b.at(#i)),
+                        span,
+                    },
+                    Cat::Value => {
+                        let r = self.recv(&base, &ix.expr);
+                        value(quote_spanned!(span=> #r.index(#i)), span)
+                    }
+                    Cat::Rust if index.cat == Cat::Rust => rust(quote!(#b[#i]), span),
+                    Cat::Rust => {
+                        self.err(
+                            ix.expr.span(),
+                            "a Rust value cannot be indexed by a kernel value; bind it to a `let` first",
+                        );
+                        dummy(span)
+                    }
+                }
+            }
+            syn::Expr::Field(f) => {
+                let base = self.expr(&f.base, pre);
+                let syn::Member::Named(name) = &f.member else {
+                    self.err(f.member.span(), "tuple fields are not supported in kernels");
+                    return dummy(span);
+                };
+                let b = &base.tokens;
+                let is_swizzle = SWIZZLES.contains(&name.to_string().as_str());
+                match base.cat {
+                    Cat::Rust => rust(quote!(#b.#name), span),
+                    Cat::Place if !is_swizzle => Tr {
+                        cat: Cat::Place,
+                        tokens: quote_spanned!(span=> #b.#name()),
+                        span,
+                    },
+                    _ => {
+                        let r = self.recv(&base, &f.base);
+                        value(quote_spanned!(span=> #r.#name()), span)
+                    }
+                }
+            }
+            syn::Expr::MethodCall(m) => self.method(m, pre),
+            syn::Expr::Call(c) => self.call(c, pre, false),
+            syn::Expr::If(_) => {
+                self.err(
+                    span,
+                    "`if` is a statement in kernels, not a value: use `select(reject, accept, condition)` or a `let mut`",
+                );
+                dummy(span)
+            }
+            syn::Expr::Reference(_) => {
+                self.err(
+                    span,
+                    "references are not supported in kernels: use bindings and `let`s by name",
+                );
+                dummy(span)
+            }
+            syn::Expr::Macro(m) => {
+                self.err(
+                    m.mac.path.span(),
+                    "macros are not supported in kernel bodies",
+                );
+                dummy(span)
+            }
+            _ => {
+                self.err(
+                    span,
+                    "unsupported expression in a kernel (supported: literals, names, operators, `as`, indexing, fields, built-in calls and methods, helper calls)",
+                );
+                dummy(span)
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &syn::ExprLit) -> Tr {
+        let span = l.span();
+        match &l.lit {
+            syn::Lit::Float(f) => match f.suffix() {
+                "" => {
+                    let lit = syn::LitFloat::new(&format!("{}f32", f.base10_digits()), span);
+                    rust(lit.to_token_stream(), span)
+                }
+                "f32" => rust(f.to_token_stream(), span),
+                s => {
+                    self.err(span, format!("WGSL has no `{s}`: use `f32`"));
+                    dummy(span)
+                }
+            },
+            syn::Lit::Int(i) => match i.suffix() {
+                "" | "u32" | "i32" => rust(i.to_token_stream(), span),
+                "f32" => rust(i.to_token_stream(), span),
+                s => {
+                    self.err(
+                        span,
+                        format!("WGSL has no `{s}`: use `u32`, `i32` or `f32`"),
+                    );
+                    dummy(span)
+                }
+            },
+            syn::Lit::Bool(b) => rust(b.to_token_stream(), span),
+            _ => {
+                self.err(span, "only number and `bool` literals exist in WGSL");
+                dummy(span)
+            }
+        }
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary, pre: &mut Vec<TokenStream>) -> Tr {
+        use syn::BinOp::*;
+        let span = b.span();
+        let l = self.expr(&b.left, pre);
+        let r = self.expr(&b.right, pre);
+        let op = &b.op;
+        if l.cat == Cat::Rust && r.cat == Cat::Rust {
+            let (lt, rt) = (&l.tokens, &r.tokens);
+            return rust(quote!(#lt #op #rt), span);
+        }
+        let (method, flipped) = match op {
+            Lt(_) => (Some("lt"), "gt"),
+            Le(_) => (Some("le"), "ge"),
+            Gt(_) => (Some("gt"), "lt"),
+            Ge(_) => (Some("ge"), "le"),
+            Eq(_) => (Some("eq"), "eq"),
+            Ne(_) => (Some("ne"), "ne"),
+            And(_) => (Some("and"), "and"),
+            Or(_) => (Some("or"), "or"),
+            Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_) | BitAnd(_) | BitOr(_) | BitXor(_)
+            | Shl(_) | Shr(_) => (None, ""),
+            _ => {
+                self.err(
+                    op.span(),
+                    "compound assignment is a statement: write it on its own line",
+                );
+                return dummy(span);
+            }
+        };
+        match method {
+            None => {
+                let (lv, rv) = (self.val(&l), self.val(&r));
+                value(quote!(#lv #op #rv), span)
+            }
+            Some(m) => {
+                // `a < b` is `a.lt(b)`; with a Rust value on the left, `b.gt(a)` (operands are
+                // pure expressions, so the order does not matter).
+                let (recv, arg, m) = if l.cat == Cat::Rust {
+                    (self.recv(&r, &b.right), self.val(&l), flipped)
+                } else {
+                    (self.recv(&l, &b.left), self.val(&r), m)
+                };
+                let m = syn::Ident::new(m, op.span());
+                value(quote_spanned!(span=> #recv.#m(#arg)), span)
+            }
+        }
+    }
+
+    fn args(
+        &mut self,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        pre: &mut Vec<TokenStream>,
+    ) -> Vec<TokenStream> {
+        args.iter()
+            .map(|a| {
+                let t = self.expr(a, pre);
+                self.val(&t)
+            })
+            .collect()
+    }
+
+    fn method(&mut self, m: &syn::ExprMethodCall, pre: &mut Vec<TokenStream>) -> Tr {
+        let span = m.span();
+        let recv = self.expr(&m.receiver, pre);
+        let name = &m.method;
+        let sname = name.to_string();
+        let args = self.args(&m.args, pre);
+        let turbofish = &m.turbofish;
+        let k = self.k.clone();
+        if recv.cat == Cat::Place {
+            let p = &recv.tokens;
+            if sname == "len" || sname == "load" {
+                return value(quote_spanned!(span=> #p.#name()), span);
+            }
+            if ATOMIC_METHODS.contains(&sname.as_str()) {
+                let t = self.temp();
+                pre.push(quote_spanned!(span=> let #t = #k.#name(&#p, #(#args),*);));
+                return value(t.to_token_stream(), span);
+            }
+        }
+        if let Some(b) = method_builtin(&sname) {
+            let f = syn::Ident::new(b, name.span());
+            let r = self.val(&recv);
+            return value(
+                quote_spanned!(span=> ::wgsl_dsl::exp::builtins::#f(#r, #(#args),*)),
+                span,
+            );
+        }
+        if EXP_METHODS.contains(&sname.as_str()) {
+            let r = self.recv(&recv, &m.receiver);
+            return value(quote_spanned!(span=> #r.#name #turbofish(#(#args),*)), span);
+        }
+        if sname == "atomic_store" {
+            self.err(
+                name.span(),
+                "`atomic_store` is a statement: write it on its own line",
+            );
+        } else if ATOMIC_METHODS.contains(&sname.as_str()) || sname == "len" {
+            self.err(
+                m.receiver.span(),
+                format!(
+                    "`{sname}` applies to a binding or workgroup variable (a place), not to a value"
+                ),
+            );
+        } else {
+            self.err(
+                name.span(),
+                format!(
+                    "unknown method `{sname}`: not a WGSL built-in. Known methods: {}",
+                    known_methods()
+                ),
+            );
+        }
+        dummy(span)
+    }
+
+    /// A call: a built-in function or value, a vector constructor, a builder statement
+    /// (barrier, subgroup operation), or a helper function. `stmt` is true at statement level,
+    /// where barriers are allowed.
+    pub fn call(&mut self, c: &syn::ExprCall, pre: &mut Vec<TokenStream>, stmt: bool) -> Tr {
+        let span = c.span();
+        let syn::Expr::Path(fp) = &*c.func else {
+            self.err(
+                c.func.span(),
+                "only named functions can be called in kernels",
+            );
+            return dummy(span);
+        };
+        let path = &fp.path;
+        let args = self.args(&c.args, pre);
+        let k = self.k.clone();
+        if let Some(id) = path.get_ident() {
+            let s = id.to_string();
+            let s = s.as_str();
+            if BUILTIN_FNS.contains(&s) {
+                return value(
+                    quote_spanned!(span=> ::wgsl_dsl::exp::builtins::#id(#(#args),*)),
+                    span,
+                );
+            }
+            if VECTOR_FNS.contains(&s) {
+                return value(
+                    quote_spanned!(span=> ::wgsl_dsl::exp::vector::#id(#(#args),*)),
+                    span,
+                );
+            }
+            if BUILTIN_VALUES.contains(&s) {
+                return value(quote_spanned!(span=> ::wgsl_dsl::kernel::#id()), span);
+            }
+            if BARRIERS.contains(&s) {
+                if !stmt {
+                    self.err(
+                        span,
+                        format!("`{s}()` is a statement: write it on its own line"),
+                    );
+                }
+                pre.push(quote_spanned!(span=> #k.#id();));
+                return rust(quote!(()), span);
+            }
+            if SUBGROUP_FNS.contains(&s) {
+                let t = self.temp();
+                pre.push(quote_spanned!(span=> let #t = #k.#id(#(#args),*);));
+                return value(t.to_token_stream(), span);
+            }
+            if self.helper_name.as_deref() == Some(s) {
+                self.err(span, "recursion is not allowed in WGSL (spec §11)");
+                return dummy(span);
+            }
+        }
+        if args.is_empty() {
+            self.err(
+                span,
+                "helper functions take at least one argument (wgsl-dsl helper functions have 1 to 6 parameters)",
+            );
+            return dummy(span);
+        }
+        let f = self.helper(path);
+        let t = self.temp();
+        pre.push(quote_spanned!(span=>
+            let #t = #k.call(&#f, (#(::wgsl_dsl::IntoExp::into_exp(#args),)*));
+        ));
+        value(t.to_token_stream(), span)
+    }
+}

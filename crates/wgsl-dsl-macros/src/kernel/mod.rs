@@ -1,0 +1,289 @@
+//! `#[kernel]`: parse the attribute and the function -> translate the body (statements in
+//! [`stmt`], expressions in [`expr`]) -> emit a function that builds the kernel.
+//!
+//! Any error (unsupported syntax, unknown built-in, ...) is reported with its span, all
+//! together, and the function is replaced by a stub with the same signature so that callers do
+//! not add a cascade of errors.
+
+mod builtins;
+mod ctx;
+mod expr;
+mod params;
+mod stmt;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::errors::Errors;
+use ctx::{Cat, Ctx};
+use params::dsl_type;
+
+/// `#[kernel(...)]` arguments.
+#[derive(Default)]
+struct Args {
+    workgroup_size: Option<syn::Expr>,
+    name: Option<syn::LitStr>,
+    helper: Option<Span>,
+}
+
+fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
+    let mut args = Args::default();
+    let parser = syn::meta::parser(|m| {
+        if m.path.is_ident("workgroup_size") {
+            args.workgroup_size = Some(m.value()?.parse()?);
+        } else if m.path.is_ident("name") {
+            args.name = Some(m.value()?.parse()?);
+        } else if m.path.is_ident("helper") {
+            args.helper = Some(m.path.span());
+        } else {
+            return Err(m.error(
+                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"` or `helper`",
+            ));
+        }
+        Ok(())
+    });
+    if let Err(e) = syn::parse::Parser::parse2(parser, attr) {
+        errs.add(e);
+    }
+    args
+}
+
+/// Expand `#[kernel(attr)] item`.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errs = Errors::default();
+    let args = parse_args(attr, &mut errs);
+    check_signature(&f.sig, &mut errs);
+    let (out, ctx_errs) = if args.helper.is_some() {
+        if let Some(w) = &args.workgroup_size {
+            errs.push(w.span(), "a helper function has no workgroup size");
+        }
+        expand_helper(&f)
+    } else {
+        expand_kernel(&f, &args)
+    };
+    errs.extend(ctx_errs);
+    match errs.finish() {
+        Some(e) => {
+            let stub = stub(&f, args.helper.is_some());
+            quote!(#e #stub)
+        }
+        None => out,
+    }
+}
+
+fn check_signature(sig: &syn::Signature, errs: &mut Errors) {
+    if let Some(a) = &sig.asyncness {
+        errs.push(a.span(), "kernels cannot be `async`");
+    }
+    if let Some(u) = &sig.unsafety {
+        errs.push(u.span(), "kernels cannot be `unsafe`");
+    }
+    if let Some(v) = &sig.variadic {
+        errs.push(v.span(), "kernels cannot be variadic");
+    }
+}
+
+/// The generated kernel function: `fn name(<rust params>) -> ::wgsl_dsl::KernelBuilder`.
+fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
+    let mut ctx = Ctx::new(None);
+    if let syn::ReturnType::Type(arrow, _) = &f.sig.output {
+        ctx.err(
+            arrow.span(),
+            "a kernel returns nothing: it writes its results to storage buffers",
+        );
+    }
+    let sig = params::kernel_params(&mut ctx, &f.sig);
+    let body = ctx.block(&f.block, None);
+    let k = ctx.k.clone();
+    let helpers = helper_registrations(&ctx);
+    let decls = &sig.decls;
+    let name = args
+        .name
+        .as_ref()
+        .map(|n| n.to_token_stream())
+        .unwrap_or_else(|| f.sig.ident.to_string().to_token_stream());
+    let size = match &args.workgroup_size {
+        None => {
+            ctx.err(
+                Span::call_site(),
+                "missing workgroup size: `#[kernel(workgroup_size = [64, 1, 1])]`",
+            );
+            quote!([1, 1, 1])
+        }
+        Some(syn::Expr::Array(a)) if a.elems.len() == 3 => quote!(#a),
+        Some(syn::Expr::Array(a)) => {
+            let mut e = a.elems.iter();
+            match (e.next(), e.next(), e.next()) {
+                (Some(x), None, _) => quote!([#x, 1, 1]),
+                (Some(x), Some(y), None) => quote!([#x, #y, 1]),
+                _ => {
+                    ctx.err(a.span(), "a workgroup size has 1 to 3 dimensions");
+                    quote!([1, 1, 1])
+                }
+            }
+        }
+        Some(e) => quote!([#e, 1, 1]),
+    };
+    let attrs = &f.attrs;
+    let vis = &f.vis;
+    let ident = &f.sig.ident;
+    let generics = &f.sig.generics;
+    let where_clause = &f.sig.generics.where_clause;
+    let rust_params = &sig.rust_params;
+    let doc_span = f.sig.ident.span();
+    let out = quote_spanned! {doc_span=>
+        #(#attrs)*
+        #[must_use = "build the kernel with `.build()`"]
+        #vis fn #ident #generics (#(#rust_params),*) -> ::wgsl_dsl::KernelBuilder #where_clause {
+            let mut __kernel = ::wgsl_dsl::KernelBuilder::new(#name, #size);
+            {
+                let #k = &mut __kernel;
+                #(#helpers)*
+                #(#decls)*
+                #body
+            }
+            __kernel
+        }
+    };
+    (out, ctx.errs)
+}
+
+fn helper_registrations(ctx: &Ctx) -> Vec<TokenStream> {
+    let k = &ctx.k;
+    ctx.helpers
+        .iter()
+        .map(|h| {
+            let (var, path) = (&h.var, &h.path);
+            quote_spanned!(path.span()=> let #var = #path(#k);)
+        })
+        .collect()
+}
+
+/// The parameter types of a helper as DSL types, and its result type.
+fn helper_types(
+    f: &syn::ItemFn,
+    ctx: &mut Ctx,
+) -> (Vec<syn::Ident>, Vec<TokenStream>, TokenStream) {
+    let mut names = Vec::new();
+    let mut types = Vec::new();
+    for arg in &f.sig.inputs {
+        match arg {
+            syn::FnArg::Typed(pt) => {
+                if let Some(a) = pt.attrs.first() {
+                    ctx.err(
+                        a.span(),
+                        "helper function parameters are values: no attributes",
+                    );
+                }
+                match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        names.push(pi.ident.clone())
+                    }
+                    p => ctx.err(p.span(), "helper parameters are plain names"),
+                }
+                types.push(dsl_type(&pt.ty));
+            }
+            syn::FnArg::Receiver(r) => ctx.err(r.span(), "helper functions take no `self`"),
+        }
+    }
+    if names.is_empty() || names.len() > 6 {
+        ctx.err(
+            f.sig.paren_token.span.join(),
+            "helper functions take 1 to 6 parameters (wgsl-dsl `FnArgs`)",
+        );
+    }
+    let result = match &f.sig.output {
+        syn::ReturnType::Type(_, t) => dsl_type(t),
+        syn::ReturnType::Default => {
+            ctx.err(
+                f.sig.ident.span(),
+                "helper functions return a value (`-> f32`): wgsl-dsl has no functions without a result",
+            );
+            quote!(())
+        }
+    };
+    (names, types, result)
+}
+
+/// `#[kernel(helper)] fn f(a: A, ..) -> R { .. }` becomes
+/// `fn f(k: &mut KernelBuilder) -> Function<(A, ..), R>`, which defines the WGSL function in `k`.
+fn expand_helper(f: &syn::ItemFn) -> (TokenStream, Errors) {
+    let mut ctx = Ctx::new(Some(f.sig.ident.to_string()));
+    let (names, types, result) = helper_types(f, &mut ctx);
+    for n in &names {
+        ctx.declare(n, Cat::Value);
+    }
+    let mut tail = None;
+    let body = ctx.block(&f.block, Some(&mut tail));
+    let tail = match tail {
+        Some(t) => t,
+        None => {
+            ctx.err(
+                f.block.brace_token.span.close(),
+                "a helper function ends with its result: an expression or `return value;`",
+            );
+            quote!(())
+        }
+    };
+    let k = ctx.k.clone();
+    let helpers = helper_registrations(&ctx);
+    let name = f.sig.ident.to_string();
+    let names_str: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let attrs = &f.attrs;
+    let vis = &f.vis;
+    let ident = &f.sig.ident;
+    let out = quote! {
+        #(#attrs)*
+        #vis fn #ident(#k: &mut ::wgsl_dsl::KernelBuilder) -> ::wgsl_dsl::Function<(#(#types,)*), #result> {
+            #(#helpers)*
+            #k.function::<(#(#types,)*), #result>(#name, [#(#names_str),*], |#k, (#(#names,)*)| {
+                #body
+                #tail
+            })
+        }
+    };
+    (out, ctx.errs)
+}
+
+/// After an error: the same signature with an unreachable body, so uses of the kernel do not
+/// add errors of their own.
+fn stub(f: &syn::ItemFn, helper: bool) -> TokenStream {
+    let vis = &f.vis;
+    let ident = &f.sig.ident;
+    let attrs = &f.attrs;
+    if helper {
+        let mut ctx = Ctx::new(None);
+        let (_, types, result) = helper_types(f, &mut ctx);
+        quote! {
+            #(#attrs)*
+            #[allow(unused_variables)]
+            #vis fn #ident(_: &mut ::wgsl_dsl::KernelBuilder) -> ::wgsl_dsl::Function<(#(#types,)*), #result> {
+                ::core::unreachable!("#[kernel] reported an error")
+            }
+        }
+    } else {
+        let generics = &f.sig.generics;
+        let where_clause = &f.sig.generics.where_clause;
+        let plain: Vec<syn::FnArg> = f
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(pt) if pt.attrs.is_empty() => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        quote! {
+            #(#attrs)*
+            #[allow(unused_variables)]
+            #vis fn #ident #generics (#(#plain),*) -> ::wgsl_dsl::KernelBuilder #where_clause {
+                ::core::unreachable!("#[kernel] reported an error")
+            }
+        }
+    }
+}
