@@ -150,6 +150,10 @@ pub trait Numeric: Constructible {
 pub trait Signed: Numeric {}
 
 /// Floating-point scalars and vectors (`f32`, `f16`, `vecN<f32>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a floating-point type",
+    label = "this WGSL built-in takes `f32`, `f16` or a vector of them"
+)]
 pub trait Float: Signed {}
 
 /// Integer scalars and vectors (`i32`, `u32`, `vecN<i32>`, `vecN<u32>`).
@@ -379,6 +383,10 @@ where
 pub struct Atomic<T>(PhantomData<T>);
 
 /// The scalars an [`Atomic`] may hold: `i32` and `u32`.
+#[diagnostic::on_unimplemented(
+    message = "`atomic<{Self}>` does not exist in portable WGSL",
+    label = "atomics hold `i32` or `u32` only (WGSL spec §6.2.8)"
+)]
 pub trait AtomicScalar: Scalar + Integer {}
 impl AtomicScalar for i32 {}
 impl AtomicScalar for u32 {}
@@ -396,6 +404,10 @@ pub trait WgslStruct: Constructible {
 }
 
 /// Types whose expressions can be indexed by `u32` or `i32`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot index an array or vector",
+    label = "WGSL indices are `i32` or `u32` (WGSL spec §8.5)"
+)]
 pub trait IndexScalar: Scalar + Integer {}
 impl IndexScalar for u32 {}
 impl IndexScalar for i32 {}

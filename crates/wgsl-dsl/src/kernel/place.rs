@@ -154,6 +154,11 @@ impl<T: AtomicScalar> Loadable for Atomic<T> {
 
 /// What [`KernelBuilder::store`](crate::KernelBuilder::store) can write to: places with
 /// [`ReadWrite`] access. A `let` (an [`Exp`]) and a read-only binding are not targets.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be stored to",
+    label = "not a writable place: a `let` value or a read-only binding",
+    note = "store into a `var` (`k.var(..)`), a `ReadWrite` storage binding, or a workgroup variable"
+)]
 pub trait Target<T> {
     #[doc(hidden)]
     fn place_node(&self) -> PlaceRef;
