@@ -44,6 +44,9 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder)> {
     for e in wgsl_dsl_workspace_tests::examples::all() {
         v.push(("examples", e.name.to_string(), (e.build)()));
     }
+    for (name, k) in mlp::kernels::all_kernels() {
+        v.push(("mlp", name, k));
+    }
     v
 }
 
@@ -85,8 +88,9 @@ fn no_unreferenced_snapshots() {
             .file_name()
             .to_string_lossy()
             .into_owned();
-        // Other suites (macros@, mlp@) are checked by their own tests.
-        if file.starts_with("examples@") && file.ends_with(".snap") && !expected.contains(&file) {
+        // The macros@ suite is checked by the macros crate's own tests.
+        let ours = file.starts_with("examples@") || file.starts_with("mlp@");
+        if ours && file.ends_with(".snap") && !expected.contains(&file) {
             unreferenced.push(file);
         }
     }
