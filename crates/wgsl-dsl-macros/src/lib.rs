@@ -3,6 +3,8 @@
 mod derive;
 mod errors;
 mod kernel;
+#[cfg(test)]
+mod snapshots;
 
 use proc_macro::TokenStream;
 

@@ -140,6 +140,40 @@ pub fn struct_layout(fields: &[&WTy]) -> StructLayout {
     }
 }
 
+/// The Rust size of a field's host type when the macro knows it (`None` for nested structs and
+/// named lengths). Host types hold only 4-byte scalars, so `repr(C)` adds no padding
+/// (`bytemuck::Pod` also requires none) and a field's Rust offset is the sum of the sizes before it.
+pub fn host_size(w: &WTy) -> Option<u64> {
+    match w {
+        WTy::Scalar(_) => Some(4),
+        WTy::Vector(n, _) => Some(4 * *n as u64),
+        WTy::Matrix(c, r) => Some(4 * *c as u64 * *r as u64),
+        WTy::Array(
+            e,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }),
+        ) => Some(i.base10_parse::<u64>().ok()? * host_size(e)?),
+        _ => None,
+    }
+}
+
+/// The padding fields to suggest for `words` 4-byte words (separate `u32`s in uniform structs,
+/// where an array of `u32` would break the 16-byte stride rule).
+pub fn padding_fields(pad_name: &str, words: u64, uniform: bool) -> String {
+    if uniform {
+        (0..words)
+            .map(|i| format!("{pad_name}{i}: u32"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else if words == 1 {
+        format!("{pad_name}: u32")
+    } else {
+        format!("{pad_name}: [u32; {words}]")
+    }
+}
+
 /// Panics (in `const` evaluation) naming the padding to add when the Rust offset `rust` is
 /// below the WGSL offset `wgsl`. `what` names the place: "before `b`", "at the end".
 pub fn padding_check(
@@ -152,17 +186,8 @@ pub fn padding_check(
     uniform: bool,
     span: Span,
 ) -> TokenStream {
-    let msg = |words: usize| {
-        let fields = if uniform {
-            (0..words)
-                .map(|i| format!("{pad_name}{i}: u32"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        } else if words == 1 {
-            format!("{pad_name}: u32")
-        } else {
-            format!("{pad_name}: [u32; {words}]")
-        };
+    let msg = |words: u64| {
+        let fields = padding_fields(pad_name, words, uniform);
         format!(
             "WGSL layout mismatch in `{struct_name}`: {subject} {} bytes further in WGSL than in Rust \
              (WGSL spec §14.4 alignment): add `{fields}` {what}",

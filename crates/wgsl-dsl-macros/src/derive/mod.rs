@@ -86,6 +86,10 @@ fn accessors(input: &Input) -> TokenStream {
     let mut place_impls = Vec::new();
     for (i, f) in input.fields.iter().enumerate() {
         let fname = &f.ident;
+        if fname.to_string().starts_with('_') {
+            // Padding: no accessor.
+            continue;
+        }
         let ty = f.wty.dsl_type();
         let i = i as u32;
         let fdoc = format!("Member `{fname}`: `{}`.", f.wty.wgsl_name());
@@ -139,33 +143,67 @@ fn expand_struct(input: &Input) -> TokenStream {
     let offsets: Vec<TokenStream> = sl.offsets.iter().map(Num::tokens).collect();
     let field_idents: Vec<&syn::Ident> = input.fields.iter().map(|f| &f.ident).collect();
 
-    // Rust offset == WGSL offset for every field, and size_of == WGSL size.
+    // Rust offset == WGSL offset for every field, and size_of == WGSL size. Where the macro
+    // knows both numbers, a mismatch is reported right here; otherwise a `const` assertion
+    // spanned at the field compares them when the crate compiles.
     let mut checks = Vec::new();
+    let mut errs = Errors::default();
+    let mut host_off = Some(0u64);
     for (i, f) in input.fields.iter().enumerate() {
         let fname = &f.ident;
-        let check = padding_check(
-            quote!(::core::mem::offset_of!(#ident, #fname)),
-            quote!(#ident::__WGSL_OFFSETS[#i]),
-            &sname,
-            &format!("field `{fname}` starts"),
-            &format!("_pad_{fname}"),
-            &format!("before `{fname}`"),
-            input.uniform,
-            f.span,
-        );
-        checks.push(quote_spanned!(f.span=> const _: () = { #check };));
+        let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
+        match (host_off, &sl.offsets[i]) {
+            (Some(h), Num::Lit(w)) if h == *w => {}
+            (Some(h), Num::Lit(w)) if h < *w => errs.push(
+                f.span,
+                format!(
+                    "WGSL layout mismatch in `{sname}`: field `{fname}` is at byte {h} in Rust but at byte {w} in WGSL, \
+                     which aligns `{}` to {} bytes (WGSL spec §14.4.1): add `{}` before `{fname}`",
+                    f.wty.wgsl_name(),
+                    match layout::layout(&f.wty).align { Num::Lit(a) => a.to_string(), Num::Expr(e) => e.to_string() },
+                    layout::padding_fields(&pad_name, (w - h) / 4, input.uniform)
+                ),
+            ),
+            _ => {
+                let check = padding_check(
+                    quote!(::core::mem::offset_of!(#ident, #fname)),
+                    quote!(#ident::__WGSL_OFFSETS[#i]),
+                    &sname,
+                    &format!("field `{fname}` starts"),
+                    &pad_name,
+                    &format!("before `{fname}`"),
+                    input.uniform,
+                    f.span,
+                );
+                checks.push(quote_spanned!(f.span=> const _: () = { #check };));
+            }
+        }
+        host_off = host_off.zip(layout::host_size(&f.wty)).map(|(a, b)| a + b);
     }
-    let end_check = padding_check(
-        quote!(::core::mem::size_of::<#ident>()),
-        quote!(#ident::__WGSL_SIZE),
-        &sname,
-        "the struct ends",
-        "_pad_end",
-        "as the last field",
-        input.uniform,
-        ident.span(),
-    );
-    checks.push(quote_spanned!(ident.span()=> const _: () = { #end_check };));
+    match (host_off, &sl.size) {
+        (Some(h), Num::Lit(w)) if h == *w => {}
+        (Some(h), Num::Lit(w)) if h < *w => errs.push(
+            ident.span(),
+            format!(
+                "WGSL layout mismatch in `{sname}`: the struct is {h} bytes in Rust but {w} in WGSL, whose struct \
+                 size is a multiple of its largest member alignment (WGSL spec §14.4.1): add `{}` as the last field",
+                layout::padding_fields("_pad_end", (w - h) / 4, input.uniform)
+            ),
+        ),
+        _ => {
+            let end_check = padding_check(
+                quote!(::core::mem::size_of::<#ident>()),
+                quote!(#ident::__WGSL_SIZE),
+                &sname,
+                "the struct ends",
+                "_pad_end",
+                "as the last field",
+                input.uniform,
+                ident.span(),
+            );
+            checks.push(quote_spanned!(ident.span()=> const _: () = { #end_check };));
+        }
+    }
 
     // Uniform address space constraints (WGSL spec §14.4.4).
     let mut uniform_ok = Vec::new();
@@ -190,7 +228,7 @@ fn expand_struct(input: &Input) -> TokenStream {
                     &format!(
                         "in the uniform address space, struct and array member `{fname}` must start at a multiple of 16 bytes; it starts"
                     ),
-                    &format!("_pad_{fname}"),
+                    &format!("_pad_{}", fname.to_string().trim_start_matches('_')),
                     &format!("before `{fname}`"),
                     true,
                     f.span,
@@ -238,7 +276,7 @@ fn expand_struct(input: &Input) -> TokenStream {
                     &format!(
                         "in the uniform address space, the member after struct member `{pname}` must start 16-byte aligned past its end; `{fname}` starts"
                     ),
-                    &format!("_pad_{fname}"),
+                    &format!("_pad_{}", fname.to_string().trim_start_matches('_')),
                     &format!("before `{fname}`"),
                     true,
                     f.span,
@@ -266,7 +304,9 @@ fn expand_struct(input: &Input) -> TokenStream {
         };
     };
 
+    let errs = errs.finish();
     quote! {
+        #errs
         #impls
         #fields_trait
         impl #ident {

@@ -22,7 +22,11 @@ pub fn dsl_type(ty: &syn::Type) -> TokenStream {
             let e = dsl_type(&a.elem);
             let len = &a.len;
             match len {
+                // A literal or a name (a `const`, a const generic `usize`) as it is; other
+                // expressions as a block (not for const generics: that needs
+                // `generic_const_exprs`).
                 syn::Expr::Lit(_) => quote_spanned!(span=> ::wgsl_dsl::types::Array<#e, #len>),
+                syn::Expr::Path(_) => quote_spanned!(span=> ::wgsl_dsl::types::Array<#e, { #len }>),
                 _ => quote_spanned!(span=> ::wgsl_dsl::types::Array<#e, { (#len) as usize }>),
             }
         }

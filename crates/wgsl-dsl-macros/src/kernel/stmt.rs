@@ -169,6 +169,11 @@ impl Ctx {
                 };
                 let r = self.expr(&b.right, &mut pre);
                 let v = self.val(&r);
+                // `x /= a * b` is `x = x / (a * b)`.
+                let v = match &*b.right {
+                    syn::Expr::Binary(_) => quote_spanned!(b.right.span()=> (#v)),
+                    _ => v,
+                };
                 let old = syn::Ident::new("__old", Span::mixed_site());
                 let op = respan(op, op_span);
                 quote_spanned!(span=> #k.update(&#p, |#old| #old #op #v);)
