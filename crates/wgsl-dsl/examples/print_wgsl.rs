@@ -1,23 +1,18 @@
-//! Print the WGSL of a small kernel: `cargo run -p wgsl-dsl --example print_wgsl`.
+//! Print the WGSL of the README's kernel: `cargo run -p wgsl-dsl --example print_wgsl`.
 use wgsl_dsl::prelude::*;
 
 fn main() -> Result<(), BuildError> {
+    // y[i] = a * x[i] + y[i], for i < n
     let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
     let a = k.uniform::<f32>("a");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
     let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(y.len()), |k| k.return_());
-    let acc = k.var("acc", 0.0f32);
-    k.for_range("j", 0u32, 4u32, |k, j| {
-        k.update(&acc, |old| old + j.to_f32());
+    k.if_(i.lt(y.len()), |k| {
+        let v = k.let_("v", fma(a.load(), x.at(&i).load(), y.at(&i).load()));
+        k.store(&y.at(&i), v);
     });
-    let v = k.let_(
-        "v",
-        fma(a.load(), x.at(&i).load(), y.at(&i).load()) + acc.load(),
-    );
-    k.store(&y.at(&i), v);
     let shader = k.build()?;
-    println!("{}", shader.wgsl);
+    print!("{}", shader.wgsl);
     Ok(())
 }
