@@ -162,6 +162,12 @@ impl Gpu {
             info.driver,
             info.driver_info
         );
+        if info.name.contains("llvmpipe") {
+            log::warn!(
+                "Mesa lavapipe (llvmpipe) ends any one loop after 65535 iterations per invocation, \
+                 counted over all its entries (seen with Mesa 22.3): longer loops exit early"
+            );
+        }
         let required_features = adapter.features() & WANTED_FEATURES;
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("wgsl-dsl"),
@@ -325,7 +331,13 @@ impl Gpu {
             pollster::block_on(internal.pop()),
         ];
         match errors.into_iter().flatten().next() {
-            Some(e) => Err(DispatchError::Wgpu(error_chain(&e))),
+            Some(e) => {
+                // A destroyed or lost device reports through its callback on the next poll:
+                // report the loss rather than the validation error it caused.
+                let _ = self.device.poll(wgpu::PollType::Poll);
+                self.check_lost()?;
+                Err(DispatchError::Wgpu(error_chain(&e)))
+            }
             None => Ok(r),
         }
     }
