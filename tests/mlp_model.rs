@@ -33,7 +33,9 @@ struct Data {
 
 fn data(config: &MlpConfig, n: usize, seed: u64) -> Data {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let images = (0..n * config.inputs).map(|_| rng.random_range(0.0..1.0)).collect();
+    let images = (0..n * config.inputs)
+        .map(|_| rng.random_range(0.0..1.0))
+        .collect();
     let labels = (0..n)
         .map(|_| rng.random_range(0..config.classes as u32))
         .collect();
@@ -51,7 +53,10 @@ fn assert_close(what: &str, gpu: &[f32], reference: &[f64]) {
     assert_eq!(gpu.len(), reference.len(), "{what}: lengths");
     for (i, (&a, &b)) in gpu.iter().zip(reference).enumerate() {
         let err = (f64::from(a) - b).abs() / b.abs().max(1.0);
-        assert!(err <= TOL, "{what}[{i}]: GPU {a}, reference {b} (error {err:e})");
+        assert!(
+            err <= TOL,
+            "{what}[{i}]: GPU {a}, reference {b} (error {err:e})"
+        );
     }
 }
 
@@ -69,7 +74,9 @@ impl RefTrainer {
             .iter()
             .flat_map(|&r| {
                 let r = r as usize;
-                d.images[r * inputs..(r + 1) * inputs].iter().map(|&v| f64::from(v))
+                d.images[r * inputs..(r + 1) * inputs]
+                    .iter()
+                    .map(|&v| f64::from(v))
             })
             .collect();
         let labels: Vec<u32> = rows.iter().map(|&r| d.labels[r as usize]).collect();
@@ -217,12 +224,22 @@ fn resuming_from_optimizer_state_continues_the_same_run() {
     run(&mut b, 0..1);
     let state: OptimizerState = b.optimizer_state(&gpu).unwrap();
     assert_eq!(state.step, 1);
-    let mut c = GpuMlp::new(&gpu, &config, &b.params(&gpu).unwrap(), &opt, Some(&state), 10)
-        .unwrap();
+    let mut c = GpuMlp::new(
+        &gpu,
+        &config,
+        &b.params(&gpu).unwrap(),
+        &opt,
+        Some(&state),
+        10,
+    )
+    .unwrap();
     run(&mut c, 1..3);
     let (pa, pc) = (a.params(&gpu).unwrap(), c.params(&gpu).unwrap());
     assert_eq!(pa, pc, "resumed run differs");
-    assert_eq!(a.optimizer_state(&gpu).unwrap(), c.optimizer_state(&gpu).unwrap());
+    assert_eq!(
+        a.optimizer_state(&gpu).unwrap(),
+        c.optimizer_state(&gpu).unwrap()
+    );
 }
 
 #[test]
@@ -283,7 +300,11 @@ fn invalid_arguments_are_errors_not_panics() {
     assert!(GpuMlp::new(&gpu, &config, &params, &opt, Some(&bad_state), 8).is_err());
     let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, 8).unwrap();
     let d = data(&config, 10, 1);
-    assert!(model.upload_dataset(&gpu, &d.images[1..], &d.labels).is_err());
+    assert!(
+        model
+            .upload_dataset(&gpu, &d.images[1..], &d.labels)
+            .is_err()
+    );
     let mut bad_labels = d.labels.clone();
     bad_labels[3] = config.classes as u32;
     assert!(model.upload_dataset(&gpu, &d.images, &bad_labels).is_err());
@@ -291,7 +312,15 @@ fn invalid_arguments_are_errors_not_panics() {
     let order = GpuBuffer::from_slice(&gpu, &d.order).unwrap();
     let mut rec = gpu.recorder();
     // Batch too large; step past the end of the order.
-    assert!(model.record_train_steps(&gpu, &mut rec, &dataset, &order, 9, 0..1).is_err());
-    assert!(model.record_train_steps(&gpu, &mut rec, &dataset, &order, 8, 0..3).is_err());
+    assert!(
+        model
+            .record_train_steps(&gpu, &mut rec, &dataset, &order, 9, 0..1)
+            .is_err()
+    );
+    assert!(
+        model
+            .record_train_steps(&gpu, &mut rec, &dataset, &order, 8, 0..3)
+            .is_err()
+    );
     assert!(model.predict_proba(&gpu, &d.images[1..]).is_err());
 }

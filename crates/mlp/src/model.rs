@@ -257,7 +257,9 @@ impl GpuMlp {
         config.validate()?;
         optimizer.validate()?;
         if !params.matches(config) {
-            return Err(invalid("the parameters do not have the shapes of the config"));
+            return Err(invalid(
+                "the parameters do not have the shapes of the config",
+            ));
         }
         let widest = config
             .layer_sizes()
@@ -278,8 +280,7 @@ impl GpuMlp {
         let (step, slots) = match state {
             Some(s) => {
                 let shapes_ok = s.slots.len() == per * tensors.len()
-                    && s
-                        .slots
+                    && s.slots
                         .iter()
                         .zip(tensors.iter().cycle())
                         .all(|(slot, &len)| slot.len() == len);
@@ -290,11 +291,8 @@ impl GpuMlp {
                 }
                 let step = u32::try_from(s.step)
                     .map_err(|_| invalid(format!("optimizer step {} is too large", s.step)))?;
-                let flat: Vec<Vec<f32>> = s
-                    .slots
-                    .chunks(tensors.len())
-                    .map(|c| c.concat())
-                    .collect();
+                let flat: Vec<Vec<f32>> =
+                    s.slots.chunks(tensors.len()).map(|c| c.concat()).collect();
                 (step, flat)
             }
             None => (0, vec![vec![0.0; n]; per]),
@@ -554,7 +552,15 @@ impl GpuMlp {
         rows: usize,
     ) -> Result<(), MlpError> {
         let w = &self.work;
-        let args: [&dyn BindArg; 7] = [gp, state, order, &data.images, &data.labels, &w.x, &w.labels];
+        let args: [&dyn BindArg; 7] = [
+            gp,
+            state,
+            order,
+            &data.images,
+            &data.labels,
+            &w.x,
+            &w.labels,
+        ];
         let grid = [
             (data.inputs as u32).div_ceil(GATHER_WORKGROUP),
             rows as u32,
@@ -697,7 +703,12 @@ impl GpuMlp {
         data: &GpuDataset,
         state: &GpuBuffer<u32>,
         batches: Range<usize>,
-        mut per_batch: impl FnMut(&Self, &mut Recorder<'_>, &BatchUniforms, usize) -> Result<(), MlpError>,
+        mut per_batch: impl FnMut(
+            &Self,
+            &mut Recorder<'_>,
+            &BatchUniforms,
+            usize,
+        ) -> Result<(), MlpError>,
     ) -> Result<(), MlpError> {
         let gp = self.gather_params(gpu, data, batches.start, self.max_batch, data.len)?;
         for b in batches {
@@ -734,7 +745,9 @@ impl GpuMlp {
     /// dispatch and device errors.
     pub fn evaluate(&mut self, gpu: &Gpu, data: &GpuDataset) -> Result<Evaluation, MlpError> {
         if data.is_empty() || data.inputs != self.config.inputs {
-            return Err(invalid("evaluation needs a non-empty dataset of the model's features"));
+            return Err(invalid(
+                "evaluation needs a non-empty dataset of the model's features",
+            ));
         }
         let state = GpuBuffer::<u32>::zeroed(gpu, step::STATE_LEN)?;
         let predictions = GpuBuffer::<u32>::zeroed(gpu, data.len)?;
@@ -742,25 +755,32 @@ impl GpuMlp {
         let correct = GpuBuffer::<u32>::zeroed(gpu, 1)?;
         let mut rec = gpu.recorder();
         let batches = data.len.div_ceil(self.max_batch);
-        self.record_inference(gpu, &mut rec, data, &state, 0..batches, |me, rec, u, rows| {
-            let w = &me.work;
-            let last = me.offsets.len() - 1;
-            rec.dispatch(
-                &me.kernels.argmax,
-                &[
-                    &u.eval,
-                    &state,
-                    &w.acts[last],
-                    &w.labels,
-                    &w.example_losses,
-                    &predictions,
-                    &losses,
-                    &correct,
-                ],
-                grid_1d(rows, eval::EVAL_WORKGROUP),
-            )?;
-            Ok(())
-        })?;
+        self.record_inference(
+            gpu,
+            &mut rec,
+            data,
+            &state,
+            0..batches,
+            |me, rec, u, rows| {
+                let w = &me.work;
+                let last = me.offsets.len() - 1;
+                rec.dispatch(
+                    &me.kernels.argmax,
+                    &[
+                        &u.eval,
+                        &state,
+                        &w.acts[last],
+                        &w.labels,
+                        &w.example_losses,
+                        &predictions,
+                        &losses,
+                        &correct,
+                    ],
+                    grid_1d(rows, eval::EVAL_WORKGROUP),
+                )?;
+                Ok(())
+            },
+        )?;
         rec.submit()?;
         let losses = losses.read(gpu)?;
         let mean_loss = losses.iter().map(|&l| f64::from(l)).sum::<f64>() / data.len as f64;

@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use wgsl_dsl::prelude::*;
 
 use super::linear::{dims, layer_from_flat, random_layer};
-use super::tiled::{Operand, TILE, tile_grid, tiled_product};
+use super::tiled::{Operand, WORKGROUP, tile_grid, tiled_product};
 use super::uniforms::{LinearDims, LinearDimsFields};
 use super::verify::*;
 use crate::reference;
@@ -25,7 +25,7 @@ pub const BIAS_GRAD_WORKGROUP: u32 = 64;
 /// `x [batch, inputs]`, `grads` (flat, written at `weight_offset`).
 /// Grid: [`tile_grid`]`(outputs, inputs)`.
 pub fn weight_grad() -> KernelBuilder {
-    let mut k = KernelBuilder::new("linear_backward_weight", [TILE, TILE, 1]);
+    let mut k = KernelBuilder::new("linear_backward_weight", WORKGROUP);
     let d = k.uniform::<LinearDims>("dims");
     let dy = k.storage::<RuntimeArray<f32>, ReadOnly>("dy");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
@@ -66,7 +66,7 @@ pub fn weight_grad() -> KernelBuilder {
 /// (flat, `W` at `weight_offset`), `x_act [batch, inputs]` (the ReLU output feeding this
 /// layer), `dx [batch, inputs]` (written). Grid: [`tile_grid`]`(batch, inputs)`.
 pub fn input_grad_relu() -> KernelBuilder {
-    let mut k = KernelBuilder::new("linear_backward_input_relu", [TILE, TILE, 1]);
+    let mut k = KernelBuilder::new("linear_backward_input_relu", WORKGROUP);
     let d = k.uniform::<LinearDims>("dims");
     let dy = k.storage::<RuntimeArray<f32>, ReadOnly>("dy");
     let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");

@@ -22,7 +22,7 @@ pub fn linear_forward(act: Activation) -> KernelBuilder {
         Activation::Relu => "linear_relu",
         Activation::Identity => "linear_identity",
     };
-    let mut k = KernelBuilder::new(name, [super::tiled::TILE, super::tiled::TILE, 1]);
+    let mut k = KernelBuilder::new(name, super::tiled::WORKGROUP);
     let dims = k.uniform::<LinearDims>("dims");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");
