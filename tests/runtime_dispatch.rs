@@ -14,7 +14,6 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, ceil_div};
-use wgsl_dsl::types::{Constructible, ScalarTy, Ty};
 
 /// One device for the whole file. No adapter is a failure, not a skip: CI installs lavapipe.
 fn gpu() -> &'static Gpu {
@@ -184,29 +183,12 @@ fn fixed_size_array_binding_needs_the_whole_array() {
     assert_eq!(out.read(gpu).unwrap(), want);
 }
 
-/// A uniform struct `{ n: u32, scale: f32 }`, with the impls `#[derive(WgslStruct)]` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+/// A uniform struct `{ n: u32, scale: f32 }` (WGSL size 8).
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable, WgslStruct)]
 #[repr(C)]
 struct Params {
     n: u32,
     scale: f32,
-}
-impl WgslType for Params {
-    fn ty() -> Ty {
-        Ty::Struct {
-            name: "Params",
-            members: Self::members(),
-        }
-    }
-}
-impl Constructible for Params {}
-impl WgslStruct for Params {
-    fn members() -> Vec<(&'static str, Ty)> {
-        vec![
-            ("n", Ty::Scalar(ScalarTy::U32)),
-            ("scale", Ty::Scalar(ScalarTy::F32)),
-        ]
-    }
 }
 
 #[test]
@@ -216,9 +198,8 @@ fn uniform_struct_must_match_and_be_long_enough() {
     let p = k.uniform::<Params>("params");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
     let i = k.let_("i", global_invocation_id().x());
-    let n = p.member::<u32>(0).load();
-    k.if_(i.lt(n), |k| {
-        k.store(&y.at(&i), y.at(&i).load() * p.member::<f32>(1).load());
+    k.if_(i.lt(p.n().load()), |k| {
+        k.store(&y.at(&i), y.at(&i).load() * p.scale().load());
     });
     let kernel = compile(&k);
     let mut rng = StdRng::seed_from_u64(3);
@@ -576,4 +557,24 @@ fn no_matching_adapter_says_what_to_install() {
     let msg = err.to_string();
     assert!(msg.contains("apt-get install mesa-vulkan-drivers"), "{msg}");
     assert!(msg.contains("no-such-adapter-0d1e"), "{msg}");
+}
+
+#[test]
+fn runtime_types_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Gpu>();
+    send_sync::<Kernel>();
+    send_sync::<GpuBuffer<f32>>();
+    send_sync::<DispatchError>();
+    send_sync::<DeviceError>();
+    // A buffer made on one thread, filled by a kernel dispatched on another.
+    let gpu = gpu();
+    let kernel = compile(&saxpy_builder());
+    let a = GpuBuffer::from_value(gpu, 2.0f32).unwrap();
+    let x = GpuBuffer::from_slice(gpu, &[1.0f32, 2.0, 3.0]).unwrap();
+    let y = GpuBuffer::from_slice(gpu, &[0.5f32; 3]).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| gpu.dispatch(&kernel, &[&a, &x, &y], [1, 1, 1]).unwrap());
+    });
+    assert_eq!(y.read(gpu).unwrap(), vec![2.5, 4.5, 6.5]);
 }

@@ -2,7 +2,7 @@
 //! ([`GpuBuffer<T>`]), compiled kernels ([`Kernel`]), checked dispatches, and a [`Recorder`]
 //! for many dispatches in one submit.
 //!
-//! ```no_run
+//! ```
 //! use wgsl_dsl::prelude::*;
 //! use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 //!
