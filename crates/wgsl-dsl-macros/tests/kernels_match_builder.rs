@@ -226,7 +226,7 @@ fn softmax(
         total += e;
     }
     for c in 0..cols {
-        probs[base + c] /= total * (cols as f32 / cols as f32);
+        probs[base + c] /= total * (cols as f32 / 2.0);
     }
 }
 
@@ -263,7 +263,7 @@ fn softmax_builder(cols: u32, temperature: f32) -> KernelBuilder {
     });
     k.for_range("c", 0u32, cols, |k, c| {
         k.update(&probs.at(&base + &c), |old| {
-            old / (total.load() * (cols as f32 / cols as f32))
+            old / (total.load() * (cols as f32 / 2.0))
         });
     });
     k

@@ -174,11 +174,8 @@ pub fn parse(input: &syn::DeriveInput, errs: &mut Errors) -> Option<Input> {
                 if uniform && let Some(msg) = uniform_stride_error(&wty, &f.ty) {
                     errs.push(f.ty.span(), msg);
                 }
-                fields.push(Field {
-                    ident,
-                    wty,
-                    span: f.span(),
-                })
+                let span = ident.span();
+                fields.push(Field { ident, wty, span })
             }
             Err(e) => errs.add(e),
         }

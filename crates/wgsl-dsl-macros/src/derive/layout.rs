@@ -47,7 +47,7 @@ impl Num {
             (Num::Lit(a), Num::Lit(k)) => Num::Lit(a.div_ceil(*k) * k),
             _ => {
                 let (a, k) = (self.tokens(), align.tokens());
-                Num::Expr(quote!(((#a + #k - 1) / #k * #k)))
+                Num::Expr(quote!((usize::div_ceil(#a, #k) * #k)))
             }
         }
     }
@@ -174,33 +174,22 @@ pub fn padding_fields(pad_name: &str, words: u64, uniform: bool) -> String {
     }
 }
 
-/// Panics (in `const` evaluation) naming the padding to add when the Rust offset `rust` is
-/// below the WGSL offset `wgsl`. `what` names the place: "before `b`", "at the end".
+/// Panics (in `const` evaluation) when the Rust offset `rust` differs from the WGSL offset
+/// `wgsl`; `msg(Some(words))` says which padding to add for a gap of 1 to 3 words,
+/// `msg(None)` covers any other difference.
 pub fn padding_check(
     rust: TokenStream,
     wgsl: TokenStream,
-    struct_name: &str,
-    subject: &str,
-    pad_name: &str,
-    what: &str,
-    uniform: bool,
+    msg: impl Fn(Option<u64>) -> String,
     span: Span,
 ) -> TokenStream {
-    let msg = |words: u64| {
-        let fields = padding_fields(pad_name, words, uniform);
-        format!(
-            "WGSL layout mismatch in `{struct_name}`: {subject} {} bytes further in WGSL than in Rust \
-             (WGSL spec §14.4 alignment): add `{fields}` {what}",
-            words * 4
-        )
-    };
     let lit = |s: String| syn::LitStr::new(&s, span);
-    let (m1, m2, m3) = (lit(msg(1)), lit(msg(2)), lit(msg(3)));
-    let other = format!(
-        "WGSL layout mismatch in `{struct_name}`: {subject} at a different offset in Rust than in WGSL \
-         (WGSL spec §14.4): adjust the padding {what}"
+    let (m1, m2, m3, other) = (
+        lit(msg(Some(1))),
+        lit(msg(Some(2))),
+        lit(msg(Some(3))),
+        lit(msg(None)),
     );
-    let other = lit(other);
     quote_spanned! {span=>
         let rust: usize = #rust;
         let wgsl: usize = #wgsl;

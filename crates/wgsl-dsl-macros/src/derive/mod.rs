@@ -154,7 +154,8 @@ fn expand_struct(input: &Input) -> TokenStream {
         let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
         match (host_off, &sl.offsets[i]) {
             (Some(h), Num::Lit(w)) if h == *w => {}
-            (Some(h), Num::Lit(w)) if h < *w => errs.push(
+            (Some(h), Num::Lit(w)) if h < *w => {
+                errs.push(
                 f.span,
                 format!(
                     "WGSL layout mismatch in `{sname}`: field `{fname}` is at byte {h} in Rust but at byte {w} in WGSL, \
@@ -163,16 +164,27 @@ fn expand_struct(input: &Input) -> TokenStream {
                     match layout::layout(&f.wty).align { Num::Lit(a) => a.to_string(), Num::Expr(e) => e.to_string() },
                     layout::padding_fields(&pad_name, (w - h) / 4, input.uniform)
                 ),
-            ),
+            );
+                // Report what remains once this is fixed, not a consequence of it.
+                host_off = Some(*w);
+            }
             _ => {
+                let uniform = input.uniform;
                 let check = padding_check(
                     quote!(::core::mem::offset_of!(#ident, #fname)),
                     quote!(#ident::__WGSL_OFFSETS[#i]),
-                    &sname,
-                    &format!("field `{fname}` starts"),
-                    &pad_name,
-                    &format!("before `{fname}`"),
-                    input.uniform,
+                    |words| match words {
+                        Some(n) => format!(
+                            "WGSL layout mismatch in `{sname}`: field `{fname}` is {} bytes further in WGSL than in Rust \
+                             (WGSL spec §14.4.1 alignment): add `{}` before `{fname}`",
+                            n * 4,
+                            layout::padding_fields(&pad_name, n, uniform)
+                        ),
+                        None => format!(
+                            "WGSL layout mismatch in `{sname}`: field `{fname}` is at another offset in WGSL than in Rust \
+                             (WGSL spec §14.4.1): adjust the padding before `{fname}`"
+                        ),
+                    },
                     f.span,
                 );
                 checks.push(quote_spanned!(f.span=> const _: () = { #check };));
@@ -191,14 +203,22 @@ fn expand_struct(input: &Input) -> TokenStream {
             ),
         ),
         _ => {
+            let uniform = input.uniform;
             let end_check = padding_check(
                 quote!(::core::mem::size_of::<#ident>()),
                 quote!(#ident::__WGSL_SIZE),
-                &sname,
-                "the struct ends",
-                "_pad_end",
-                "as the last field",
-                input.uniform,
+                |words| match words {
+                    Some(n) => format!(
+                        "WGSL layout mismatch in `{sname}`: the struct is {} bytes larger in WGSL than in Rust, whose \
+                         struct size is a multiple of its largest member alignment (WGSL spec §14.4.1): add `{}` as the last field",
+                        n * 4,
+                        layout::padding_fields("_pad_end", n, uniform)
+                    ),
+                    None => format!(
+                        "WGSL layout mismatch in `{sname}`: the struct has another size in WGSL than in Rust \
+                         (WGSL spec §14.4.1): adjust the padding at its end"
+                    ),
+                },
                 ident.span(),
             );
             checks.push(quote_spanned!(ident.span()=> const _: () = { #end_check };));
@@ -219,18 +239,26 @@ fn expand_struct(input: &Input) -> TokenStream {
             _ => (false, None),
         };
         if needs16 {
-            uniform_ok.push(quote!(#off % 16 == 0));
+            uniform_ok.push(quote!(#off.is_multiple_of(16)));
             if input.uniform {
+                let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
                 let check = padding_check(
                     off.clone(),
-                    quote!(((#off + 15) / 16 * 16)),
-                    &sname,
-                    &format!(
-                        "in the uniform address space, struct and array member `{fname}` must start at a multiple of 16 bytes; it starts"
-                    ),
-                    &format!("_pad_{}", fname.to_string().trim_start_matches('_')),
-                    &format!("before `{fname}`"),
-                    true,
+                    quote!((usize::div_ceil(#off, 16) * 16)),
+                    |words| {
+                        let fix = words
+                            .map(|n| {
+                                format!(
+                                    ": add `{}` before `{fname}`",
+                                    layout::padding_fields(&pad_name, n, true)
+                                )
+                            })
+                            .unwrap_or_default();
+                        format!(
+                            "uniform layout of `{sname}`: struct and array member `{fname}` must start at a multiple \
+                             of 16 bytes in the uniform address space (WGSL spec §14.4.4){fix}"
+                        )
+                    },
                     f.span,
                 );
                 checks.push(quote_spanned!(f.span=> const _: () = { #check };));
@@ -248,7 +276,7 @@ fn expand_struct(input: &Input) -> TokenStream {
                 checks.push(quote_spanned!(f.span=> const _: () = ::core::assert!(#p::__WGSL_UNIFORM_OK, #msg);));
             }
             if in_array {
-                uniform_ok.push(quote!(#p::__WGSL_SIZE % 16 == 0));
+                uniform_ok.push(quote!(#p::__WGSL_SIZE.is_multiple_of(16)));
                 if input.uniform {
                     let msg = format!(
                         "in the uniform address space an array's stride must be a multiple of 16 bytes \
@@ -256,7 +284,7 @@ fn expand_struct(input: &Input) -> TokenStream {
                         quote!(#p).to_string().replace(' ', "")
                     );
                     let msg = syn::LitStr::new(&msg, f.span);
-                    checks.push(quote_spanned!(f.span=> const _: () = ::core::assert!(#p::__WGSL_SIZE % 16 == 0, #msg);));
+                    checks.push(quote_spanned!(f.span=> const _: () = ::core::assert!(#p::__WGSL_SIZE.is_multiple_of(16), #msg);));
                 }
             }
         }
@@ -265,20 +293,28 @@ fn expand_struct(input: &Input) -> TokenStream {
             && let WTy::Struct(p) = &input.fields[i - 1].wty
         {
             let prev = quote!(#ident::__WGSL_OFFSETS[#i - 1]);
-            let min = quote!((#prev + (#p::__WGSL_SIZE + 15) / 16 * 16));
+            let min = quote!((#prev + usize::div_ceil(#p::__WGSL_SIZE, 16) * 16));
             uniform_ok.push(quote!(#off >= #min));
             if input.uniform {
                 let pname = &input.fields[i - 1].ident;
+                let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
                 let check = padding_check(
                     off.clone(),
                     quote!({ let (a, b) = (#off, #min); if a > b { a } else { b } }),
-                    &sname,
-                    &format!(
-                        "in the uniform address space, the member after struct member `{pname}` must start 16-byte aligned past its end; `{fname}` starts"
-                    ),
-                    &format!("_pad_{}", fname.to_string().trim_start_matches('_')),
-                    &format!("before `{fname}`"),
-                    true,
+                    |words| {
+                        let fix = words
+                            .map(|n| {
+                                format!(
+                                    ": add `{}` before `{fname}`",
+                                    layout::padding_fields(&pad_name, n, true)
+                                )
+                            })
+                            .unwrap_or_default();
+                        format!(
+                            "uniform layout of `{sname}`: the member after the struct member `{pname}` starts at the \
+                             next multiple of 16 bytes past its end in the uniform address space (WGSL spec §14.4.4){fix}"
+                        )
+                    },
                     f.span,
                 );
                 checks.push(quote_spanned!(f.span=> const _: () = { #check };));

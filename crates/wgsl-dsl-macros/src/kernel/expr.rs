@@ -204,6 +204,13 @@ impl Ctx {
                 );
                 dummy(span)
             }
+            syn::Expr::Match(_) => {
+                self.err(
+                    span,
+                    "`match` is not supported in kernels: use `if` / `else if`",
+                );
+                dummy(span)
+            }
             syn::Expr::Reference(_) => {
                 self.err(
                     span,

@@ -410,6 +410,7 @@ fn is_statement_expr(e: &syn::Expr) -> bool {
             | syn::Expr::While(_)
             | syn::Expr::Loop(_)
             | syn::Expr::Block(_)
+            | syn::Expr::Match(_)
     )
 }
 

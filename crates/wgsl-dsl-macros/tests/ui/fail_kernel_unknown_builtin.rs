@@ -1,0 +1,9 @@
+use wgsl_dsl::prelude::*;
+
+#[kernel(workgroup_size = 64)]
+fn k(#[storage(read_write)] y: &mut [f32], #[builtin(global_id)] gid: Vec3<u32>) {
+    let i = gid.x;
+    y[i] = y[i].frobnicate();
+}
+
+fn main() {}

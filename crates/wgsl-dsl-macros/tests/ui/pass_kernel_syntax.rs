@@ -1,0 +1,86 @@
+//! Every statement and expression form `#[kernel]` accepts, built and validated by naga.
+use wgsl_dsl::prelude::*;
+
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
+#[repr(C)]
+#[wgsl(uniform)]
+struct Params {
+    scale: f32,
+    n: u32,
+    shift: i32,
+    _pad: u32,
+    #[wgsl(vec)]
+    offset: [f32; 4],
+}
+
+const LIMIT: u32 = 7;
+
+#[kernel(helper)]
+fn smooth(x: f32, k: f32) -> f32 {
+    if x < 0.0 {
+        return 0.0;
+    }
+    let y = x * k;
+    y / (1.0 + y.abs())
+}
+
+#[kernel(workgroup_size = [8, 8], name = "everything")]
+fn all_forms<const TILE: usize>(
+    #[uniform] p: Params,
+    #[storage(read)] x: &[f32],
+    #[storage(read_write)] y: &mut [f32],
+    #[storage(read_write)] counts: &mut [Atomic<u32>],
+    #[workgroup] tile: &mut [f32; TILE],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+    #[builtin(local_invocation_index)] lidx: u32,
+    bias: f32,
+) {
+    let i = gid.x + gid.y * 8u32;
+    if i >= y.len() || !(i < p.n) {
+        return;
+    }
+    let v = x[i];
+    tile[lidx % TILE as u32] = v;
+    workgroup_barrier();
+    let mut acc: f32 = 0.0;
+    for j in 0..LIMIT {
+        if j == 3 {
+            continue;
+        } else if j > 5 && v > 0.5 {
+            break;
+        } else {
+            acc += smooth(v, j as f32);
+        }
+    }
+    for j in (1..9u32).step_by(2) {
+        acc -= (j as f32).sqrt() * 0.25;
+    }
+    let mut bits = i ^ 0x5555u32;
+    bits <<= 1u32;
+    bits |= i & 3;
+    let mut steps = 0u32;
+    while steps < 4 {
+        steps += 1;
+    }
+    loop {
+        steps -= 1;
+        if steps == 0 {
+            break;
+        }
+    }
+    let signed = (i as i32 - p.shift).abs();
+    let w = vec4(v, acc, bias, 1.0);
+    let old = counts[i % 4].atomic_add(1u32);
+    let m = max(acc.clamp(-1.0, 1.0), -(v * p.scale).exp()).mul_add(2.0, bias);
+    y[i] = m + dot(w, p.offset) + w.x + signed as f32 + old as f32 + (bits % 3) as f32
+        + select(0.0, 1.0, v > 0.0);
+}
+
+fn main() {
+    let shader = all_forms::<64>(0.5).build().expect("validates");
+    // `smooth` is reserved in WGSL: naga renames it.
+    assert!(shader.wgsl.contains("fn smooth_(x: f32, k: f32) -> f32"), "{}", shader.wgsl);
+    assert!(shader.wgsl.contains("fn everything("), "{}", shader.wgsl);
+    assert_eq!(shader.signature.bindings.len(), 4);
+    assert_eq!(shader.signature.workgroup_size, [8, 8, 1]);
+}
