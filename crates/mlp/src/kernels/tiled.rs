@@ -39,6 +39,9 @@ const INVOCATIONS: u32 = WORKGROUP[0] * WORKGROUP[1];
 const A_ELEMS: usize = (TILE_M * TILE_K) as usize;
 const B_ELEMS: usize = (TILE_K * TILE_N) as usize;
 
+/// The buffer index of a logical element `(row, col)`.
+pub(crate) type IndexFn<'a> = Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<u32> + 'a>;
+
 /// One operand of the product, a logical matrix `[rows, cols]` in a storage buffer.
 pub(crate) struct Operand<'a> {
     /// The buffer holding it.
@@ -48,7 +51,7 @@ pub(crate) struct Operand<'a> {
     /// Logical columns.
     pub cols: Exp<u32>,
     /// The buffer index of element `(row, col)`.
-    pub index: Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<u32> + 'a>,
+    pub index: IndexFn<'a>,
     /// True if consecutive columns are adjacent in memory (row-major), false if consecutive
     /// rows are (the matrix is stored transposed).
     pub cols_contiguous: bool,

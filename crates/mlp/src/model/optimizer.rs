@@ -1,0 +1,81 @@
+//! The optimizer's configuration and its saved state.
+
+use crate::error::MlpError;
+
+/// The optimizer and its hyperparameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptimizerConfig {
+    /// PyTorch's `torch.optim.SGD` (dampening 0, no Nesterov): `g = grad + weight_decay * p;
+    /// v = momentum * v + g; p -= lr * v`.
+    Sgd {
+        /// Learning rate.
+        lr: f32,
+        /// Momentum (0 for plain SGD).
+        momentum: f32,
+        /// L2 penalty.
+        weight_decay: f32,
+    },
+    /// Adam, Kingma & Ba 2015, with bias-corrected moment estimates.
+    Adam {
+        /// Learning rate.
+        lr: f32,
+        /// First moment decay, in `[0, 1)`.
+        beta1: f32,
+        /// Second moment decay, in `[0, 1)`.
+        beta2: f32,
+        /// Added to `sqrt(v^)`.
+        eps: f32,
+    },
+}
+
+impl OptimizerConfig {
+    /// Slots per parameter tensor: 1 for SGD (velocity), 2 for Adam (m, v).
+    pub fn slots_per_tensor(&self) -> usize {
+        match self {
+            OptimizerConfig::Sgd { .. } => 1,
+            OptimizerConfig::Adam { .. } => 2,
+        }
+    }
+
+    pub(super) fn validate(&self) -> Result<(), MlpError> {
+        let ok = match *self {
+            OptimizerConfig::Sgd {
+                lr,
+                momentum,
+                weight_decay,
+            } => lr.is_finite() && momentum.is_finite() && weight_decay.is_finite(),
+            OptimizerConfig::Adam {
+                lr,
+                beta1,
+                beta2,
+                eps,
+            } => {
+                lr.is_finite()
+                    && (0.0..1.0).contains(&beta1)
+                    && (0.0..1.0).contains(&beta2)
+                    && eps.is_finite()
+                    && eps >= 0.0
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(MlpError::InvalidArgument(format!(
+                "invalid optimizer hyperparameters {self:?}"
+            )))
+        }
+    }
+}
+
+/// Optimizer state, for checkpoints. `step`: optimizer steps taken. `slots[i]`: one buffer per
+/// parameter tensor and slot, each as long as its tensor, tensors in the order
+/// `layer0.weight, layer0.bias, layer1.weight, ...`:
+/// - SGD: the velocity of every tensor (kept even when `momentum` is 0);
+/// - Adam: `m` of every tensor, then `v` of every tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptimizerState {
+    /// Optimizer steps taken.
+    pub step: u64,
+    /// Per-tensor slots, in the order above.
+    pub slots: Vec<Vec<f32>>,
+}
