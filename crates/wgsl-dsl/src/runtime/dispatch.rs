@@ -99,7 +99,7 @@ impl Gpu {
                 resource: a.buffer.as_entire_binding(),
             })
             .collect();
-        let group = self.scoped(|| {
+        let group = self.validated(|| {
             self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some(&kernel.signature.name),
                 layout: &kernel.compiled.bind_group_layout,

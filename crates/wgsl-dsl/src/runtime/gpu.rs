@@ -83,6 +83,7 @@ pub struct Gpu {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
     lost: Arc<Mutex<Option<String>>>,
     pub(crate) pipelines: Mutex<HashMap<String, Arc<Compiled>>>,
     pub(crate) compiles: AtomicUsize,
@@ -196,12 +197,14 @@ impl Gpu {
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
             log::error!("uncaptured wgpu error: {}", error_chain(&e));
         }));
+        let limits = device.limits();
         Ok(Gpu {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             adapter,
             device,
             queue,
             info,
+            limits,
             lost,
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
@@ -220,8 +223,8 @@ impl Gpu {
     }
 
     /// The device's limits (the adapter's, all requested).
-    pub fn limits(&self) -> wgpu::Limits {
-        self.device.limits()
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
     }
 
     /// The features the device was opened with (a subset of the adapter's).
@@ -330,6 +333,23 @@ impl Gpu {
             pollster::block_on(oom.pop()),
             pollster::block_on(internal.pop()),
         ];
+        self.first_error(errors, r)
+    }
+
+    /// As [`Gpu::scoped`], catching validation errors only: for calls that allocate nothing
+    /// large (bind groups), on the per-dispatch path.
+    pub(crate) fn validated<R>(&self, f: impl FnOnce() -> R) -> Result<R, DispatchError> {
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let r = f();
+        let error = pollster::block_on(validation.pop());
+        self.first_error([error], r)
+    }
+
+    fn first_error<R, const N: usize>(
+        &self,
+        errors: [Option<wgpu::Error>; N],
+        r: R,
+    ) -> Result<R, DispatchError> {
         match errors.into_iter().flatten().next() {
             Some(e) => {
                 // A destroyed or lost device reports through its callback on the next poll:
