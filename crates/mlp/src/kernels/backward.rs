@@ -30,10 +30,10 @@ pub fn weight_grad() -> KernelBuilder {
     let dy = k.storage::<RuntimeArray<f32>, ReadOnly>("dy");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let grads = k.storage::<RuntimeArray<f32>, ReadWrite>("grads");
-    let batch = k.let_("batch", d.batch());
-    let inputs = k.let_("inputs", d.inputs());
-    let outputs = k.let_("outputs", d.outputs());
-    let w_off = k.let_("weight_offset", d.weight_offset());
+    let batch = k.let_("batch", d.batch().load());
+    let inputs = k.let_("inputs", d.inputs().load());
+    let outputs = k.let_("outputs", d.outputs().load());
+    let w_off = k.let_("weight_offset", d.weight_offset().load());
     // A = dy^T [outputs, batch]: A[o, b] = dy[b, o]; consecutive rows (o) are contiguous.
     let a = Operand {
         buffer: &dy,
@@ -72,10 +72,10 @@ pub fn input_grad_relu() -> KernelBuilder {
     let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");
     let x_act = k.storage::<RuntimeArray<f32>, ReadOnly>("x_act");
     let dx = k.storage::<RuntimeArray<f32>, ReadWrite>("dx");
-    let batch = k.let_("batch", d.batch());
-    let inputs = k.let_("inputs", d.inputs());
-    let outputs = k.let_("outputs", d.outputs());
-    let w_off = k.let_("weight_offset", d.weight_offset());
+    let batch = k.let_("batch", d.batch().load());
+    let inputs = k.let_("inputs", d.inputs().load());
+    let outputs = k.let_("outputs", d.outputs().load());
+    let w_off = k.let_("weight_offset", d.weight_offset().load());
     // A = dy [batch, outputs], row-major.
     let a = Operand {
         buffer: &dy,
@@ -117,11 +117,11 @@ pub fn bias_grad() -> KernelBuilder {
     let dy = k.storage::<RuntimeArray<f32>, ReadOnly>("dy");
     let grads = k.storage::<RuntimeArray<f32>, ReadWrite>("grads");
     let partial = k.workgroup::<Array<f32, { BIAS_GRAD_WORKGROUP as usize }>>("partial");
-    let outputs = k.let_("outputs", d.outputs());
+    let outputs = k.let_("outputs", d.outputs().load());
     let o = k.let_("o", workgroup_id().x());
     let lid = k.let_("lid", local_invocation_index());
     // Workgroups past the last output (none with the documented grid) sum nothing.
-    let rows = k.let_("rows", o.lt(&outputs).select(d.batch(), 0u32));
+    let rows = k.let_("rows", o.lt(&outputs).select(d.batch().load(), 0u32));
     let sum = k.var("sum", 0.0f32);
     k.for_step("b", lid.clone(), rows, n, |k, b| {
         k.update(&sum, |s| s + dy.at(b * &outputs + &o).load());
@@ -140,7 +140,10 @@ pub fn bias_grad() -> KernelBuilder {
         stride /= 2;
     }
     k.if_(lid.eq(0u32).and(o.lt(&outputs)), |k| {
-        k.store(&grads.at(d.bias_offset() + &o), partial.at(0u32).load());
+        k.store(
+            &grads.at(d.bias_offset().load() + &o),
+            partial.at(0u32).load(),
+        );
     });
     k
 }

@@ -30,8 +30,8 @@ pub fn argmax_accuracy() -> KernelBuilder {
     let all_losses = k.storage::<RuntimeArray<f32>, ReadWrite>("all_losses");
     let correct = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("correct");
     let r = k.let_("r", global_invocation_id().x());
-    k.if_(r.ge(ep.rows()), |k| k.return_());
-    let classes = k.let_("classes", ep.classes());
+    k.if_(r.ge(ep.rows().load()), |k| k.return_());
+    let classes = k.let_("classes", ep.classes().load());
     let base = k.let_("base", &r * &classes);
     let best = k.var("best", 0u32);
     let best_z = k.var("best_z", logits.at(&base).load());
@@ -42,7 +42,7 @@ pub fn argmax_accuracy() -> KernelBuilder {
             k.store(&best_z, z);
         });
     });
-    let n = k.let_("n", state.at(1u32).load() * ep.batch_size() + &r);
+    let n = k.let_("n", state.at(1u32).load() * ep.batch_size().load() + &r);
     let prediction = k.let_("prediction", best.load());
     k.store(&predictions.at(&n), prediction.clone());
     k.store(&all_losses.at(&n), losses.at(&r).load());

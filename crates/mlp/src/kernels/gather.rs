@@ -33,12 +33,12 @@ pub fn gather_batch() -> KernelBuilder {
     let labels = k.storage::<RuntimeArray<u32>, ReadOnly>("labels");
     let x = k.storage::<RuntimeArray<f32>, ReadWrite>("x");
     let batch_labels = k.storage::<RuntimeArray<u32>, ReadWrite>("batch_labels");
-    let inputs = k.let_("inputs", gp.inputs());
-    let batch_size = k.let_("batch_size", gp.batch_size());
-    let order_len = k.let_("order_len", gp.order_len());
+    let inputs = k.let_("inputs", gp.inputs().load());
+    let batch_size = k.let_("batch_size", gp.batch_size().load());
+    let order_len = k.let_("order_len", gp.order_len().load());
     let start = k.let_(
         "start",
-        (gp.first_step() + state.at(1u32).load()) * &batch_size,
+        (gp.first_step().load() + state.at(1u32).load()) * &batch_size,
     );
     let rows = k.let_(
         "rows",
@@ -50,7 +50,7 @@ pub fn gather_batch() -> KernelBuilder {
     let i = k.let_("i", global_invocation_id().x());
     k.if_(r.ge(&rows).or(i.ge(&inputs)), |k| k.return_());
     let example = k.let_("example", order.at(&start + &r).load());
-    let valid = k.let_("valid", example.lt(gp.dataset_len()));
+    let valid = k.let_("valid", example.lt(gp.dataset_len().load()));
     let out = x.at(&r * &inputs + &i);
     k.if_else(
         valid.clone(),

@@ -27,11 +27,11 @@ pub fn linear_forward(act: Activation) -> KernelBuilder {
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let batch = k.let_("batch", dims.batch());
-    let inputs = k.let_("inputs", dims.inputs());
-    let outputs = k.let_("outputs", dims.outputs());
-    let w_off = k.let_("weight_offset", dims.weight_offset());
-    let b_off = k.let_("bias_offset", dims.bias_offset());
+    let batch = k.let_("batch", dims.batch().load());
+    let inputs = k.let_("inputs", dims.inputs().load());
+    let outputs = k.let_("outputs", dims.outputs().load());
+    let w_off = k.let_("weight_offset", dims.weight_offset().load());
+    let b_off = k.let_("bias_offset", dims.bias_offset().load());
     // A = x [batch, inputs], row-major.
     let a = Operand {
         buffer: &x,

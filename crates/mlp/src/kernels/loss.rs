@@ -29,8 +29,8 @@ pub fn softmax_cross_entropy() -> KernelBuilder {
     let probs = k.storage::<RuntimeArray<f32>, ReadWrite>("probs");
     let dlogits = k.storage::<RuntimeArray<f32>, ReadWrite>("dlogits");
     let losses = k.storage::<RuntimeArray<f32>, ReadWrite>("losses");
-    let batch = k.let_("batch", d.batch());
-    let classes = k.let_("classes", d.classes());
+    let batch = k.let_("batch", d.batch().load());
+    let classes = k.let_("classes", d.classes().load());
     let row = k.let_("row", global_invocation_id().x());
     k.if_(row.ge(&batch), |k| k.return_());
     let base = k.let_("base", &row * &classes);
@@ -73,7 +73,7 @@ pub fn mean_loss() -> KernelBuilder {
     let losses = k.storage::<RuntimeArray<f32>, ReadOnly>("losses");
     let history = k.storage::<RuntimeArray<f32>, ReadWrite>("loss_history");
     let partial = k.workgroup::<Array<f32, { MEAN_LOSS_WORKGROUP as usize }>>("partial");
-    let batch = k.let_("batch", d.batch());
+    let batch = k.let_("batch", d.batch().load());
     let lid = k.let_("lid", local_invocation_index());
     let sum = k.var("sum", 0.0f32);
     k.for_step("b", lid.clone(), batch.clone(), n, |k, b| {

@@ -39,12 +39,15 @@ pub fn sgd_update() -> KernelBuilder {
     let params = k.storage::<RuntimeArray<f32>, ReadWrite>("params");
     let velocity = k.storage::<RuntimeArray<f32>, ReadWrite>("velocity");
     let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
-    k.if_(i.ge(hp.len()), |k| k.return_());
+    k.if_(i.ge(hp.len().load()), |k| k.return_());
     let p = k.let_("p", params.at(&i).load());
-    let g = k.let_("g", fma(hp.weight_decay(), p.clone(), grads.at(&i).load()));
-    let v = k.let_("v", fma(hp.momentum(), velocity.at(&i).load(), g));
+    let g = k.let_(
+        "g",
+        fma(hp.weight_decay().load(), p.clone(), grads.at(&i).load()),
+    );
+    let v = k.let_("v", fma(hp.momentum().load(), velocity.at(&i).load(), g));
     k.store(&velocity.at(&i), v.clone());
-    k.store(&params.at(&i), p - hp.lr() * v);
+    k.store(&params.at(&i), p - hp.lr().load() * v);
     k
 }
 
@@ -77,15 +80,15 @@ pub fn adam_update() -> KernelBuilder {
     let m = k.storage::<RuntimeArray<f32>, ReadWrite>("m");
     let v = k.storage::<RuntimeArray<f32>, ReadWrite>("v");
     let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
-    k.if_(i.ge(hp.len()), |k| k.return_());
+    k.if_(i.ge(hp.len().load()), |k| k.return_());
     let t = k.let_("t", (state.at(0u32).load() + 1u32).to_f32());
-    let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1());
+    let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
     let c1 = k.let_("bias_correction1", c1);
-    let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2());
+    let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
     let c2 = k.let_("bias_correction2", c2);
     let g = k.let_("g", grads.at(&i).load());
-    let b1 = k.let_("beta1", hp.beta1());
-    let b2 = k.let_("beta2", hp.beta2());
+    let b1 = k.let_("beta1", hp.beta1().load());
+    let b2 = k.let_("beta2", hp.beta2().load());
     let m_new = k.let_("m_new", &b1 * m.at(&i).load() + (1.0f32 - &b1) * &g);
     let v_new = k.let_("v_new", &b2 * v.at(&i).load() + (1.0f32 - &b2) * &g * &g);
     k.store(&m.at(&i), m_new.clone());
@@ -94,7 +97,7 @@ pub fn adam_update() -> KernelBuilder {
     let v_hat = v_new / c2;
     k.store(
         &params.at(&i),
-        params.at(&i).load() - hp.lr() * m_hat / (sqrt(v_hat) + hp.eps()),
+        params.at(&i).load() - hp.lr().load() * m_hat / (sqrt(v_hat) + hp.eps().load()),
     );
     k
 }
