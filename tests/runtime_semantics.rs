@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use bytemuck::Pod;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::types::Constructible;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+use wgsl_dsl::types::Constructible;
 
 /// One device for the whole file. No adapter is a failure, not a skip: CI installs lavapipe.
 fn gpu() -> &'static Gpu {
@@ -140,16 +140,21 @@ fn unsigned_division_and_remainder_by_zero() {
     let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
     // About a third of the divisors are zero.
     let b: Vec<u32> = (0..n)
-        .map(|_| if rng.random_bool(0.33) { 0 } else { rng.random_range(1..50) })
+        .map(|_| {
+            if rng.random_bool(0.33) {
+                0
+            } else {
+                rng.random_range(1..50)
+            }
+        })
         .collect();
     let q = binary("u32_div", &a, &b, POISON_U32, |x, y| x / y);
     let r = binary("u32_rem", &a, &b, POISON_U32, |x, y| x % y);
     for i in 0..n {
         // WGSL §8.7: for e2 == 0, `e1 / e2` is e1 and `e1 % e2` is 0.
-        let (want_q, want_r) = if b[i] == 0 {
-            (a[i], 0)
-        } else {
-            (a[i] / b[i], a[i] - (a[i] / b[i]) * b[i])
+        let (want_q, want_r) = match a[i].checked_div(b[i]) {
+            None => (a[i], 0),
+            Some(q) => (q, a[i] - q * b[i]),
         };
         assert_eq!((q[i], r[i]), (want_q, want_r), "{} / {}", a[i], b[i]);
     }
