@@ -1,1 +1,508 @@
-//! (in progress)
+//! Checkpoints: a trained model, its optimizer state and where training stands, in one
+//! [safetensors](https://huggingface.co/docs/safetensors) file.
+//!
+//! # Format
+//! Tensors, all `F32`, little-endian:
+//! - `layers.{i}.weight`: `[outputs, inputs]`, row-major (as PyTorch's `nn.Linear.weight`);
+//! - `layers.{i}.bias`: `[outputs]`;
+//! - optimizer slots, each shaped like the parameter it belongs to: SGD with momentum
+//!   `optimizer.velocity.layers.{i}.weight` / `.bias`; Adam (Kingma & Ba 2015)
+//!   `optimizer.m.layers.{i}.weight`, ..., then `optimizer.v.layers.{i}.weight`, ...
+//!
+//! Metadata (string to string; values are JSON):
+//! - `format`: [`FORMAT`];
+//! - `config`: `{"inputs": 784, "hidden": [128], "classes": 10}`;
+//! - `optimizer`: `{"kind": "sgd", "lr", "momentum", "weight_decay"}` or
+//!   `{"kind": "adam", "lr", "beta1", "beta2", "eps"}`;
+//! - `optimizer_slots`: the number of slot tensors; `step`: optimizer steps taken;
+//! - `epoch`: epochs completed; `batch_size`; `seed`; `history`: one record per epoch.
+//!
+//! Files are written atomically ([`write_atomic`]): a temporary file in the same directory,
+//! flushed to disk, then renamed over the destination, so a reader sees the old file or the new
+//! one, never a part. Loading checks every shape against the config in the metadata.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use serde_json::{Value, json};
+
+use crate::config::{ConfigError, MlpConfig};
+use crate::model::{OptimizerConfig, OptimizerState};
+use crate::params::{LayerParams, Params};
+
+/// The value of the `format` metadata key.
+pub const FORMAT: &str = "wgsl-dsl-mlp/1";
+
+/// What went wrong saving or loading a checkpoint. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The file could not be read, or written and renamed into place.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a valid safetensors file (corrupt header, truncated or padded data).
+    #[error("{}: not a valid safetensors checkpoint (corrupt or truncated): {source}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The safetensors crate's error.
+        #[source]
+        source: safetensors::SafeTensorError,
+    },
+    /// A metadata entry is missing or unreadable.
+    #[error("{}: metadata `{key}`: {reason}", path.display())]
+    Metadata {
+        /// The file.
+        path: PathBuf,
+        /// The metadata key.
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The config in the metadata describes no usable model.
+    #[error("{}: invalid model config: {source}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// Why the config is refused.
+        #[source]
+        source: ConfigError,
+    },
+    /// A tensor the config calls for is absent.
+    #[error("{}: missing tensor `{name}`", path.display())]
+    MissingTensor {
+        /// The file.
+        path: PathBuf,
+        /// The tensor's name.
+        name: String,
+    },
+    /// A tensor's shape or element type is not the one the config calls for.
+    #[error("{}: tensor `{name}` is {found}, expected F32 {expected:?}", path.display())]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// The tensor's name.
+        name: String,
+        /// The shape the config calls for.
+        expected: Vec<usize>,
+        /// The element type and shape found, e.g. `F32 [10, 128]`.
+        found: String,
+    },
+    /// Saving a checkpoint whose parameters or slots do not match its config.
+    #[error("{}: cannot save: {reason}", path.display())]
+    Inconsistent {
+        /// The file.
+        path: PathBuf,
+        /// What disagrees.
+        reason: String,
+    },
+}
+
+/// What one epoch of training achieved (kept in checkpoints, so plots survive `--resume`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochRecord {
+    /// The epoch, counted from 1.
+    pub epoch: usize,
+    /// Mean training cross-entropy loss over the epoch's steps (nats).
+    pub train_loss: f32,
+    /// Test accuracy after the epoch, in `[0, 1]`.
+    pub test_accuracy: f64,
+    /// Wall-clock seconds the epoch's training took.
+    pub seconds: f64,
+}
+
+/// A model, its optimizer and where training stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// The model's shape.
+    pub config: MlpConfig,
+    /// The parameters, shaped by `config`.
+    pub params: Params,
+    /// The optimizer and its hyperparameters.
+    pub optimizer: OptimizerConfig,
+    /// The optimizer's step count and slots (see the module docs for their names and order).
+    pub optimizer_state: OptimizerState,
+    /// Epochs completed.
+    pub epoch: usize,
+    /// The batch size training used.
+    pub batch_size: usize,
+    /// The seed of initialisation and shuffling.
+    pub seed: u64,
+    /// One record per completed epoch.
+    pub history: Vec<EpochRecord>,
+}
+
+/// Names of the parameter tensors in order: `layers.0.weight, layers.0.bias, layers.1.weight, ...`
+/// with their shapes.
+fn param_tensors(config: &MlpConfig) -> Vec<(String, Vec<usize>)> {
+    config
+        .layer_sizes()
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, (inputs, outputs))| {
+            [
+                (format!("layers.{i}.weight"), vec![outputs, inputs]),
+                (format!("layers.{i}.bias"), vec![outputs]),
+            ]
+        })
+        .collect()
+}
+
+/// Names and shapes of `count` optimizer slots: groups of one slot per parameter tensor, named
+/// after the optimizer's state (`velocity`; `m`, `v`).
+fn slot_tensors(
+    config: &MlpConfig,
+    optimizer: &OptimizerConfig,
+    count: usize,
+) -> Vec<(String, Vec<usize>)> {
+    let groups: &[&str] = match optimizer {
+        OptimizerConfig::Sgd { .. } => &["velocity"],
+        OptimizerConfig::Adam { .. } => &["m", "v"],
+    };
+    let params = param_tensors(config);
+    (0..count)
+        .map(|k| {
+            let g = k / params.len().max(1);
+            let (name, shape) = &params[k % params.len().max(1)];
+            let group = groups.get(g).map_or(format!("slot{g}"), |s| s.to_string());
+            (format!("optimizer.{group}.{name}"), shape.clone())
+        })
+        .collect()
+}
+
+fn optimizer_json(o: &OptimizerConfig) -> Value {
+    match *o {
+        OptimizerConfig::Sgd {
+            lr,
+            momentum,
+            weight_decay,
+        } => json!({"kind": "sgd", "lr": lr, "momentum": momentum, "weight_decay": weight_decay}),
+        OptimizerConfig::Adam {
+            lr,
+            beta1,
+            beta2,
+            eps,
+        } => json!({"kind": "adam", "lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps}),
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl Checkpoint {
+    /// Serializes into safetensors bytes.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Inconsistent`] if the parameters or slots do not match the config
+    /// (`path` is only used to name the destination in the error).
+    pub fn to_bytes(&self, path: &Path) -> Result<Vec<u8>, CheckpointError> {
+        let inconsistent = |reason: String| CheckpointError::Inconsistent {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if !self.params.matches(&self.config) {
+            return Err(inconsistent(
+                "the parameters do not have the config's shapes".into(),
+            ));
+        }
+        let expected = self.optimizer.slots_per_tensor() * 2 * self.config.num_layers();
+        if self.optimizer_state.slots.len() != expected {
+            return Err(inconsistent(format!(
+                "{} optimizer slots, the optimizer keeps {expected}",
+                self.optimizer_state.slots.len()
+            )));
+        }
+        let slot_names = slot_tensors(
+            &self.config,
+            &self.optimizer,
+            self.optimizer_state.slots.len(),
+        );
+        let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+        let params = self.params.layers.iter().flat_map(|l| [&l.weight, &l.bias]);
+        for ((name, shape), data) in param_tensors(&self.config).into_iter().zip(params) {
+            named.push((name, shape, f32_bytes(data)));
+        }
+        for ((name, shape), data) in slot_names.into_iter().zip(&self.optimizer_state.slots) {
+            if data.len() != shape.iter().product::<usize>() {
+                return Err(inconsistent(format!(
+                    "optimizer slot `{name}` has {} elements, expected {shape:?}",
+                    data.len()
+                )));
+            }
+            named.push((name, shape, f32_bytes(data)));
+        }
+        let history: Vec<Value> = self
+            .history
+            .iter()
+            .map(|r| {
+                json!({"epoch": r.epoch, "train_loss": r.train_loss,
+                       "test_accuracy": r.test_accuracy, "seconds": r.seconds})
+            })
+            .collect();
+        let c = &self.config;
+        let metadata: HashMap<String, String> = [
+            ("format", FORMAT.to_string()),
+            (
+                "config",
+                json!({"inputs": c.inputs, "hidden": c.hidden, "classes": c.classes}).to_string(),
+            ),
+            ("optimizer", optimizer_json(&self.optimizer).to_string()),
+            (
+                "optimizer_slots",
+                self.optimizer_state.slots.len().to_string(),
+            ),
+            ("step", self.optimizer_state.step.to_string()),
+            ("epoch", self.epoch.to_string()),
+            ("batch_size", self.batch_size.to_string()),
+            ("seed", self.seed.to_string()),
+            ("history", Value::Array(history).to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let views = named
+            .iter()
+            .map(|(name, shape, data)| {
+                TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.clone(), v))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| inconsistent(e.to_string()))?;
+        safetensors::serialize(views, Some(metadata)).map_err(|e| inconsistent(e.to_string()))
+    }
+
+    /// Writes the checkpoint to `path` atomically (see [`write_atomic`]).
+    ///
+    /// # Errors
+    /// [`CheckpointError::Inconsistent`], [`CheckpointError::Io`].
+    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        let bytes = self.to_bytes(path)?;
+        write_atomic(path, &bytes).map_err(|source| CheckpointError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Reads and checks the checkpoint at `path`.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Io`], then as [`Checkpoint::from_bytes`].
+    pub fn load(path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_bytes(&bytes, path)
+    }
+
+    /// Parses safetensors bytes (`path` names the source in errors), checking every tensor's
+    /// element type and shape against the config in the metadata.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Format`] for a corrupt or truncated file, [`CheckpointError::Metadata`],
+    /// [`CheckpointError::Config`], [`CheckpointError::MissingTensor`], [`CheckpointError::Shape`].
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let st = SafeTensors::deserialize(bytes).map_err(|source| CheckpointError::Format {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (_, header) =
+            SafeTensors::read_metadata(bytes).map_err(|source| CheckpointError::Format {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let empty = HashMap::new();
+        let meta = Meta {
+            map: header.metadata().as_ref().unwrap_or(&empty),
+            path,
+        };
+        let format = meta.string("format")?;
+        if format != FORMAT {
+            return Err(meta.error("format", format!("`{format}`, expected `{FORMAT}`")));
+        }
+        let config = meta.json("config", |v| {
+            Some(MlpConfig {
+                inputs: usize_of(&v["inputs"])?,
+                hidden: v["hidden"]
+                    .as_array()?
+                    .iter()
+                    .map(usize_of)
+                    .collect::<Option<_>>()?,
+                classes: usize_of(&v["classes"])?,
+            })
+        })?;
+        config
+            .validate()
+            .map_err(|source| CheckpointError::Config {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let optimizer = meta.json("optimizer", |v| {
+            let f = |k: &str| v[k].as_f64().map(|x| x as f32);
+            match v["kind"].as_str()? {
+                "sgd" => Some(OptimizerConfig::Sgd {
+                    lr: f("lr")?,
+                    momentum: f("momentum")?,
+                    weight_decay: f("weight_decay")?,
+                }),
+                "adam" => Some(OptimizerConfig::Adam {
+                    lr: f("lr")?,
+                    beta1: f("beta1")?,
+                    beta2: f("beta2")?,
+                    eps: f("eps")?,
+                }),
+                _ => None,
+            }
+        })?;
+        let n_slots: usize = meta.parse("optimizer_slots")?;
+        let expected = optimizer.slots_per_tensor() * 2 * config.num_layers();
+        if n_slots != expected {
+            return Err(meta.error(
+                "optimizer_slots",
+                format!("{n_slots}, but the optimizer keeps {expected} slot tensors"),
+            ));
+        }
+        let history = meta.json("history", |v| {
+            v.as_array()?
+                .iter()
+                .map(|r| {
+                    Some(EpochRecord {
+                        epoch: usize_of(&r["epoch"])?,
+                        train_loss: r["train_loss"].as_f64()? as f32,
+                        test_accuracy: r["test_accuracy"].as_f64()?,
+                        seconds: r["seconds"].as_f64()?,
+                    })
+                })
+                .collect()
+        })?;
+
+        let read = |name: &str, shape: &[usize]| -> Result<Vec<f32>, CheckpointError> {
+            let t = st
+                .tensor(name)
+                .map_err(|_| CheckpointError::MissingTensor {
+                    path: path.to_path_buf(),
+                    name: name.to_string(),
+                })?;
+            if t.dtype() != Dtype::F32 || t.shape() != shape {
+                return Err(CheckpointError::Shape {
+                    path: path.to_path_buf(),
+                    name: name.to_string(),
+                    expected: shape.to_vec(),
+                    found: format!("{:?} {:?}", t.dtype(), t.shape()),
+                });
+            }
+            Ok(t.data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect())
+        };
+        let mut tensors = param_tensors(&config)
+            .into_iter()
+            .map(|(name, shape)| read(&name, &shape))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter();
+        let layers = config
+            .layer_sizes()
+            .into_iter()
+            .map(|(inputs, outputs)| LayerParams {
+                inputs,
+                outputs,
+                // `param_tensors` yields a weight and a bias per layer.
+                weight: tensors.next().unwrap_or_default(),
+                bias: tensors.next().unwrap_or_default(),
+            })
+            .collect();
+        let slots = slot_tensors(&config, &optimizer, n_slots)
+            .into_iter()
+            .map(|(name, shape)| read(&name, &shape))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Checkpoint {
+            params: Params { layers },
+            optimizer_state: OptimizerState {
+                step: meta.parse("step")?,
+                slots,
+            },
+            optimizer,
+            epoch: meta.parse("epoch")?,
+            batch_size: meta.parse("batch_size")?,
+            seed: meta.parse("seed")?,
+            history,
+            config,
+        })
+    }
+}
+
+fn usize_of(v: &Value) -> Option<usize> {
+    v.as_u64().and_then(|x| usize::try_from(x).ok())
+}
+
+/// The metadata of one file, with errors naming it.
+struct Meta<'a> {
+    map: &'a HashMap<String, String>,
+    path: &'a Path,
+}
+
+impl Meta<'_> {
+    fn error(&self, key: &'static str, reason: String) -> CheckpointError {
+        CheckpointError::Metadata {
+            path: self.path.to_path_buf(),
+            key,
+            reason,
+        }
+    }
+
+    fn string(&self, key: &'static str) -> Result<&str, CheckpointError> {
+        self.map
+            .get(key)
+            .map(String::as_str)
+            .ok_or_else(|| self.error(key, "missing".into()))
+    }
+
+    fn parse<T: std::str::FromStr>(&self, key: &'static str) -> Result<T, CheckpointError> {
+        let s = self.string(key)?;
+        s.parse()
+            .map_err(|_| self.error(key, format!("`{s}` is not a valid number")))
+    }
+
+    fn json<T>(
+        &self,
+        key: &'static str,
+        f: impl FnOnce(&Value) -> Option<T>,
+    ) -> Result<T, CheckpointError> {
+        let s = self.string(key)?;
+        let v: Value =
+            serde_json::from_str(s).map_err(|e| self.error(key, format!("invalid JSON: {e}")))?;
+        f(&v).ok_or_else(|| self.error(key, format!("unexpected content `{s}`")))
+    }
+}
+
+/// Writes `bytes` to `path` so that `path` holds either its old content or all of `bytes`, never
+/// a part: a temporary file in the same directory, written, flushed to disk (`fsync`), renamed
+/// over `path`, then the directory flushed (on Unix) so the rename itself survives a crash.
+///
+/// # Errors
+/// The operating system's error from any of those steps; the temporary file is removed then.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .suffix(".partial")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}

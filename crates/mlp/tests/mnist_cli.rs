@@ -1,0 +1,344 @@
+//! The `mnist` binary: every bad argument or file gives one line `error: ...` and a non-zero
+//! exit, never a panic; and train -> eval -> predict work on a real subset.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mlp::checkpoint::Checkpoint;
+use mlp::config::MlpConfig;
+use mlp::data::Mnist;
+use mlp::model::{OptimizerConfig, OptimizerState};
+use mlp::params::Params;
+
+fn mnist(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnist"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run the mnist binary")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The run failed with `code` and exactly one line on stderr starting `error: `, containing
+/// every one of `needles`. Lavapipe's own `XDG_RUNTIME_DIR` warnings are not ours and ignored.
+#[track_caller]
+fn fails(out: &Output, code: i32, needles: &[&str]) -> String {
+    let err = stderr(out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
+        .filter(|l| l.starts_with("error"))
+        .collect();
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(lines.len(), 1, "one error line expected: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "`{n}` not in `{}`", lines[0]);
+    }
+    lines[0].to_string()
+}
+
+fn repo_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist")
+}
+
+#[test]
+fn bad_arguments() {
+    fails(&mnist(&[]), 2, &["command is required"]);
+    fails(&mnist(&["fly"]), 2, &["fly"]);
+    fails(
+        &mnist(&["train", "--epochs", "0"]),
+        2,
+        &["positive integer"],
+    );
+    fails(&mnist(&["train", "--lr=-1"]), 2, &["--lr", "positive"]);
+    fails(&mnist(&["train", "--lr", "nan"]), 2, &["positive"]);
+    fails(&mnist(&["train", "--momentum", "1.5"]), 2, &["[0, 1)"]);
+    fails(
+        &mnist(&["train", "--optimizer", "rmsprop"]),
+        2,
+        &["rmsprop"],
+    );
+    fails(&mnist(&["train", "--hidden", "128,0"]), 2, &["positive"]);
+    fails(&mnist(&["train", "--frobnicate"]), 2, &["--frobnicate"]);
+    fails(&mnist(&["eval"]), 2, &["--model"]);
+    fails(&mnist(&["predict", "--model", "m"]), 2, &["IMAGE"]);
+    let mom = mnist(&["train", "--optimizer", "adam", "--momentum", "0.5"]);
+    fails(&mom, 1, &["--momentum applies to SGD only"]);
+    let help = mnist(&["predict", "--help"]);
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("rejected, not resized"));
+}
+
+#[test]
+fn missing_data_and_unwritable_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("nowhere");
+    let nowhere = nowhere.to_str().unwrap();
+    fails(
+        &mnist(&["train", "--data", nowhere]),
+        1,
+        &["not a directory"],
+    );
+    let empty = dir.path().to_str().unwrap();
+    fails(
+        &mnist(&["train", "--data", empty]),
+        1,
+        &["no training images file", "train-images-idx3-ubyte.gz"],
+    );
+    let save = format!("{nowhere}/m.safetensors");
+    fails(&mnist(&["train", "--save", &save]), 1, &["m.safetensors"]);
+    fails(&mnist(&["train", "--plot", empty]), 1, &["is a directory"]);
+}
+
+/// Copies the repository's MNIST into `dir`, then replaces `name` by `bytes`.
+fn broken_copy(dir: &Path, name: &str, bytes: &[u8]) {
+    for entry in std::fs::read_dir(repo_data()).unwrap() {
+        let e = entry.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+fn idx(magic: [u8; 4], dims: &[u32], data: &[u8]) -> Vec<u8> {
+    let mut out = magic.to_vec();
+    for d in dims {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out.extend_from_slice(data);
+    out
+}
+
+#[test]
+fn every_idx_failure_is_one_line() {
+    let labels = "t10k-labels.idx1-ubyte.gz";
+    let images = "t10k-images.idx3-ubyte.gz";
+    let u8_1 = [0, 0, 8, 1];
+    let u8_3 = [0, 0, 8, 3];
+    let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
+        (labels, b"PK\x03\x04 not idx".to_vec(), &["not an IDX file"]),
+        (
+            labels,
+            idx([0, 0, 0x0D, 1], &[3], &[1; 12]),
+            &["element type 0x0d"],
+        ),
+        (
+            labels,
+            idx([0, 0, 8, 2], &[3, 1], &[1; 3]),
+            &["2 dimensions, expected 1"],
+        ),
+        (labels, idx(u8_1, &[0], &[]), &["a dimension is zero"]),
+        (labels, idx(u8_1, &[10_000], &[1; 9_999]), &["truncated"]),
+        (
+            labels,
+            idx(u8_1, &[10_000], &[1; 10_001]),
+            &["trailing bytes"],
+        ),
+        (
+            labels,
+            idx(u8_1, &[9_999], &[1; 9_999]),
+            &["10000 images", "9999 labels"],
+        ),
+        (
+            labels,
+            idx(u8_1, &[10_000], &[11; 10_000]),
+            &["label 11 at index 0"],
+        ),
+        (
+            images,
+            idx(u8_3, &[10_000, 27, 28], &vec![0; 10_000 * 27 * 28]),
+            &["27x28"],
+        ),
+        (images, vec![0x1f, 0x8b, 8, 0, 0, 0], &["gzip"]),
+    ];
+    for (name, bytes, needles) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        broken_copy(dir.path(), name, &bytes);
+        let out = mnist(&["train", "--data", dir.path().to_str().unwrap()]);
+        let line = fails(&out, 1, needles);
+        assert!(line.contains(name), "the error names the file: {line}");
+    }
+}
+
+/// A valid checkpoint for a 784-[16]-10 model (random parameters), saved in `dir`.
+fn small_checkpoint(dir: &Path) -> PathBuf {
+    let config = MlpConfig {
+        inputs: 784,
+        hidden: vec![16],
+        classes: 10,
+    };
+    let params = Params::init(&config, 1);
+    let slots = params
+        .layers
+        .iter()
+        .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
+        .collect();
+    let path = dir.join("small.safetensors");
+    Checkpoint {
+        config,
+        params,
+        optimizer: OptimizerConfig::Sgd {
+            lr: 0.1,
+            momentum: 0.9,
+            weight_decay: 0.0,
+        },
+        optimizer_state: OptimizerState { step: 0, slots },
+        epoch: 0,
+        batch_size: 64,
+        seed: 0,
+        history: vec![],
+    }
+    .save(&path)
+    .unwrap();
+    path
+}
+
+#[test]
+fn corrupt_truncated_and_mismatched_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = small_checkpoint(dir.path());
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.path().join("truncated.safetensors");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+    let corrupt = dir.path().join("corrupt.safetensors");
+    let mut c = bytes.clone();
+    c[8..20].fill(b'!');
+    std::fs::write(&corrupt, &c).unwrap();
+    for (path, needle) in [(&truncated, "truncated"), (&corrupt, "corrupt")] {
+        let p = path.to_str().unwrap();
+        fails(&mnist(&["eval", "--model", p]), 1, &[needle, p]);
+        fails(&mnist(&["predict", "--model", p, "x.png"]), 1, &[needle]);
+        fails(
+            &mnist(&["train", "--resume", p, "--limit-train", "5"]),
+            1,
+            &[needle],
+        );
+    }
+    let missing = dir.path().join("missing.safetensors");
+    fails(
+        &mnist(&["eval", "--model", missing.to_str().unwrap()]),
+        1,
+        &["missing.safetensors"],
+    );
+    // Resuming with another shape or optimizer.
+    let g = good.to_str().unwrap();
+    fails(
+        &mnist(&["train", "--resume", g, "--hidden", "32"]),
+        1,
+        &["hidden layers [16]"],
+    );
+    fails(
+        &mnist(&["train", "--resume", g, "--optimizer", "adam"]),
+        1,
+        &["trained with Sgd"],
+    );
+}
+
+#[test]
+fn images_of_the_wrong_size_or_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = small_checkpoint(dir.path());
+    let m = model.to_str().unwrap();
+    let big = dir.path().join("big.png");
+    image::GrayImage::from_pixel(20, 28, image::Luma([3]))
+        .save(&big)
+        .unwrap();
+    fails(
+        &mnist(&["predict", "--model", m, big.to_str().unwrap()]),
+        1,
+        &["big.png", "20x28", "28x28"],
+    );
+    let text = dir.path().join("digit.png");
+    std::fs::write(&text, b"not an image").unwrap();
+    fails(
+        &mnist(&["predict", "--model", m, text.to_str().unwrap()]),
+        1,
+        &["digit.png"],
+    );
+    let none = dir.path().join("none.pgm");
+    fails(
+        &mnist(&["predict", "--model", m, none.to_str().unwrap()]),
+        1,
+        &["none.pgm"],
+    );
+}
+
+/// Train on a subset with the CLI, then eval and predict with the saved model.
+#[test]
+fn train_eval_predict() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.safetensors");
+    let plot = dir.path().join("m.png");
+    let (m, p) = (model.to_str().unwrap(), plot.to_str().unwrap());
+    let out = mnist(&[
+        "train",
+        "--limit-train",
+        "1000",
+        "--limit-test",
+        "200",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "16",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.002",
+        "--hidden",
+        "32",
+        "--save",
+        m,
+        "--plot",
+        p,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}{stdout}", stderr(&out));
+    assert!(stdout.contains("epoch 2/2"), "{stdout}");
+    let final_line = stdout.lines().find(|l| l.starts_with("done:")).unwrap();
+    let accuracy = final_line.rsplit(' ').next().unwrap().to_string();
+    assert!(image::open(&plot).is_ok());
+
+    let out = mnist(&["eval", "--model", m, "--limit-test", "200"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout.contains(&format!("test accuracy {accuracy}")),
+        "{stdout} vs {accuracy}"
+    );
+    assert!(stdout.contains("confusion matrix"), "{stdout}");
+
+    // The first test images as PGM and PNG files, classified like `eval` does.
+    let test = Mnist::load(&repo_data()).unwrap().test;
+    let mut files = Vec::new();
+    for i in 0..4 {
+        let pixels: Vec<u8> = test.images[i * 784..(i + 1) * 784]
+            .iter()
+            .map(|&v| (v * 255.0).round() as u8)
+            .collect();
+        let img = image::GrayImage::from_raw(28, 28, pixels).unwrap();
+        let path = dir.path().join(format!("t{i}.{}", ["pgm", "png"][i % 2]));
+        img.save(&path).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["predict", "--model", m];
+    args.extend(files.iter().map(String::as_str));
+    let out = mnist(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{stdout}");
+    let right = lines
+        .iter()
+        .zip(&test.labels)
+        .filter(|(l, label)| {
+            l.split(": ")
+                .nth(1)
+                .unwrap()
+                .starts_with(&label.to_string())
+        })
+        .count();
+    assert!(right >= 3, "{stdout} vs {:?}", &test.labels[..4]);
+}

@@ -1,0 +1,271 @@
+//! Checkpoints: round trips (SGD and Adam, odd sizes), and the errors for corrupt, truncated and
+//! mismatched files. No GPU needed.
+
+use std::path::Path;
+
+use mlp::checkpoint::{Checkpoint, CheckpointError, EpochRecord, write_atomic};
+use mlp::config::MlpConfig;
+use mlp::model::{OptimizerConfig, OptimizerState};
+use mlp::params::Params;
+use rand::{Rng, SeedableRng};
+
+fn config() -> MlpConfig {
+    MlpConfig {
+        inputs: 37,
+        hidden: vec![45, 13],
+        classes: 10,
+    }
+}
+
+/// A checkpoint with random parameters and slots (`slots_per_tensor` groups).
+fn checkpoint(optimizer: OptimizerConfig, slots_per_tensor: usize) -> Checkpoint {
+    let config = config();
+    let params = Params::init(&config, 7);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let tensors: Vec<usize> = params
+        .layers
+        .iter()
+        .flat_map(|l| [l.weight.len(), l.bias.len()])
+        .collect();
+    let slots = (0..slots_per_tensor)
+        .flat_map(|_| tensors.iter())
+        .map(|&n| (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+        .collect();
+    Checkpoint {
+        config,
+        params,
+        optimizer,
+        optimizer_state: OptimizerState { step: 1234, slots },
+        epoch: 3,
+        batch_size: 61,
+        seed: u64::MAX - 5,
+        history: (1..=3)
+            .map(|e| EpochRecord {
+                epoch: e,
+                train_loss: 0.1 + 1.0 / e as f32,
+                test_accuracy: 0.9 + 0.01 * e as f64,
+                seconds: 1.25 * e as f64,
+            })
+            .collect(),
+    }
+}
+
+fn sgd() -> Checkpoint {
+    checkpoint(
+        OptimizerConfig::Sgd {
+            lr: 0.1,
+            momentum: 0.9,
+            weight_decay: 1e-4,
+        },
+        1,
+    )
+}
+
+fn adam() -> Checkpoint {
+    checkpoint(
+        OptimizerConfig::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+        },
+        2,
+    )
+}
+
+/// The file's entries besides `keep`.
+fn leftovers(dir: &Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+#[test]
+fn round_trip_sgd_and_adam() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in [sgd(), adam()] {
+        let path = dir.path().join("m.safetensors");
+        c.save(&path).unwrap();
+        let back = Checkpoint::load(&path).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(
+            leftovers(dir.path(), &["m.safetensors"]),
+            Vec::<String>::new()
+        );
+    }
+}
+
+#[test]
+fn tensors_are_named_and_shaped_as_documented() {
+    let c = adam();
+    let bytes = c.to_bytes(Path::new("x")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let shape = |n: &str| st.tensor(n).unwrap().shape().to_vec();
+    assert_eq!(shape("layers.0.weight"), [45, 37]);
+    assert_eq!(shape("layers.1.bias"), [13]);
+    assert_eq!(shape("layers.2.weight"), [10, 13]);
+    assert_eq!(shape("optimizer.m.layers.2.weight"), [10, 13]);
+    assert_eq!(shape("optimizer.v.layers.0.bias"), [45]);
+    let first = st.tensor("layers.0.weight").unwrap();
+    let w0 = f32::from_le_bytes(first.data()[..4].try_into().unwrap());
+    assert_eq!(w0, c.params.layers[0].weight[0]);
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let meta = meta.metadata().clone().unwrap();
+    assert_eq!(meta["step"], "1234");
+    let config: serde_json::Value = serde_json::from_str(&meta["config"]).unwrap();
+    assert_eq!(config["hidden"], serde_json::json!([45, 13]));
+}
+
+#[test]
+fn corrupt_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut bytes = sgd().to_bytes(&path).unwrap();
+    // Scramble the JSON header.
+    for b in &mut bytes[8..40] {
+        *b = b'#';
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
+    assert!(err.to_string().contains("m.safetensors"), "{err}");
+    // Not a safetensors file at all.
+    std::fs::write(&path, b"hello").unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
+}
+
+#[test]
+fn truncated_and_padded_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let bytes = adam().to_bytes(&path).unwrap();
+    for cut in [bytes.len() - 1, bytes.len() / 2, 100, 7, 0] {
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let err = Checkpoint::load(&path).unwrap_err();
+        assert!(
+            matches!(err, CheckpointError::Format { .. }),
+            "{cut}: {err}"
+        );
+    }
+    let mut padded = bytes.clone();
+    padded.extend_from_slice(&[0; 4]);
+    std::fs::write(&path, &padded).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
+}
+
+/// Replaces `from` by `to` (same length) in the bytes, once.
+fn patch(bytes: &mut [u8], from: &str, to: &str) {
+    assert_eq!(from.len(), to.len());
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from.as_bytes())
+        .unwrap();
+    bytes[at..at + to.len()].copy_from_slice(to.as_bytes());
+}
+
+#[test]
+fn shape_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut bytes = sgd().to_bytes(&path).unwrap();
+    // The metadata now claims 44 hidden units where the tensors have 45.
+    patch(&mut bytes, "[45,13]", "[44,13]");
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    match &err {
+        CheckpointError::Shape { name, expected, .. } => {
+            assert_eq!(name, "layers.0.weight");
+            assert_eq!(expected, &[44, 37]);
+        }
+        other => panic!("expected a shape error, got {other}"),
+    }
+}
+
+#[test]
+fn bad_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let good = adam().to_bytes(&path).unwrap();
+    let mut bytes = good.clone();
+    patch(&mut bytes, "adam", "adan"); // inside the metadata's JSON string
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CheckpointError::Metadata {
+                key: "optimizer",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut bytes = good.clone();
+    patch(&mut bytes, r#"inputs\":37"#, r#"inputs\": 0"#);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Config { .. }), "{err}");
+    let mut bytes = good;
+    patch(
+        &mut bytes,
+        "optimizer.v.layers.1.bias",
+        "optimizer.w.layers.1.bias",
+    );
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::MissingTensor { name, .. } if name == "optimizer.v.layers.1.bias"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Checkpoint::load(&dir.path().join("none.safetensors")).unwrap_err();
+    assert!(matches!(err, CheckpointError::Io { .. }), "{err}");
+}
+
+#[test]
+fn inconsistent_checkpoint_is_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut c = sgd();
+    c.optimizer_state.slots.pop();
+    let err = c.save(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Inconsistent { .. }), "{err}");
+    let mut c = sgd();
+    c.params.layers[1].bias.push(0.0);
+    assert!(matches!(
+        c.save(&path),
+        Err(CheckpointError::Inconsistent { .. })
+    ));
+    assert!(!path.exists());
+}
+
+#[test]
+fn failed_write_keeps_the_old_file_and_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    write_atomic(&path, b"old").unwrap();
+    write_atomic(&path, b"new content").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"new content");
+    // The destination is a non-empty directory: the rename fails, the temporary is removed.
+    let blocked = dir.path().join("blocked");
+    std::fs::create_dir(&blocked).unwrap();
+    std::fs::write(blocked.join("inside"), b"x").unwrap();
+    assert!(sgd().save(&blocked).is_err());
+    assert_eq!(std::fs::read(blocked.join("inside")).unwrap(), b"x");
+    let mut left = leftovers(dir.path(), &["m.safetensors", "blocked"]);
+    left.sort();
+    assert_eq!(left, Vec::<String>::new());
+    // A missing directory is an I/O error naming the file.
+    let err = sgd()
+        .save(&dir.path().join("no/such/dir/m.safetensors"))
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::Io { .. }), "{err}");
+}
