@@ -182,7 +182,10 @@ fn sgd_steps_equal_the_reference() {
         momentum: 0.9,
         weight_decay: 1e-3,
     };
-    train_matches_reference(opt, &[0..3]);
+    // One chunk of three steps, not a list of steps.
+    #[allow(clippy::single_range_in_vec_init)]
+    let one_chunk = [0..3];
+    train_matches_reference(opt, &one_chunk);
 }
 
 #[test]
