@@ -468,8 +468,15 @@ mod plot {
                     .y_label_area_size(55);
             }
             let mut chart = builder
-                .build_cartesian_2d(x.clone(), y)
+                .build_cartesian_2d(x.clone(), y.clone())
                 .map_err(|e| e.to_string())?;
+            if !text {
+                // A frame instead of the axes, whose tick labels need a font.
+                let frame = [(x.start, y.start), (x.end, y.end)];
+                chart
+                    .draw_series([Rectangle::new(frame, BLACK.stroke_width(1))])
+                    .map_err(|e| e.to_string())?;
+            }
             let mut mesh = chart.configure_mesh();
             if text {
                 mesh.x_desc("epoch")

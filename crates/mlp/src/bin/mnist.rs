@@ -25,7 +25,7 @@ use wgsl_dsl::runtime::Gpu;
 
 /// Default optimizer settings (measured in README: >= 97.5% test accuracy in 5 epochs).
 const DEFAULT_BATCH: usize = 64;
-const DEFAULT_SGD_LR: f32 = 0.1;
+const DEFAULT_SGD_LR: f32 = 0.05;
 const DEFAULT_MOMENTUM: f32 = 0.9;
 const DEFAULT_ADAM_LR: f32 = 1e-3;
 /// Batch of evaluation and prediction (the test set goes through the GPU in such batches).
@@ -83,7 +83,7 @@ struct TrainArgs {
     /// Samples per step [default: 64].
     #[arg(long, value_name = "N", value_parser = positive_usize)]
     batch_size: Option<usize>,
-    /// Learning rate [default: 0.1 for SGD, 0.001 for Adam].
+    /// Learning rate [default: 0.05 for SGD, 0.001 for Adam].
     #[arg(long, value_parser = positive_f32)]
     lr: Option<f32>,
     /// Optimizer [default: sgd].
@@ -226,7 +226,7 @@ fn default_data_dir() -> Result<PathBuf, Failure> {
     candidates
         .iter()
         .find(|p| p.is_dir())
-        .cloned()
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
         .ok_or_else(|| {
             format!(
                 "no MNIST directory found (looked for {} and {}); pass --data DIR",
