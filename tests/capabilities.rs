@@ -1,0 +1,165 @@
+//! Kernels that need more than portable WGSL: subgroup operations and `f16`. Each declares the
+//! capability in its signature, fails to build for a target without it, and runs where the
+//! adapter has it (lavapipe has both).
+
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, wgpu};
+use wgsl_dsl::{BuildError, TargetLimits};
+
+const WG: u32 = 64;
+
+fn subgroup_sum() -> KernelBuilder {
+    let mut k = KernelBuilder::new("subgroup_sum", [WG, 1, 1]);
+    let x = k.storage::<RuntimeArray<u32>, ReadOnly>("x");
+    let sums = k.storage::<RuntimeArray<u32>, ReadWrite>("sums");
+    let lanes = k.storage::<RuntimeArray<u32>, ReadWrite>("lanes");
+    let sizes = k.storage::<RuntimeArray<u32>, ReadWrite>("sizes");
+    let i = k.let_("i", global_invocation_id().x());
+    // Every invocation runs the subgroup operation (the dispatch covers x exactly).
+    let total = k.subgroup_add(x.at(&i).load());
+    let first = k.subgroup_broadcast_first(x.at(&i).load());
+    k.store(&sums.at(&i * 2u32), total);
+    k.store(&sums.at(&i * 2u32 + 1u32), first);
+    k.store(&lanes.at(&i), subgroup_invocation_id());
+    k.store(&sizes.at(&i), subgroup_size());
+    k
+}
+
+#[test]
+fn subgroup_kernels_declare_and_check_their_capability() {
+    let shader = subgroup_sum()
+        .build()
+        .expect("builds for the default target");
+    assert!(
+        shader
+            .signature
+            .capabilities
+            .contains(naga::valid::Capabilities::SUBGROUP)
+    );
+    let portable = TargetLimits {
+        capabilities: naga::valid::Capabilities::empty(),
+        ..TargetLimits::default()
+    };
+    assert!(matches!(
+        subgroup_sum().build_for(&portable),
+        Err(BuildError::MissingCapability { .. })
+    ));
+}
+
+#[test]
+fn subgroup_add_and_broadcast_first_on_the_gpu() {
+    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
+    if !gpu.features().contains(wgpu::Features::SUBGROUP) {
+        eprintln!("adapter has no subgroups; build-only checks above still ran");
+        return;
+    }
+    let n = (WG * 7) as usize;
+    let x: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
+        .collect();
+    let kernel = gpu
+        .compile(
+            &subgroup_sum()
+                .build_for(&gpu.target_limits())
+                .expect("builds"),
+        )
+        .expect("compiles");
+    let xb = GpuBuffer::from_slice(&gpu, &x).expect("upload");
+    let sums = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; 2 * n]).expect("poisoned");
+    let lanes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
+    let sizes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
+    gpu.dispatch(
+        &kernel,
+        &[&xb, &sums, &lanes, &sizes],
+        kernel.workgroups_for([n as u32, 1, 1]),
+    )
+    .expect("dispatch");
+    let (sums, lanes, sizes) = (
+        sums.read(&gpu).expect("read"),
+        lanes.read(&gpu).expect("read"),
+        sizes.read(&gpu).expect("read"),
+    );
+    for i in 0..n {
+        let (lane, size) = (lanes[i] as usize, sizes[i] as usize);
+        assert!(
+            size.is_power_of_two() && lane < size,
+            "invocation {i}: lane {lane} of {size}"
+        );
+        // A 1-D workgroup is split into subgroups of consecutive invocations.
+        let base = i - lane;
+        let members = &x[base..(base + size).min(n)];
+        assert_eq!(
+            sums[2 * i],
+            members.iter().sum::<u32>(),
+            "subgroupAdd at {i}"
+        );
+        assert_eq!(sums[2 * i + 1], members[0], "subgroupBroadcastFirst at {i}");
+    }
+}
+
+fn half_kernel() -> KernelBuilder {
+    let mut k = KernelBuilder::new("halves", [WG, 1, 1]);
+    let h = k.storage::<RuntimeArray<half::f16>, ReadOnly>("h");
+    let out = k.storage::<RuntimeArray<half::f16>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(h.len()), |k| k.return_());
+    k.store(
+        &out.at(&i),
+        h.at(&i).load() * lit(half::f16::from_f32(2.0)) + lit(half::f16::ONE),
+    );
+    k
+}
+
+#[test]
+fn f16_kernels_declare_the_capability_and_enable_f16() {
+    let shader = half_kernel().build().expect("builds");
+    assert!(
+        shader
+            .signature
+            .capabilities
+            .contains(naga::valid::Capabilities::SHADER_FLOAT16)
+    );
+    assert!(shader.wgsl.starts_with("enable f16;"), "{}", shader.wgsl);
+    let portable = TargetLimits {
+        capabilities: naga::valid::Capabilities::empty(),
+        ..TargetLimits::default()
+    };
+    assert!(matches!(
+        half_kernel().build_for(&portable),
+        Err(BuildError::MissingCapability { .. })
+    ));
+}
+
+#[test]
+fn f16_arithmetic_on_the_gpu() {
+    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
+    if !gpu.features().contains(wgpu::Features::SHADER_F16) {
+        eprintln!("adapter has no f16; build-only checks above still ran");
+        return;
+    }
+    let n = 301;
+    let h: Vec<half::f16> = (0..n)
+        .map(|i| half::f16::from_f32(i as f32 * 0.25 - 30.0))
+        .collect();
+    let kernel = gpu
+        .compile(
+            &half_kernel()
+                .build_for(&gpu.target_limits())
+                .expect("builds"),
+        )
+        .expect("compiles");
+    let hb = GpuBuffer::from_slice(&gpu, &h).expect("upload");
+    let out = GpuBuffer::from_slice(&gpu, &vec![half::f16::NAN; n]).expect("poisoned");
+    gpu.dispatch(
+        &kernel,
+        &[&hb, &out],
+        kernel.workgroups_for([n as u32, 1, 1]),
+    )
+    .expect("dispatch");
+    let got = out.read(&gpu).expect("read");
+    for (i, (g, x)) in got.iter().zip(&h).enumerate() {
+        // x * 2 + 1 is exact in f16 for these quarter-step values.
+        let want = half::f16::from_f32(x.to_f32() * 2.0 + 1.0);
+        assert_eq!(g.to_bits(), want.to_bits(), "element {i}: {g} != {want}");
+    }
+}
