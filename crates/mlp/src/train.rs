@@ -386,9 +386,10 @@ fn progress_bar(verbose: bool, samples: usize, epoch: usize, last: usize) -> Pro
 
 /// Writes a PNG of the training loss and the test accuracy per epoch to `path` (atomically).
 ///
-/// Text (title, axis labels) is drawn with a system font found through fontconfig; when none
-/// can be loaded the chart is drawn again without text, so a machine without fonts still gets
-/// the curves.
+/// Text (title, axis labels) is drawn with a TrueType font read from a common system location
+/// (DejaVu Sans, Liberation Sans; `fonts-dejavu-core` on Debian) through plotters' `ab_glyph`
+/// backend, so the binary does not link fontconfig; when none can be loaded the chart is drawn
+/// without text, so a machine without fonts still gets the curves.
 ///
 /// # Errors
 /// A message naming the file: an empty history, a drawing or PNG encoding failure, or the
@@ -400,7 +401,8 @@ pub fn plot_history(history: &[EpochRecord], path: &Path) -> Result<(), String> 
     }
     let (w, h) = (960u32, 480u32);
     let mut pixels = vec![255u8; (w * h * 3) as usize];
-    if plot::draw(history, &mut pixels, (w, h), true).is_err() {
+    let text = plot::register_system_font();
+    if !text || plot::draw(history, &mut pixels, (w, h), true).is_err() {
         pixels.fill(255);
         plot::draw(history, &mut pixels, (w, h), false).map_err(fail)?;
     }
@@ -417,7 +419,33 @@ pub fn plot_history(history: &[EpochRecord], path: &Path) -> Result<(), String> 
 }
 
 mod plot {
+    use std::sync::OnceLock;
+
     use plotters::prelude::*;
+
+    const FONT_PATHS: &[&str] = &[
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+        "/usr/share/fonts/TTF/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+        "/Library/Fonts/Arial.ttf",
+        "C:\\Windows\\Fonts\\arial.ttf",
+    ];
+
+    /// Registers the first readable font of [`FONT_PATHS`] as plotters' "sans-serif", once.
+    /// Returns whether text can be drawn.
+    pub(super) fn register_system_font() -> bool {
+        static REGISTERED: OnceLock<bool> = OnceLock::new();
+        *REGISTERED.get_or_init(|| {
+            FONT_PATHS.iter().any(|path| {
+                std::fs::read(path).is_ok_and(|bytes| {
+                    // plotters keeps registered fonts for the whole process.
+                    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                    plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+                })
+            })
+        })
+    }
 
     use crate::checkpoint::EpochRecord;
 
