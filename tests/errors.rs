@@ -179,3 +179,24 @@ fn build_errors_stay_small() {
         std::mem::size_of::<BuildError>()
     );
 }
+
+#[test]
+fn workgroup_reduce_needs_one_power_of_two_slot_per_invocation() {
+    let mut k = KernelBuilder::new("bad_reduce", [48, 1, 1]);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let scratch = k.workgroup::<Array<f32, 48>>("scratch");
+    let lid = k.let_("lid", local_invocation_index());
+    let line = line!() + 1;
+    let total = k.workgroup_reduce(&scratch, &lid, lit(1.0f32), |a, b| a + b);
+    k.store(&out.at(0u32), total);
+    match k.build() {
+        Err(BuildError::Invalid { site, message }) => {
+            assert_eq!(site.line, line);
+            assert!(
+                message.contains("48 elements for 48 invocations"),
+                "{message}"
+            );
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}

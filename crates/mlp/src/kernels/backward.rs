@@ -126,24 +126,9 @@ pub fn bias_grad() -> KernelBuilder {
     k.for_step("b", lid.clone(), rows, n, |k, b| {
         k.update(&sum, |s| s + dy.at(b * &outputs + &o).load());
     });
-    k.store(&partial.at(&lid), sum.load());
-    k.workgroup_barrier();
-    let mut stride = n / 2;
-    while stride > 0 {
-        k.if_(lid.lt(stride), |k| {
-            k.store(
-                &partial.at(&lid),
-                partial.at(&lid).load() + partial.at(&lid + stride).load(),
-            );
-        });
-        k.workgroup_barrier();
-        stride /= 2;
-    }
+    let total = k.workgroup_reduce(&partial, &lid, sum.load(), |a, b| a + b);
     k.if_(lid.eq(0u32).and(o.lt(&outputs)), |k| {
-        k.store(
-            &grads.at(d.bias_offset().load() + &o),
-            partial.at(0u32).load(),
-        );
+        k.store(&grads.at(d.bias_offset().load() + &o), total);
     });
     k
 }

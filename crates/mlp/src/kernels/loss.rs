@@ -79,25 +79,10 @@ pub fn mean_loss() -> KernelBuilder {
     k.for_step("b", lid.clone(), batch.clone(), n, |k, b| {
         k.update(&sum, |s| s + losses.at(b).load());
     });
-    k.store(&partial.at(&lid), sum.load());
-    k.workgroup_barrier();
-    let mut stride = n / 2;
-    while stride > 0 {
-        k.if_(lid.lt(stride), |k| {
-            k.store(
-                &partial.at(&lid),
-                partial.at(&lid).load() + partial.at(&lid + stride).load(),
-            );
-        });
-        k.workgroup_barrier();
-        stride /= 2;
-    }
+    let total = k.workgroup_reduce(&partial, &lid, sum.load(), |a, b| a + b);
     k.if_(lid.eq(0u32), |k| {
         let cursor = state.at(1u32).load();
-        k.store(
-            &history.at(cursor),
-            partial.at(0u32).load() / batch.to_f32(),
-        );
+        k.store(&history.at(cursor), total / batch.to_f32());
     });
     k
 }
