@@ -43,8 +43,12 @@ fn bench(c: &mut Criterion) {
             .validate(&module)
             .expect("valid");
             black_box(
-                naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
-                    .expect("writes"),
+                naga::back::wgsl::write_string(
+                    &module,
+                    &info,
+                    naga::back::wgsl::WriterFlags::empty(),
+                )
+                .expect("writes"),
             )
         })
     });

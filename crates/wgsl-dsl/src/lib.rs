@@ -63,9 +63,9 @@ pub mod prelude {
         subgroup_size, workgroup_id,
     };
     pub use crate::shader::{BuildError, Shader};
-    pub use wgsl_dsl_macros::{WgslStruct, kernel};
     pub use crate::types::{
         Array, Atomic, Mat, Mat2x2, Mat3x3, Mat4x4, RuntimeArray, Vec2, Vec3, Vec4, Vector,
         WgslStruct, WgslType,
     };
+    pub use wgsl_dsl_macros::{WgslStruct, kernel};
 }
