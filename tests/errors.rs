@@ -200,3 +200,104 @@ fn workgroup_reduce_needs_one_power_of_two_slot_per_invocation() {
         other => panic!("expected Invalid, got {other:?}"),
     }
 }
+
+#[test]
+fn a_parameter_of_one_helper_is_out_of_scope_in_another() {
+    let mut k = KernelBuilder::new("leaked_parameter", [1, 1, 1]);
+    let mut saved = None;
+    let _f = k.function::<(f32,), f32>("f", ["x"], |_, (x,)| {
+        saved = Some(x.clone());
+        x
+    });
+    let x = saved.expect("set in the closure");
+    let g = k.function::<(f32,), f32>("g", ["y"], move |_, (_y,)| x + 100.0);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let r = k.call(&g, (lit(1.0f32),));
+    k.store(&out.at(0u32), r);
+    assert!(matches!(k.build(), Err(BuildError::OutOfScope { .. })));
+}
+
+#[test]
+fn values_places_and_functions_of_another_builder_are_errors_not_aliases() {
+    let mut k1 = KernelBuilder::new("first", [1, 1, 1]);
+    let foreign_binding = k1.storage::<RuntimeArray<f32>, ReadWrite>("foreign");
+    let foreign_var = k1.var("v", lit(1.0f32));
+    let foreign_let = k1.let_("l", lit(2.0f32) + lit(3.0f32));
+    let foreign_fn = k1.function::<(f32,), f32>("double", ["x"], |_, (x,)| &x * 2.0);
+
+    let build = |f: &dyn Fn(&mut KernelBuilder)| {
+        let mut k2 = KernelBuilder::new("second", [1, 1, 1]);
+        let _own = k2.storage::<RuntimeArray<f32>, ReadWrite>("own");
+        let _own_var = k2.var("w", lit(5.0f32));
+        let _own_let = k2.let_("m", lit(7.0f32) + lit(1.0f32));
+        let _own_fn = k2.function::<(f32,), f32>("negate", ["x"], |_, (x,)| -x);
+        f(&mut k2);
+        k2.build()
+    };
+    let out_of_scope_or_invalid = |r: Result<Shader, BuildError>| {
+        matches!(
+            r,
+            Err(BuildError::OutOfScope { .. } | BuildError::Invalid { .. })
+        )
+    };
+    assert!(out_of_scope_or_invalid(build(
+        &|k| k.store(&foreign_var, 3.0f32)
+    )));
+    assert!(out_of_scope_or_invalid(build(
+        &|k| k.store(&foreign_binding.at(0u32), 3.0f32)
+    )));
+    assert!(out_of_scope_or_invalid(build(&|k| {
+        let own = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        k.store(&own.at(0u32), foreign_let.clone());
+    })));
+    assert!(out_of_scope_or_invalid(build(&|k| {
+        let own = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let r = k.call(&foreign_fn, (lit(1.0f32),));
+        k.store(&own.at(0u32), r);
+    })));
+}
+
+#[test]
+fn deep_expressions_are_baked_into_lets_or_rejected_never_overflow_the_stack() {
+    let deep = |depth: usize| {
+        let mut k = KernelBuilder::new("deep", [1, 1, 1]);
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let mut e = out.at(1u32).load();
+        for _ in 0..depth {
+            e = e + 1.0f32;
+        }
+        k.store(&out.at(0u32), e);
+        k.build()
+    };
+    let shader = deep(1500).expect("1500 levels build");
+    assert!(
+        shader.wgsl.contains("let part"),
+        "deep trees are cut into lets"
+    );
+    naga::front::wgsl::parse_str(&shader.wgsl).expect("and the WGSL parses back");
+    assert!(matches!(deep(5000), Err(BuildError::Invalid { .. })));
+}
+
+#[test]
+fn kernel_names_ending_in_a_digit_are_rejected() {
+    assert!(matches!(
+        KernelBuilder::new("layer1", [1, 1, 1]).build(),
+        Err(BuildError::InvalidName { .. })
+    ));
+}
+
+#[test]
+fn atomics_in_read_only_storage_are_rejected() {
+    let mut k = KernelBuilder::new("read_only_atomics", [1, 1, 1]);
+    let line = line!() + 1;
+    let counters = k.storage::<RuntimeArray<Atomic<u32>>, ReadOnly>("counters");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    k.store(&out.at(0u32), counters.at(0u32).load());
+    match k.build() {
+        Err(BuildError::Type { site, message }) => {
+            assert_eq!(site.line, line);
+            assert!(message.contains("ReadWrite"), "{message}");
+        }
+        other => panic!("expected a Type error, got {other:?}"),
+    }
+}

@@ -237,6 +237,10 @@ impl KernelBuilder {
         if name == "_" || name.starts_with("__") {
             return bad("WGSL reserves `_` and names starting with `__`");
         }
+        if name.ends_with(|c: char| c.is_ascii_digit()) {
+            // naga's namer appends `_` to such names: the WGSL entry point would differ.
+            return bad("it must not end in a digit (naga writes `layer1` as `layer1_`)");
+        }
         if naga::keywords::wgsl::RESERVED.contains(&name.as_str()) {
             return bad("it is a WGSL keyword or reserved word");
         }
@@ -260,8 +264,8 @@ impl KernelBuilder {
                 return err(format!("dimension {d} is {s}, the limit is {max}"));
             }
         }
-        let total = size.iter().map(|&s| u64::from(s)).product::<u64>();
-        if total > u64::from(target.max_invocations_per_workgroup) {
+        let total = size.iter().map(|&s| u128::from(s)).product::<u128>();
+        if total > u128::from(target.max_invocations_per_workgroup) {
             return err(format!(
                 "{total} invocations per workgroup, the limit is {}",
                 target.max_invocations_per_workgroup

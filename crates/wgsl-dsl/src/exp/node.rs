@@ -105,8 +105,11 @@ pub enum ExprKind {
     Builtin(BuiltinValue),
     /// A value bound by `let` (or produced by a statement: call, atomic, subgroup op).
     Bound(usize),
-    /// A helper function's parameter.
-    Param(u32),
+    /// Parameter `index` of the helper function with unique id `function`.
+    Param {
+        function: usize,
+        index: u32,
+    },
     ZeroValue,
     /// An error recorded at construction time, reported when the kernel is built.
     Invalid(String),
@@ -128,7 +131,11 @@ pub type PlaceRef = Rc<PlaceNode>;
 #[derive(Debug)]
 #[doc(hidden)]
 pub enum PlaceKind {
-    Global(usize),
+    /// Global `index` of the kernel builder with unique id `builder`.
+    Global {
+        builder: usize,
+        index: usize,
+    },
     Local(usize),
     Index(PlaceRef, NodeRef),
     Field(PlaceRef, u32),

@@ -7,21 +7,6 @@ use crate::exp::{Exp, ExprKind, IntoExp, Node};
 use crate::site::CallSite;
 use crate::types::*;
 
-/// Read-modify-write atomics: `name(&place, value) -> old value`.
-macro_rules! atomic_rmw {
-    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
-        $(#[$doc])*
-        #[track_caller]
-        pub fn $name<T: AtomicScalar>(
-            &mut self,
-            place: &Place<Atomic<T>, ReadWrite>,
-            value: impl IntoExp<T>,
-        ) -> Exp<T> {
-            self.atomic(place, AtomicOp::$op, value.into_exp(), None)
-        }
-    )*};
-}
-
 impl KernelBuilder {
     // ---- atomics (WGSL spec §17.8) ----
 
@@ -52,23 +37,84 @@ impl KernelBuilder {
         })
     }
 
-    atomic_rmw! {
-        /// `atomicAdd(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_add => Add;
-        /// `atomicSub(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_sub => Sub;
-        /// `atomicMin(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_min => Min;
-        /// `atomicMax(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_max => Max;
-        /// `atomicAnd(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_and => And;
-        /// `atomicOr(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_or => Or;
-        /// `atomicXor(&place, value)`: returns the old value (WGSL spec §17.8.3).
-        atomic_xor => Xor;
-        /// `atomicExchange(&place, value)`: returns the old value (WGSL spec §17.8.4).
-        atomic_exchange => Exchange;
+    /// `atomicAdd(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_add<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Add, value.into_exp(), None)
+    }
+
+    /// `atomicSub(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_sub<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Sub, value.into_exp(), None)
+    }
+
+    /// `atomicMin(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_min<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Min, value.into_exp(), None)
+    }
+
+    /// `atomicMax(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_max<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Max, value.into_exp(), None)
+    }
+
+    /// `atomicAnd(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_and<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::And, value.into_exp(), None)
+    }
+
+    /// `atomicOr(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_or<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Or, value.into_exp(), None)
+    }
+
+    /// `atomicXor(&place, value)`: returns the old value (WGSL spec §17.8.3).
+    #[track_caller]
+    pub fn atomic_xor<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Xor, value.into_exp(), None)
+    }
+
+    /// `atomicExchange(&place, value)`: returns the old value (WGSL spec §17.8.4).
+    #[track_caller]
+    pub fn atomic_exchange<T: AtomicScalar>(
+        &mut self,
+        place: &Place<Atomic<T>, ReadWrite>,
+        value: impl IntoExp<T>,
+    ) -> Exp<T> {
+        self.atomic(place, AtomicOp::Exchange, value.into_exp(), None)
     }
     /// `atomicCompareExchangeWeak(&place, compare, value)` (WGSL spec §17.8.5): returns
     /// `(old_value, exchanged)`.
@@ -188,8 +234,10 @@ impl KernelBuilder {
     /// `scratch[i] = op(scratch[i], scratch[i + stride])` for `i < stride`, each round followed
     /// by `workgroupBarrier()`. Returns `scratch[0]`, the reduction of the `N` values, valid in
     /// every invocation after this call. `N` must be a power of two equal to the number of
-    /// invocations of the workgroup, and every invocation must reach this call (uniform control
-    /// flow); otherwise the result is a [`BuildError::Invalid`](crate::BuildError::Invalid).
+    /// invocations of the workgroup, otherwise the result is a
+    /// [`BuildError::Invalid`](crate::BuildError::Invalid). Every invocation must reach this
+    /// call (uniform control flow): naga does not check uniformity, and a divergent barrier is
+    /// undefined behaviour on the GPU.
     #[track_caller]
     pub fn workgroup_reduce<T: Numeric, const N: usize>(
         &mut self,
@@ -199,7 +247,10 @@ impl KernelBuilder {
         op: impl Fn(Exp<T>, Exp<T>) -> Exp<T>,
     ) -> Exp<T> {
         let site = CallSite::caller();
-        let invocations: usize = self.workgroup_size.iter().map(|&s| s as usize).product();
+        let invocations = self
+            .workgroup_size
+            .iter()
+            .fold(1usize, |n, &s| n.saturating_mul(s as usize));
         if !N.is_power_of_two() || N != invocations {
             return Exp::from_kind(
                 ExprKind::Invalid(format!(

@@ -10,13 +10,15 @@ use crate::types::{Constructible, Ty};
 /// Made by [`KernelBuilder::function`](crate::KernelBuilder::function), called with
 /// [`KernelBuilder::call`](crate::KernelBuilder::call).
 pub struct Function<Args, R> {
+    pub(crate) builder: usize,
     pub(crate) index: usize,
     _t: PhantomData<fn(Args) -> R>,
 }
 
 impl<Args, R> Function<Args, R> {
-    pub(crate) fn new(index: usize) -> Self {
+    pub(crate) fn new(builder: usize, index: usize) -> Self {
         Function {
+            builder,
             index,
             _t: PhantomData,
         }
@@ -36,7 +38,11 @@ pub trait FnArgs {
     /// The parameter names: `[&str; N]`.
     type Names;
     #[doc(hidden)]
-    fn params(names: Self::Names, site: CallSite) -> (Vec<(String, Ty)>, Self::Exps);
+    fn params(
+        names: Self::Names,
+        function: usize,
+        site: CallSite,
+    ) -> (Vec<(String, Ty)>, Self::Exps);
     #[doc(hidden)]
     fn nodes(exps: Self::Exps) -> Vec<NodeRef>;
 }
@@ -46,9 +52,9 @@ macro_rules! fn_args {
         impl<$($t: Constructible),*> FnArgs for ($($t,)*) {
             type Exps = ($(Exp<$t>,)*);
             type Names = [&'static str; $n];
-            fn params(names: Self::Names, site: CallSite) -> (Vec<(String, Ty)>, Self::Exps) {
+            fn params(names: Self::Names, function: usize, site: CallSite) -> (Vec<(String, Ty)>, Self::Exps) {
                 let params = vec![$((names[$i].to_string(), $t::ty())),*];
-                let exps = ($(Exp::<$t>::from_kind(ExprKind::Param($i), site),)*);
+                let exps = ($(Exp::<$t>::from_kind(ExprKind::Param { function, index: $i }, site),)*);
                 (params, exps)
             }
             fn nodes(exps: Self::Exps) -> Vec<NodeRef> {

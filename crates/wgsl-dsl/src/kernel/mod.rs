@@ -88,6 +88,8 @@ pub(crate) enum GlobalKind {
 
 #[derive(Debug)]
 pub(crate) struct GlobalDecl {
+    /// A declaration error, reported by `build`.
+    pub error: Option<String>,
     pub name: String,
     pub ty: Ty,
     pub kind: GlobalKind,
@@ -96,6 +98,8 @@ pub(crate) struct GlobalDecl {
 
 #[derive(Debug)]
 pub(crate) struct FunctionDecl {
+    /// Unique id, carried by the function's parameters.
+    pub uid: usize,
     pub name: String,
     pub params: Vec<(String, Ty)>,
     pub result: Option<Ty>,
@@ -107,6 +111,20 @@ pub(crate) struct FunctionDecl {
 #[derive(Debug, Default)]
 struct FnCtx {
     blocks: Vec<Vec<(Stmt, CallSite)>>,
+}
+
+fn contains_atomic(ty: &Ty) -> bool {
+    match ty {
+        Ty::Atomic(_) => true,
+        Ty::Array { elem, .. } => contains_atomic(elem),
+        Ty::Struct { members, .. } => members.iter().any(|(_, t)| contains_atomic(t)),
+        _ => false,
+    }
+}
+
+fn fresh_id() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Builds one compute kernel: its bindings, its body, its helper functions.
@@ -131,7 +149,8 @@ pub struct KernelBuilder {
     pub(crate) globals: Vec<GlobalDecl>,
     pub(crate) functions: Vec<FunctionDecl>,
     pub(crate) capabilities: naga::valid::Capabilities,
-    next_id: usize,
+    /// Unique among all builders of the process: tells this builder's nodes from others'.
+    pub(crate) uid: usize,
     next_binding: u32,
     stack: Vec<FnCtx>,
 }
@@ -148,7 +167,7 @@ impl KernelBuilder {
             globals: Vec::new(),
             functions: Vec::new(),
             capabilities: naga::valid::Capabilities::empty(),
-            next_id: 0,
+            uid: fresh_id(),
             next_binding: 0,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
@@ -166,9 +185,10 @@ impl KernelBuilder {
         self.capabilities |= caps;
     }
 
+    /// A fresh id for a `let`, `var` or statement result: unique in the process, so a value
+    /// of another builder (or another function) is never mistaken for one of this builder's.
     fn id(&mut self) -> usize {
-        self.next_id += 1;
-        self.next_id - 1
+        fresh_id()
     }
 
     fn push(&mut self, stmt: Stmt, site: CallSite) {
@@ -209,12 +229,19 @@ impl KernelBuilder {
             self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
         }
         self.globals.push(GlobalDecl {
+            error: None,
             name: name.to_string(),
             ty: T::ty(),
             kind,
             site,
         });
-        Place::new(PlaceKind::Global(self.globals.len() - 1), site)
+        Place::new(
+            PlaceKind::Global {
+                builder: self.uid,
+                index: self.globals.len() - 1,
+            },
+            site,
+        )
     }
 
     /// Declare the next storage buffer binding, `var<storage, A> name: T`
@@ -230,7 +257,15 @@ impl KernelBuilder {
         };
         let binding = self.next_binding;
         self.next_binding += 1;
-        self.global(name, GlobalKind::Binding(kind, binding), CallSite::caller())
+        let site = CallSite::caller();
+        let place = self.global(name, GlobalKind::Binding(kind, binding), site);
+        if !A::WRITABLE && contains_atomic(&T::ty()) {
+            // WGSL allows atomics only in read_write storage (WGSL spec §6.2.8); naga does not
+            // check it.
+            self.globals.last_mut().expect("pushed by global()").error =
+                Some("atomics are allowed only in `ReadWrite` storage".into());
+        }
+        place
     }
 
     /// Declare the next uniform buffer binding, `var<uniform> name: T` (WGSL spec §7.2).
@@ -558,7 +593,8 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, Args::Exps) -> Exp<R>,
     ) -> Function<Args, R> {
         let site = CallSite::caller();
-        let (params, exps) = Args::params(param_names, site);
+        let function_uid = fresh_id();
+        let (params, exps) = Args::params(param_names, function_uid, site);
         self.stack.push(FnCtx {
             blocks: vec![Vec::new()],
         });
@@ -567,13 +603,14 @@ impl KernelBuilder {
         let mut ctx = self.stack.pop().expect("pushed above");
         let body = ctx.blocks.pop().expect("one block");
         self.functions.push(FunctionDecl {
+            uid: function_uid,
             name: name.to_string(),
             params,
             result: Some(R::ty()),
             body,
             site,
         });
-        Function::new(self.functions.len() - 1)
+        Function::new(self.uid, self.functions.len() - 1)
     }
 
     /// Call a helper function; the result is evaluated here, once (a WGSL function call
@@ -589,7 +626,13 @@ impl KernelBuilder {
         self.push(
             Stmt::Call {
                 result: Some(id),
-                function: function.index,
+                // A function of another builder lowers to a BuildError, not to this builder's
+                // function with the same index.
+                function: if function.builder == self.uid {
+                    function.index
+                } else {
+                    usize::MAX
+                },
                 args: Args::nodes(args),
             },
             site,

@@ -7,6 +7,11 @@ use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceRef};
 use crate::shader::BuildError;
 use crate::site::CallSite;
 
+/// Deepest expression tree lowered.
+pub(crate) const MAX_DEPTH: usize = 2048;
+/// How often (in levels) a deep tree is named, to keep naga's writer from recursing deeply.
+const BAKE_EVERY: usize = 64;
+
 impl FnLower<'_, '_> {
     /// Append `expr`; expressions naga treats as pre-emitted interrupt the emitter.
     pub fn append(
@@ -38,7 +43,39 @@ impl FnLower<'_, '_> {
         }
     }
 
+    /// Lower an expression tree. Trees deeper than [`MAX_DEPTH`] are an error (the lowering and
+    /// naga's writer recurse); every [`BAKE_EVERY`] levels the value is named, so that naga's
+    /// WGSL writer bakes it into a `let` instead of inlining ever deeper.
     pub fn expr(
+        &mut self,
+        node: &NodeRef,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, BuildError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(BuildError::Invalid {
+                message: format!(
+                    "expression nested deeper than {MAX_DEPTH} levels; bind parts of it with `let_`"
+                ),
+                site: node.site,
+            });
+        }
+        self.depth += 1;
+        let h = self.expr_inner(node, block);
+        self.depth -= 1;
+        let h = h?;
+        if self.depth > 0
+            && self.depth.is_multiple_of(BAKE_EVERY)
+            && !self.func.expressions[h].needs_pre_emit()
+        {
+            self.func
+                .named_expressions
+                .entry(h)
+                .or_insert_with(|| "part".to_string());
+        }
+        Ok(h)
+    }
+
+    fn expr_inner(
         &mut self,
         node: &NodeRef,
         block: &mut Block,
@@ -198,15 +235,15 @@ impl FnLower<'_, '_> {
                     None => Err(self.out_of_scope(*id, site)),
                 };
             }
-            ExprKind::Param(i) => {
-                if self.builtins.is_some() || *i as usize >= self.func.arguments.len() {
+            ExprKind::Param { function, index } => {
+                if self.function_uid != Some(*function) {
                     return Err(BuildError::OutOfScope {
-                        name: format!("parameter {i} of a helper function"),
+                        name: format!("parameter {index} of another helper function"),
                         site: self.site,
                         declared: site,
                     });
                 }
-                Expression::FunctionArgument(*i)
+                Expression::FunctionArgument(*index)
             }
             ExprKind::ZeroValue => Expression::ZeroValue(self.cx.ty(&node.ty, site)?),
             ExprKind::Invalid(message) => {
@@ -229,7 +266,18 @@ impl FnLower<'_, '_> {
     ) -> Result<Handle<Expression>, BuildError> {
         let site = place.site;
         let e = match &place.kind {
-            PlaceKind::Global(i) => Expression::GlobalVariable(self.cx.globals[*i]),
+            PlaceKind::Global { builder, index } => match self.cx.globals.get(*index) {
+                Some(g) if *builder == self.cx.kernel.uid => Expression::GlobalVariable(*g),
+                _ => {
+                    return Err(BuildError::Invalid {
+                        message: format!(
+                            "a binding of another KernelBuilder is used in kernel `{}`",
+                            self.cx.kernel.name
+                        ),
+                        site,
+                    });
+                }
+            },
             PlaceKind::Local(id) => match self.locals.get(id) {
                 Some((var, _)) => Expression::LocalVariable(*var),
                 None => return Err(self.out_of_scope(*id, site)),

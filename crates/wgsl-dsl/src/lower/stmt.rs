@@ -30,6 +30,10 @@ pub(crate) struct FnLower<'a, 'k> {
     pub cache: HashMap<*const Node, Handle<Expression>>,
     /// The statement being lowered.
     pub site: CallSite,
+    /// The unique id of the helper function being lowered; `None` for the entry point.
+    pub function_uid: Option<usize>,
+    /// Depth of the expression being lowered, to bound recursion.
+    pub depth: usize,
 }
 
 pub(crate) fn lower_entry(
@@ -49,6 +53,7 @@ pub(crate) fn lower_function(
     decl: &FunctionDecl,
 ) -> Result<naga::Function, BuildError> {
     let mut f = FnLower::new(cx, None, decl.site);
+    f.function_uid = Some(decl.uid);
     f.func.name = Some(decl.name.clone());
     for (name, ty) in &decl.params {
         let ty = f.cx.ty(ty, decl.site)?;
@@ -84,6 +89,8 @@ impl<'a, 'k> FnLower<'a, 'k> {
             builtins,
             cache: HashMap::new(),
             site,
+            function_uid: None,
+            depth: 0,
         }
     }
 
@@ -220,7 +227,12 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     .iter()
                     .map(|a| self.expr(a, block))
                     .collect::<Result<Vec<_>, _>>()?;
-                let function = self.cx.functions[*function];
+                let Some(&function) = self.cx.functions.get(*function) else {
+                    return Err(BuildError::Invalid {
+                        message: "a helper function of another KernelBuilder is called".into(),
+                        site,
+                    });
+                };
                 block.extend(self.emitter.finish(&self.func.expressions));
                 let span = self.span(site);
                 let result_h = result.map(|_| {
