@@ -19,7 +19,7 @@
 //! });
 //! let shader = k.build()?;
 //!
-//! assert!(shader.wgsl.contains("var<storage, read_write> y: array<f32>;"));
+//! assert!(shader.wgsl.contains("y: array<f32>;"));
 //! assert!(shader.wgsl.contains("let v = fma("));
 //! assert_eq!(shader.signature.bindings.len(), 3);
 //! # Ok::<(), wgsl_dsl::BuildError>(())
