@@ -497,11 +497,12 @@ impl GpuMlp {
         Ok(())
     }
 
-    fn record_loss(
+    /// Softmax cross-entropy of the last layer's logits: probabilities, per-example losses and
+    /// the logits' gradient.
+    fn record_softmax(
         &self,
         rec: &mut Recorder<'_>,
         u: &BatchUniforms,
-        state: &GpuBuffer<u32>,
         rows: usize,
     ) -> Result<(), MlpError> {
         let w = &self.work;
@@ -518,6 +519,18 @@ impl GpuMlp {
             ],
             grid_1d(rows, loss::SOFTMAX_WORKGROUP),
         )?;
+        Ok(())
+    }
+
+    fn record_loss(
+        &self,
+        rec: &mut Recorder<'_>,
+        u: &BatchUniforms,
+        state: &GpuBuffer<u32>,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        let w = &self.work;
+        self.record_softmax(rec, u, rows)?;
         rec.dispatch(
             &self.kernels.mean_loss,
             &[&u.loss, state, &w.example_losses, &self.loss_history],

@@ -9,7 +9,7 @@ use super::{BatchUniforms, GpuDataset, GpuMlp, invalid};
 use crate::error::MlpError;
 use crate::kernels::gather::rows_of_step;
 use crate::kernels::verify::grid_1d;
-use crate::kernels::{eval, loss, step};
+use crate::kernels::{eval, step};
 
 /// The result of [`GpuMlp::evaluate`].
 #[derive(Clone, Debug, PartialEq)]
@@ -59,20 +59,7 @@ impl GpuMlp {
             let u = &self.batch_uniforms[&rows];
             self.record_gather(rec, &gp, state, &data.identity, data, rows)?;
             self.record_forward(rec, u, rows)?;
-            let w = &self.work;
-            let last = self.offsets.len() - 1;
-            rec.dispatch(
-                &self.kernels.softmax,
-                &[
-                    &u.loss,
-                    &w.acts[last],
-                    &w.labels,
-                    &w.probs,
-                    &w.deltas[last],
-                    &w.example_losses,
-                ],
-                grid_1d(rows, loss::SOFTMAX_WORKGROUP),
-            )?;
+            self.record_softmax(rec, u, rows)?;
             per_batch(self, rec, u, rows)?;
             rec.dispatch(&self.kernels.advance, &[state], [1, 1, 1])?;
         }
