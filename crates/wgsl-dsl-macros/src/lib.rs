@@ -1,6 +1,6 @@
 //! # wgsl-dsl-macros: kernels in Rust syntax, structs with checked WGSL layout
 //!
-//! Two macros for [wgsl-dsl](https://docs.rs/wgsl-dsl). Use them through `wgsl-dsl`, which
+//! Three macros for [wgsl-dsl](https://docs.rs/wgsl-dsl). Use them through `wgsl-dsl`, which
 //! re-exports them (`use wgsl_dsl::prelude::*;`): the generated code names the DSL by the path
 //! `::wgsl_dsl`, so the crate using them must depend on `wgsl-dsl` (and on `bytemuck` for
 //! `#[derive(WgslStruct)]`).
@@ -34,7 +34,7 @@
 //!
 //! Attribute arguments: `workgroup_size = [x, y, z]` (or `[x, y]`, or `x`; any Rust
 //! expressions, e.g. of const generics), `name = "entry_point"` (default: the function name),
-//! `helper` (see below).
+//! `grid` and `def` (see [the typed interface](#the-typed-interface)), `helper` (see below).
 //!
 //! Parameters, in order:
 //! | parameter | WGSL |
@@ -114,6 +114,83 @@
 //! # Ok::<(), wgsl_dsl::BuildError>(())
 //! ```
 //!
+//! ## The typed interface
+//! With wgsl-dsl's `runtime` feature (the default), `#[kernel] fn sgd_update(..)` also defines
+//! - `SgdUpdate`, the kernel's definition (`wgsl_dsl::runtime::KernelDef`): a struct whose
+//!   public fields are the function's plain Rust parameters (a unit struct without them), with
+//!   the function's const generics;
+//! - `SgdUpdateArgs<'a>`, its arguments (`wgsl_dsl::runtime::KernelArgs`): one public field
+//!   per binding parameter, in order, `&'a GpuBuffer<T>` for `#[uniform] p: T` and
+//!   `#[storage(read)] x: &[T]`, `&'a mut GpuBuffer<T>` for `#[storage(read_write)]`
+//!   (`GpuBuffer<u32>` for `&mut [Atomic<u32>]`).
+//!
+//! `gpu.compile_typed(SgdUpdate)?` compiles it; `kernel.dispatch(&gpu, SgdUpdateArgs { .. },
+//! size)` and `kernel.record(&mut rec, SgdUpdateArgs { .. }, size)` run it, so a missing,
+//! swapped or wrongly typed buffer is a compile error at the field. The problem size `size` is
+//! by default `[u32; 3]` invocations, covered by workgroups of the kernel's size;
+//! `grid = |len: usize| [x, y, z]` makes it a `usize` (any one typed parameter) and computes the
+//! workgroups with the closure's body, where the plain parameters are in scope. `def = Name`
+//! renames the definition (and the arguments to `NameArgs`), e.g. when the CamelCase name is
+//! taken. Kernels with type or lifetime parameters get no typed interface.
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//!
+//! #[kernel(workgroup_size = 64, grid = |len: usize| [(len as u32).div_ceil(64), 1, 1])]
+//! fn scale(
+//!     #[storage(read)] x: &[f32],
+//!     #[storage(read_write)] y: &mut [f32],
+//!     #[builtin(global_invocation_id)] gid: Vec3<u32>,
+//!     factor: f32,
+//! ) {
+//!     let i = gid.x;
+//!     if i < y.len() {
+//!         y[i] = factor * x[i];
+//!     }
+//! }
+//!
+//! # #[cfg(feature = "runtime")]
+//! fn run(gpu: &wgsl_dsl::runtime::Gpu) -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+//!     use wgsl_dsl::runtime::GpuBuffer;
+//!     let kernel = gpu.compile_typed(Scale { factor: 2.0 })?;
+//!     let x = GpuBuffer::from_slice(gpu, &[1.0f32, 2.0, 3.0])?;
+//!     let mut y = GpuBuffer::<f32>::zeroed(gpu, 3)?;
+//!     kernel.dispatch(gpu, ScaleArgs { x: &x, y: &mut y }, 3)?;
+//!     Ok(y.read(gpu)?)
+//! }
+//! ```
+//!
+//! # `#[derive(Bindings)]`
+//! For kernels written with the builder: a struct whose named fields are places
+//! (`Buffer<T, A>`, `Place<T, A>`) declares the kernel's bindings once. Each field is a storage
+//! binding with the place's access, or a uniform with `#[uniform]` (then `Place<T, ReadOnly>`).
+//! The derive implements `wgsl_dsl::Bindings` (`k.bindings()` declares the fields in order,
+//! under their names) and, with the runtime, writes the argument struct `<Name>Args<'a>` (the
+//! struct's name without its `Bindings` suffix), as `#[kernel]` does. The kernel's definition
+//! implements `KernelDef` by hand; `gpu.compile_typed` checks that the kernel's bindings are
+//! those of the argument struct.
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//!
+//! #[derive(Bindings)]
+//! struct AxpyBindings {
+//!     #[uniform]
+//!     a: Place<f32, ReadOnly>,
+//!     x: Buffer<f32, ReadOnly>,
+//!     y: Buffer<f32, ReadWrite>,
+//! }
+//!
+//! let mut k = KernelBuilder::new("axpy", [64, 1, 1]);
+//! let AxpyBindings { a, x, y } = k.bindings();
+//! let i = k.let_("i", global_invocation_id().x());
+//! k.if_(i.lt(y.len()), |k| k.store(&y.at(&i), a.load() * x.at(&i).load() + y.at(&i).load()));
+//! let shader = k.build()?;
+//! assert_eq!(shader.signature.bindings[1].name, "x");
+//! // With the runtime: `AxpyArgs { a: &GpuBuffer<f32>, x: &GpuBuffer<f32>, y: &mut GpuBuffer<f32> }`.
+//! # Ok::<(), wgsl_dsl::BuildError>(())
+//! ```
+//!
 //! # `#[derive(WgslStruct)]`
 //! On a `#[repr(C)]` struct with named fields that also derives `bytemuck::Pod` and
 //! `Zeroable` (checked), implements `WgslType`, `Constructible` and `WgslStruct`, and adds a
@@ -172,11 +249,14 @@
 //! # Layout of this crate
 //! `lib.rs` only dispatches; each macro parses, checks and expands in its module:
 //! `derive/` (`ast.rs` host types -> WGSL types, `layout.rs` the WGSL layout as `const`
-//! expressions and its checks) and `kernel/` (`params.rs` the signature, `stmt.rs` statements,
-//! `expr.rs` expressions, `builtins.rs` the names it knows).
+//! expressions and its checks), `kernel/` (`params.rs` the signature, `stmt.rs` statements,
+//! `expr.rs` expressions, `builtins.rs` the names it knows), `bindings.rs` (`#[derive(Bindings)]`)
+//! and `interface.rs` (the argument structs both write).
 
+mod bindings;
 mod derive;
 mod errors;
+mod interface;
 mod kernel;
 #[cfg(test)]
 mod snapshots;
@@ -188,6 +268,14 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(WgslStruct, attributes(wgsl))]
 pub fn derive_wgsl_struct(input: TokenStream) -> TokenStream {
     derive::expand(input.into()).into()
+}
+
+/// Declare a kernel's bindings once, as a struct of places: the fields are declared in order
+/// (`k.bindings()`), and with the runtime the argument struct `<Name>Args<'a>` is written
+/// from them. See the [crate docs](crate#derivebindings).
+#[proc_macro_derive(Bindings, attributes(uniform, storage))]
+pub fn derive_bindings(input: TokenStream) -> TokenStream {
+    bindings::expand(input.into()).into()
 }
 
 /// Write a compute kernel (or, with `helper`, a helper function) in Rust syntax. See the

@@ -71,7 +71,8 @@ struct Adam {
     _pad2: u32,
 }
 
-#[kernel(workgroup_size = 64)]
+// `def`: the generated definition would otherwise be named `Adam`, like the uniform struct.
+#[kernel(workgroup_size = 64, def = AdamKernel)]
 fn adam(
     #[uniform] hp: Adam,
     #[storage(read)] grads: &[f32],

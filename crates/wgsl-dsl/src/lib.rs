@@ -44,13 +44,29 @@ pub mod types;
 
 pub use exp::{Exp, IntoExp, lit};
 pub use kernel::{
-    Access, BindingDesc, BindingKind, Buffer, Function, KernelBuilder, KernelSignature, Place,
-    ReadOnly, ReadWrite, Var,
+    Access, BindingDesc, BindingKind, Bindings, Buffer, Function, KernelBuilder, KernelSignature,
+    Place, ReadOnly, ReadWrite, Var,
 };
 pub use naga;
 pub use shader::{BuildError, Shader, TargetLimits};
 pub use site::CallSite;
-pub use wgsl_dsl_macros::{WgslStruct, kernel};
+pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
+
+/// Expands to its input when the `runtime` feature is on, to nothing otherwise: the typed
+/// interfaces `#[kernel]` and `#[derive(Bindings)]` generate use the runtime's buffer types.
+#[cfg(feature = "runtime")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_runtime {
+    ($($item:item)*) => { $($item)* };
+}
+/// Expands to its input when the `runtime` feature is on, to nothing otherwise.
+#[cfg(not(feature = "runtime"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_runtime {
+    ($($item:item)*) => {};
+}
 
 /// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
 pub mod prelude {
@@ -58,14 +74,14 @@ pub mod prelude {
     pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};
     pub use crate::exp::{Exp, IntoExp, lit};
     pub use crate::kernel::{
-        Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, Var, global_invocation_id,
-        local_invocation_id, local_invocation_index, num_workgroups, subgroup_invocation_id,
-        subgroup_size, workgroup_id,
+        Bindings, Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, Var,
+        global_invocation_id, local_invocation_id, local_invocation_index, num_workgroups,
+        subgroup_invocation_id, subgroup_size, workgroup_id,
     };
     pub use crate::shader::{BuildError, Shader};
     pub use crate::types::{
         Array, Atomic, Mat, Mat2x2, Mat3x3, Mat4x4, RuntimeArray, Vec2, Vec3, Vec4, Vector,
         WgslStruct, WgslType,
     };
-    pub use wgsl_dsl_macros::{WgslStruct, kernel};
+    pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 }

@@ -411,3 +411,42 @@ pub trait WgslStruct: Constructible {
 pub trait IndexScalar: Scalar + Integer {}
 impl IndexScalar for u32 {}
 impl IndexScalar for i32 {}
+
+/// Store types a host buffer can be bound to, and the element type of that buffer
+/// (`GpuBuffer<Self::Host>` in a typed kernel interface): `f32` for `array<f32>` and for `f32`,
+/// `u32` for `array<atomic<u32>>`, the struct itself for a `#[derive(WgslStruct)]` struct.
+/// Vectors, matrices and `bool` have no host type here (the runtime binds buffers of scalars
+/// and derived structs).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the store type of a binding a host buffer is bound to",
+    label = "bindings hold `i32`, `u32`, `f32`, atomics of these, derived structs, or arrays of them"
+)]
+pub trait HostShareable: WgslType {
+    /// The element type of a host buffer bound to this store type.
+    type Host: 'static;
+}
+impl HostShareable for i32 {
+    type Host = i32;
+}
+impl HostShareable for u32 {
+    type Host = u32;
+}
+impl HostShareable for f32 {
+    type Host = f32;
+}
+#[cfg(feature = "f16")]
+impl HostShareable for half::f16 {
+    type Host = half::f16;
+}
+impl<T: AtomicScalar> HostShareable for Atomic<T> {
+    type Host = T;
+}
+impl<T: HostShareable> HostShareable for RuntimeArray<T> {
+    type Host = T::Host;
+}
+impl<T: HostShareable, const N: usize> HostShareable for Array<T, N> {
+    type Host = T::Host;
+}
+impl<T: WgslStruct> HostShareable for T {
+    type Host = T;
+}

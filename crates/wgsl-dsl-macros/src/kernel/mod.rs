@@ -16,6 +16,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::errors::Errors;
+use crate::interface::{ArgField, args_struct, camel_case, generic_args, mentions, with_runtime};
 use ctx::{Cat, Ctx};
 use params::dsl_type;
 
@@ -25,6 +26,11 @@ struct Args {
     workgroup_size: Option<syn::Expr>,
     name: Option<syn::LitStr>,
     helper: Option<Span>,
+    /// `grid = |size: Size| [x, y, z]`: the workgroups for a problem size.
+    grid: Option<syn::ExprClosure>,
+    /// `def = Name`: the name of the generated definition (default: the function's name in
+    /// CamelCase).
+    def: Option<syn::Ident>,
 }
 
 fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
@@ -36,9 +42,13 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
             args.name = Some(m.value()?.parse()?);
         } else if m.path.is_ident("helper") {
             args.helper = Some(m.path.span());
+        } else if m.path.is_ident("grid") {
+            args.grid = Some(m.value()?.parse()?);
+        } else if m.path.is_ident("def") {
+            args.def = Some(m.value()?.parse()?);
         } else {
             return Err(m.error(
-                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"` or `helper`",
+                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"`, `grid = |size: T| [x, y, z]`, `def = Name` or `helper`",
             ));
         }
         Ok(())
@@ -61,6 +71,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let (out, ctx_errs) = if args.helper.is_some() {
         if let Some(w) = &args.workgroup_size {
             errs.push(w.span(), "a helper function has no workgroup size");
+        }
+        if let Some(g) = &args.grid {
+            errs.push(g.span(), "a helper function has no grid");
+        }
+        if let Some(d) = &args.def {
+            errs.push(d.span(), "a helper function has no typed interface");
         }
         expand_helper(&f)
     } else {
@@ -135,6 +151,7 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
     let generics = &f.sig.generics;
     let where_clause = &f.sig.generics.where_clause;
     let rust_params = &sig.rust_params;
+    let interface = typed_interface(f, args, &sig, &size, &mut ctx);
     let doc_span = f.sig.ident.span();
     let out = quote_spanned! {doc_span=>
         #(#attrs)*
@@ -149,8 +166,169 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
             }
             __kernel
         }
+        #interface
     };
     (out, ctx.errs)
+}
+
+/// The kernel's typed interface: the definition `Name` (the plain Rust parameters as fields,
+/// `KernelDef`) and the argument struct `NameArgs<'a>` (one field per binding). None for a
+/// kernel with type or lifetime parameters.
+fn typed_interface(
+    f: &syn::ItemFn,
+    args: &Args,
+    sig: &params::Signature,
+    workgroup_size: &TokenStream,
+    ctx: &mut Ctx,
+) -> TokenStream {
+    let generics = &f.sig.generics;
+    if generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Const(_)))
+    {
+        return TokenStream::new();
+    }
+    let ident = &f.sig.ident;
+    let vis = &f.vis;
+    let def = args
+        .def
+        .clone()
+        .unwrap_or_else(|| syn::Ident::new(&camel_case(&ident.to_string()), ident.span()));
+    let base = def.to_string();
+    let args_ident = syn::Ident::new(&format!("{base}Args"), ident.span());
+    // The argument struct carries the const parameters its binding types mention.
+    let mut args_generics = generics.clone();
+    args_generics.params = generics
+        .params
+        .iter()
+        .filter(|p| match p {
+            syn::GenericParam::Const(c) => {
+                sig.bindings.iter().any(|b| mentions(&b.store, &c.ident))
+            }
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    args_generics.where_clause = None;
+    let fields: Vec<ArgField> = sig
+        .bindings
+        .iter()
+        .map(|b| {
+            let (name, store, span) = (b.ident.to_string(), &b.store, b.span);
+            let host = quote_spanned!(span=>
+                ::wgsl_dsl::runtime::GpuBuffer<<#store as ::wgsl_dsl::types::HostShareable>::Host>);
+            let (ty, access) = if b.writable {
+                (
+                    quote_spanned!(span=> &'a mut #host),
+                    quote!(::wgsl_dsl::ReadWrite),
+                )
+            } else {
+                (
+                    quote_spanned!(span=> &'a #host),
+                    quote!(::wgsl_dsl::ReadOnly),
+                )
+            };
+            let uniform = b.uniform;
+            ArgField {
+                ident: b.ident.clone(),
+                span,
+                ty,
+                binding: quote_spanned!(span=>
+                    ::wgsl_dsl::runtime::ArgBinding::of::<#store, #access>(#name, #uniform)),
+            }
+        })
+        .collect();
+    let kernel_name = args
+        .name
+        .as_ref()
+        .map(|n| n.value())
+        .unwrap_or_else(|| ident.to_string());
+    let args_doc = format!(
+        "The arguments of kernel `{kernel_name}` ([`{def}`]), one field per binding in binding \
+         order (generated by `#[kernel]`)."
+    );
+    let args_struct = args_struct(vis, &args_ident, &args_generics, &fields, &args_doc);
+    let args_ty_generics = generic_args(&args_generics);
+    let lifetime = (!fields.is_empty()).then(|| quote!('a,));
+    let args_ty = quote!(#args_ident<#lifetime #args_ty_generics>);
+
+    // The definition: the plain parameters as public fields.
+    let plain: Vec<(&syn::Ident, &syn::Type)> = sig
+        .rust_params
+        .iter()
+        .filter_map(|p| match p {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => Some((&pi.ident, &*pt.ty)),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let field_decls = plain.iter().map(|(i, t)| {
+        let doc = format!("The kernel's parameter `{i}`, baked into its WGSL.");
+        quote!(#[doc = #doc] pub #i: #t)
+    });
+    let body = if plain.is_empty() {
+        quote!(;)
+    } else {
+        quote!({ #(#field_decls,)* })
+    };
+    let names: Vec<&syn::Ident> = plain.iter().map(|(i, _)| *i).collect();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let turbofish = ty_generics.as_turbofish();
+    let (size_ty, grid) = match &args.grid {
+        None => (
+            quote!([u32; 3]),
+            quote!(::wgsl_dsl::runtime::workgroups_covering(size, #workgroup_size)),
+        ),
+        Some(closure) => match (closure.inputs.len(), closure.inputs.first()) {
+            (1, Some(syn::Pat::Type(pt))) => {
+                let (pat, ty, body) = (&pt.pat, &pt.ty, &closure.body);
+                (quote!(#ty), quote!({ let #pat: #ty = size; #body }))
+            }
+            _ => {
+                ctx.err(
+                    closure.or1_token.span,
+                    "`grid` takes a closure of one parameter with its type: `|len: usize| [x, y, z]`",
+                );
+                (quote!(()), quote!([1, 1, 1]))
+            }
+        },
+    };
+    let def_doc = format!(
+        "Kernel `{kernel_name}` with its typed interface: arguments [`{args_ident}`], problem \
+         size `{}` (generated by `#[kernel]` from [`{ident}`]).",
+        size_ty.to_string().replace(' ', "")
+    );
+    let def_name = def.to_string();
+    let items = quote! {
+        #[doc = #def_doc]
+        #[derive(Clone)]
+        #vis struct #def #generics #where_clause #body
+
+        impl #impl_generics ::core::fmt::Debug for #def #ty_generics #where_clause {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#def_name)
+            }
+        }
+
+        impl #impl_generics ::wgsl_dsl::runtime::KernelDef for #def #ty_generics #where_clause {
+            type Args<'a> = #args_ty;
+            type Size = #size_ty;
+            fn build(&self) -> ::wgsl_dsl::KernelBuilder {
+                #ident #turbofish (#(::core::clone::Clone::clone(&self.#names)),*)
+            }
+            #[allow(unused_variables)]
+            fn workgroups(&self, size: Self::Size) -> [u32; 3] {
+                #(let #names = ::core::clone::Clone::clone(&self.#names);)*
+                #grid
+            }
+        }
+
+        #args_struct
+    };
+    with_runtime(items)
 }
 
 fn helper_registrations(ctx: &Ctx) -> Vec<TokenStream> {

@@ -41,6 +41,22 @@ pub struct Signature {
     pub decls: Vec<TokenStream>,
     /// Plain Rust parameters, kept as the generated function's parameters.
     pub rust_params: Vec<syn::FnArg>,
+    /// The bindings (uniform and storage parameters), in order.
+    pub bindings: Vec<Binding>,
+}
+
+/// A binding parameter, for the typed interface.
+pub struct Binding {
+    /// The parameter's name.
+    pub ident: syn::Ident,
+    /// The parameter's span.
+    pub span: proc_macro2::Span,
+    /// `#[uniform]`.
+    pub uniform: bool,
+    /// `#[storage(read_write)]`.
+    pub writable: bool,
+    /// The DSL store type (`::wgsl_dsl::types::RuntimeArray<f32>` for `&[f32]`).
+    pub store: TokenStream,
 }
 
 enum Kind {
@@ -122,6 +138,7 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
     let k = ctx.k.clone();
     let mut decls = Vec::new();
     let mut rust_params = Vec::new();
+    let mut bindings = Vec::new();
     for arg in &sig.inputs {
         let syn::FnArg::Typed(pt) = arg else {
             ctx.err(arg.span(), "kernels take no `self`");
@@ -154,6 +171,13 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                 let t = dsl_type(ty);
                 decls.push(quote_spanned!(span=> let #ident = #k.uniform::<#t>(#name);));
                 ctx.declare(&ident, Cat::Place);
+                bindings.push(Binding {
+                    ident: ident.clone(),
+                    span,
+                    uniform: true,
+                    writable: false,
+                    store: t,
+                });
             }
             Some(Kind::Storage(access)) => {
                 let syn::Type::Reference(r) = ty else {
@@ -180,6 +204,13 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                 };
                 decls.push(quote_spanned!(span=> let #ident = #k.storage::<#t, #access>(#name);));
                 ctx.declare(&ident, Cat::Place);
+                bindings.push(Binding {
+                    ident: ident.clone(),
+                    span,
+                    uniform: false,
+                    writable,
+                    store: t,
+                });
             }
             Some(Kind::Workgroup) => {
                 let syn::Type::Reference(r) = ty else {
@@ -206,5 +237,9 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
             }
         }
     }
-    Signature { decls, rust_params }
+    Signature {
+        decls,
+        rust_params,
+        bindings,
+    }
 }

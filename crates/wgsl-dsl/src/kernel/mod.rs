@@ -29,12 +29,21 @@ mod place;
 pub(crate) mod stmt;
 
 pub use function::{FnArgs, Function};
-pub use place::{Access, Buffer, Loadable, Place, ReadOnly, ReadWrite, Target, Var};
+pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
 
 use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind};
 use crate::site::CallSite;
 use crate::types::*;
 use stmt::Stmt;
+
+/// A struct of binding declarations, implemented by `#[derive(Bindings)]`: its fields are the
+/// kernel's bindings, declared in field order (group 0, bindings 0, 1, ...) under the field
+/// names. With the runtime, the derive also writes the kernel's argument struct (a
+/// [`KernelArgs`](crate::runtime::KernelArgs)), so the binding list is written once.
+pub trait Bindings: Sized {
+    /// Declare every binding of `Self` in `k`, in field order.
+    fn declare(k: &mut KernelBuilder) -> Self;
+}
 
 /// Where a global variable lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,6 +295,12 @@ impl KernelBuilder {
     #[track_caller]
     pub fn workgroup<T: WgslType>(&mut self, name: &str) -> Place<T, ReadWrite> {
         self.global(name, GlobalKind::Workgroup, CallSite::caller())
+    }
+
+    /// Declare the bindings of a `#[derive(Bindings)]` struct, in field order:
+    /// `let SgdBindings { hp, grads, params } = k.bindings();`.
+    pub fn bindings<B: Bindings>(&mut self) -> B {
+        B::declare(self)
     }
 
     // ---- let, var, store ----

@@ -45,6 +45,20 @@ pub struct Place<T, A = ReadWrite> {
     _t: PhantomData<fn() -> (T, A)>,
 }
 
+/// The store type and access mode of a place type, for code generated from binding
+/// declarations (`#[derive(Bindings)]`).
+#[doc(hidden)]
+pub trait PlaceParts {
+    /// `T` of `Place<T, A>`.
+    type Store: WgslType;
+    /// `A` of `Place<T, A>`.
+    type Access: Access;
+}
+impl<T: WgslType, A: Access> PlaceParts for Place<T, A> {
+    type Store = T;
+    type Access = A;
+}
+
 /// A buffer of `T`s: a storage binding whose store type is `array<T>`.
 pub type Buffer<T, A> = Place<RuntimeArray<T>, A>;
 

@@ -146,6 +146,19 @@ pub enum DispatchError {
         /// What is wrong.
         message: String,
     },
+    /// A kernel compiled through its typed interface ([`Gpu::compile_typed`](super::Gpu::compile_typed))
+    /// did not build.
+    #[error(transparent)]
+    Build(#[from] crate::BuildError),
+    /// A kernel's bindings differ from those of its argument struct
+    /// ([`Gpu::compile_typed`](super::Gpu::compile_typed)).
+    #[error("kernel `{kernel}` does not match its argument struct: {message}")]
+    Interface {
+        /// The kernel.
+        kernel: String,
+        /// The first difference.
+        message: String,
+    },
     /// wgpu reported a validation, out-of-memory or internal error (captured with an error
     /// scope), with its chain of causes.
     #[error("wgpu: {0}")]

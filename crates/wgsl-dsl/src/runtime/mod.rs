@@ -29,6 +29,12 @@
 //! # }
 //! ```
 //!
+//! The arguments above are positional, checked at run time. A kernel's typed interface
+//! ([`KernelDef`], [`KernelArgs`], [`TypedKernel`]; written by `#[kernel]` and
+//! `#[derive(Bindings)]`) names them instead, so that a missing,
+//! swapped or wrongly typed buffer does not compile:
+//! `kernel.dispatch(&gpu, SaxpyArgs { a: &a_buf, x: &x_buf, y: &mut y_buf }, [n, 1, 1])`.
+//!
 //! ## What is checked, and when
 //! - [`Gpu::compile`]: capabilities the kernel needs against the device's; wgpu's validation
 //!   of the module and pipeline.
@@ -46,10 +52,12 @@ mod error;
 mod gpu;
 mod pipeline;
 mod recorder;
+mod typed;
 
 pub use buffer::{Arg, BindArg, GpuBuffer};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{Gpu, GpuOptions};
 pub use pipeline::{Kernel, ceil_div};
 pub use recorder::Recorder;
+pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
 pub use wgpu;

@@ -1,0 +1,229 @@
+//! Typed kernel interfaces (design decision 11): a kernel's bindings, declared once, are also
+//! the type of its arguments.
+//!
+//! - [`KernelArgs`]: an argument struct with one named field per binding, in binding order:
+//!   `&GpuBuffer<T>` for a read-only storage or uniform binding, `&mut GpuBuffer<T>` for a
+//!   read-write one. A missing, extra, swapped (of another type or access) or wrongly typed
+//!   buffer is a compile error at the field; so is a read-write buffer bound twice, since
+//!   `&mut` does not alias (WebGPU forbids a writable binding aliasing another).
+//! - [`KernelDef`]: a kernel definition: how to build it, its argument struct, and how many
+//!   workgroups cover a problem size (the grid lives with the kernel).
+//! - [`TypedKernel`]: a compiled `KernelDef`, whose [`TypedKernel::dispatch`] and
+//!   [`TypedKernel::record`] take the argument struct and the problem size.
+//!
+//! `#[kernel]` writes all three from the function's parameters (`fn sgd_update` gives the
+//! definition `SgdUpdate` and the arguments `SgdUpdateArgs<'a>`); a kernel written with the
+//! builder declares its bindings with `#[derive(Bindings)]`, which writes the argument struct,
+//! and implements [`KernelDef`] by hand. Underneath, a typed dispatch is the positional,
+//! checked-at-run-time [`Gpu::dispatch`] / [`Recorder::dispatch`] with the fields in order.
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//! use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+//!
+//! #[kernel(workgroup_size = 64)]
+//! fn scale(
+//!     #[uniform] factor: f32,
+//!     #[storage(read)] x: &[f32],
+//!     #[storage(read_write)] y: &mut [f32],
+//!     #[builtin(global_invocation_id)] gid: Vec3<u32>,
+//! ) {
+//!     let i = gid.x;
+//!     if i < y.len() {
+//!         y[i] = factor * x[i];
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let kernel = gpu.compile_typed(Scale)?;
+//! let factor = GpuBuffer::from_value(&gpu, 3.0f32)?;
+//! let x = GpuBuffer::from_slice(&gpu, &[1.0f32, 2.0, 3.0])?;
+//! let mut y = GpuBuffer::<f32>::zeroed(&gpu, 3)?;
+//! // `#[kernel]`'s default problem size: invocations per dimension.
+//! kernel.dispatch(&gpu, ScaleArgs { factor: &factor, x: &x, y: &mut y }, [3, 1, 1])?;
+//! assert_eq!(y.read(&gpu)?, vec![3.0, 6.0, 9.0]);
+//! # Ok(())
+//! # }
+//! ```
+
+use super::buffer::BindArg;
+use super::error::DispatchError;
+use super::gpu::Gpu;
+use super::pipeline::{Kernel, ceil_div};
+use super::recorder::Recorder;
+use crate::kernel::{BindingKind, KernelBuilder, Place, ReadOnly, ReadWrite};
+use crate::types::{HostShareable, Ty, WgslType};
+
+/// One binding as an argument struct declares it: what [`Gpu::compile_typed`] compares with
+/// the kernel's signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgBinding {
+    /// The field (and binding) name.
+    pub name: &'static str,
+    /// Uniform, read-only or read-write storage.
+    pub kind: BindingKind,
+    /// The binding's store type (`array<f32>` for a buffer of `f32`).
+    pub ty: Ty,
+}
+
+impl ArgBinding {
+    /// The binding `name` of store type `T`: a uniform if `uniform`, otherwise a storage
+    /// binding whose access is `A`.
+    pub fn of<T: WgslType, A: crate::kernel::Access>(name: &'static str, uniform: bool) -> Self {
+        let kind = match (uniform, A::WRITABLE) {
+            (true, _) => BindingKind::Uniform,
+            (false, false) => BindingKind::StorageRead,
+            (false, true) => BindingKind::StorageReadWrite,
+        };
+        ArgBinding {
+            name,
+            kind,
+            ty: T::ty(),
+        }
+    }
+}
+
+/// A kernel's argument struct: one field per binding, in binding order. Written by
+/// `#[kernel]` and `#[derive(Bindings)]`; see [`KernelDef`].
+pub trait KernelArgs {
+    /// The bindings the fields stand for, in order.
+    fn bindings() -> Vec<ArgBinding>;
+    /// Call `f` with the fields in binding order, as the positional layer takes them.
+    fn with_bind_args<R>(&self, f: impl FnOnce(&[&dyn BindArg]) -> R) -> R;
+}
+
+/// The argument a binding declared as the place type `Self` takes: `&'a GpuBuffer<H>` for a
+/// read-only binding (storage or uniform), `&'a mut GpuBuffer<H>` for a read-write one, `H`
+/// the store type's [`HostShareable::Host`]. Used by `#[derive(Bindings)]`.
+pub trait PlaceArg {
+    /// The argument type.
+    type Arg<'a>;
+}
+impl<T: HostShareable> PlaceArg for Place<T, ReadOnly> {
+    type Arg<'a> = &'a super::GpuBuffer<T::Host>;
+}
+impl<T: HostShareable> PlaceArg for Place<T, ReadWrite> {
+    type Arg<'a> = &'a mut super::GpuBuffer<T::Host>;
+}
+
+/// A kernel definition with a typed interface: how to build the kernel, the type of its
+/// arguments, and the workgroups that cover a problem size. `#[kernel] fn name` implements it
+/// for the generated type `Name`; builder-written kernels implement it by hand.
+pub trait KernelDef {
+    /// The argument struct.
+    type Args<'a>: KernelArgs;
+    /// What one dispatch covers, e.g. `(rows, cols)` of an output, or `[u32; 3]`
+    /// invocations.
+    type Size;
+    /// Build the kernel.
+    fn build(&self) -> KernelBuilder;
+    /// The workgroups to dispatch for `size`.
+    fn workgroups(&self, size: Self::Size) -> [u32; 3];
+}
+
+/// Workgroups of `workgroup_size` covering `invocations` per dimension (the default grid of
+/// `#[kernel]`).
+pub fn workgroups_covering(invocations: [u32; 3], workgroup_size: [u32; 3]) -> [u32; 3] {
+    [
+        ceil_div(invocations[0], workgroup_size[0]),
+        ceil_div(invocations[1], workgroup_size[1]),
+        ceil_div(invocations[2], workgroup_size[2]),
+    ]
+}
+
+/// A compiled [`KernelDef`] on one [`Gpu`]: dispatches take its argument struct and problem
+/// size. Made by [`Gpu::compile_typed`].
+#[derive(Clone, Debug)]
+pub struct TypedKernel<K> {
+    def: K,
+    kernel: Kernel,
+}
+
+impl<K: KernelDef> TypedKernel<K> {
+    /// The definition it was compiled from.
+    pub fn def(&self) -> &K {
+        &self.def
+    }
+
+    /// The untyped kernel (signature, pipeline), for the positional layer.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Run the kernel over the workgroups covering `size`, and submit (see [`Gpu::dispatch`]:
+    /// the arguments are still checked against the bindings, for sizes and limits).
+    ///
+    /// # Errors
+    /// As [`Gpu::dispatch`].
+    pub fn dispatch(
+        &self,
+        gpu: &Gpu,
+        args: K::Args<'_>,
+        size: K::Size,
+    ) -> Result<(), DispatchError> {
+        let workgroups = self.def.workgroups(size);
+        args.with_bind_args(|a| gpu.dispatch(&self.kernel, a, workgroups))
+    }
+
+    /// Record a dispatch over the workgroups covering `size` into `rec` (see
+    /// [`Recorder::dispatch`]).
+    ///
+    /// # Errors
+    /// As [`Recorder::dispatch`].
+    pub fn record(
+        &self,
+        rec: &mut Recorder<'_>,
+        args: K::Args<'_>,
+        size: K::Size,
+    ) -> Result<(), DispatchError> {
+        let workgroups = self.def.workgroups(size);
+        args.with_bind_args(|a| rec.dispatch(&self.kernel, a, workgroups))
+    }
+}
+
+impl Gpu {
+    /// Build `def`'s kernel for this device's limits, compile it (see [`Gpu::compile`]) and
+    /// check that its bindings are exactly those of `K::Args`, in order (names, kinds, store
+    /// types), so that every later typed dispatch binds each buffer where it belongs.
+    ///
+    /// # Errors
+    /// [`DispatchError::Build`] if the kernel does not build; [`DispatchError::Interface`] if
+    /// its bindings differ from its argument struct's; the errors of [`Gpu::compile`].
+    pub fn compile_typed<K: KernelDef>(&self, def: K) -> Result<TypedKernel<K>, DispatchError> {
+        let shader = def.build().build_for(&self.target_limits())?;
+        let kernel = self.compile(&shader)?;
+        check_interface(&kernel, &K::Args::bindings())?;
+        Ok(TypedKernel { def, kernel })
+    }
+}
+
+fn check_interface(kernel: &Kernel, declared: &[ArgBinding]) -> Result<(), DispatchError> {
+    let sig = kernel.signature();
+    let err = |message: String| DispatchError::Interface {
+        kernel: sig.name.clone(),
+        message,
+    };
+    if sig.bindings.len() != declared.len() {
+        return Err(err(format!(
+            "the kernel declares {} bindings, its argument struct {}",
+            sig.bindings.len(),
+            declared.len()
+        )));
+    }
+    for (b, a) in sig.bindings.iter().zip(declared) {
+        if b.name != a.name || b.kind != a.kind || b.ty != a.ty {
+            return Err(err(format!(
+                "binding {} is `{}` ({:?}, {}) in the kernel but `{}` ({:?}, {}) in its argument struct",
+                b.binding,
+                b.name,
+                b.kind,
+                b.ty.wgsl_name(),
+                a.name,
+                a.kind,
+                a.ty.wgsl_name()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+// Buffers passed to each other's bindings do not compile: here the batch of `f32` features
+// and the batch of `u32` labels of a builder-written kernel (`#[derive(Bindings)]`), and the
+// parameters (written) and the gradients (only read) of a `#[kernel]`.
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, TypedKernel};
+
+#[derive(Bindings)]
+struct GatherBindings {
+    images: Buffer<f32, ReadOnly>,
+    labels: Buffer<u32, ReadOnly>,
+    x: Buffer<f32, ReadWrite>,
+    batch_labels: Buffer<u32, ReadWrite>,
+}
+
+#[kernel(workgroup_size = 64)]
+fn sgd(
+    #[storage(read)] grads: &[f32],
+    #[storage(read_write)] params: &mut [f32],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let i = gid.x;
+    if i < params.len() {
+        params[i] -= 0.1 * grads[i];
+    }
+}
+
+fn gather(
+    images: &GpuBuffer<f32>,
+    labels: &GpuBuffer<u32>,
+    x: &mut GpuBuffer<f32>,
+    batch_labels: &mut GpuBuffer<u32>,
+) {
+    let _args = GatherArgs {
+        images,
+        labels,
+        x: batch_labels,
+        batch_labels: x,
+    };
+}
+
+fn step(
+    gpu: &Gpu,
+    kernel: &TypedKernel<Sgd>,
+    grads: &GpuBuffer<f32>,
+    params: &mut GpuBuffer<f32>,
+) -> Result<(), DispatchError> {
+    kernel.dispatch(gpu, SgdArgs { grads: params, params: grads }, [37, 1, 1])
+}
+
+fn main() {}
