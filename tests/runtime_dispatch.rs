@@ -13,7 +13,9 @@ use bytemuck::{Pod, Zeroable};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, ceil_div};
+use wgsl_dsl::runtime::{
+    DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, TimestampMethod, ceil_div,
+};
 
 /// One device for the whole file. No adapter is a failure, not a skip: CI installs lavapipe.
 fn gpu() -> &'static Gpu {
@@ -511,6 +513,134 @@ fn timing_returns_a_duration_when_the_adapter_has_timestamps() {
         .contains(wgsl_dsl::runtime::wgpu::Features::TIMESTAMP_QUERY);
     assert_eq!(t.is_some(), has, "{t:?}");
     assert_eq!(yb.read(gpu).unwrap(), vec![10.0; n]);
+}
+
+#[test]
+fn profile_labels_every_dispatch_with_its_kernel_and_time() {
+    let gpu = gpu();
+    let (add, double) = add_and_double();
+    let n = 77;
+    let xb = GpuBuffer::from_slice(gpu, &vec![1.5f32; n]).unwrap();
+    let yb = GpuBuffer::from_slice(gpu, &vec![0.25f32; n]).unwrap();
+    let zb = GpuBuffer::from_slice(gpu, &vec![f32::NAN; n]).unwrap();
+    let groups = add.workgroups_for([n as u32, 1, 1]);
+    let Some(method) = gpu.timestamp_method() else {
+        // Without TIMESTAMP_QUERY the work still runs and there is no profile.
+        let p = gpu
+            .profile(|rec| rec.dispatch(&add, &[&xb, &yb], groups))
+            .unwrap();
+        assert!(p.is_none());
+        assert_eq!(yb.read(gpu).unwrap(), vec![1.75; n]);
+        return;
+    };
+    let profile = gpu
+        .profile(|rec| {
+            for _ in 0..3 {
+                rec.dispatch(&add, &[&xb, &yb], groups)?;
+            }
+            rec.copy(&yb, &zb)?;
+            rec.dispatch(&double, &[&zb], groups)?;
+            rec.dispatch(&add, &[&xb, &yb], groups)?;
+            rec.dispatch(&double, &[&zb], [0, 1, 1])?; // empty: not recorded
+            Ok(())
+        })
+        .unwrap()
+        .expect("a profile");
+    assert_eq!(profile.method, method);
+    let labels: Vec<&str> = profile.dispatches.iter().map(|d| &*d.label).collect();
+    assert_eq!(
+        labels,
+        ["add_into", "add_into", "add_into", "double", "add_into"]
+    );
+    assert!(profile.dispatches.iter().all(|d| d.workgroups == groups));
+    assert!(
+        profile
+            .dispatches
+            .iter()
+            .all(|d| d.time > std::time::Duration::ZERO)
+    );
+    let per: Vec<(String, usize)> = profile
+        .per_label()
+        .iter()
+        .map(|l| (l.label.to_string(), l.dispatches))
+        .collect();
+    assert_eq!(
+        per,
+        [("add_into".to_string(), 4), ("double".to_string(), 1)]
+    );
+    assert_eq!(
+        profile
+            .per_label()
+            .iter()
+            .map(|l| l.total)
+            .sum::<std::time::Duration>(),
+        profile.total()
+    );
+    assert_eq!(yb.read(gpu).unwrap(), vec![0.25 + 4.0 * 1.5; n]);
+    assert_eq!(zb.read(gpu).unwrap(), vec![2.0 * (0.25 + 3.0 * 1.5); n]);
+}
+
+#[test]
+fn profile_with_a_pass_per_dispatch_spans_several_query_sets() {
+    let gpu = gpu();
+    let (add, _) = add_and_double();
+    let yb = GpuBuffer::from_slice(gpu, &[0.0f32; 3]).unwrap();
+    let xb = GpuBuffer::from_slice(gpu, &[1.0f32; 3]).unwrap();
+    // Two timestamps per dispatch: 2100 dispatches need 4200 queries, two sets of 4096.
+    let count = 2100;
+    let profile = gpu
+        .profile_with(TimestampMethod::PassPerDispatch, |rec| {
+            for _ in 0..count {
+                rec.dispatch(&add, &[&xb, &yb], [1, 1, 1])?;
+            }
+            assert_eq!(rec.passes(), count);
+            Ok(())
+        })
+        .unwrap()
+        .expect("a profile");
+    assert_eq!(profile.dispatches.len(), count);
+    assert!(
+        profile
+            .dispatches
+            .iter()
+            .all(|d| d.time > std::time::Duration::ZERO)
+    );
+    assert_eq!(yb.read(gpu).unwrap(), vec![count as f32; 3]);
+}
+
+#[test]
+fn bind_groups_are_made_once_per_kernel_and_buffers_and_dropped_with_them() {
+    // A Gpu of its own: other tests dispatch concurrently on the shared one.
+    let gpu = Gpu::new().unwrap();
+    let kernel = gpu
+        .compile(&cache_probe().build_for(&gpu.target_limits()).unwrap())
+        .unwrap();
+    let a = GpuBuffer::from_value(&gpu, 2.0f32).unwrap();
+    let y = GpuBuffer::from_slice(&gpu, &[1.0f32, 3.0]).unwrap();
+    let mut rec = gpu.recorder();
+    for _ in 0..10 {
+        rec.dispatch(&kernel, &[&a, &y], [1, 1, 1]).unwrap();
+    }
+    rec.submit().unwrap();
+    let stats = gpu.bind_group_stats();
+    assert_eq!((stats.entries, stats.hits, stats.misses), (1, 9, 1));
+    assert_eq!(y.read(&gpu).unwrap(), vec![1024.0, 3072.0]);
+    // Another buffer: another bind group, checked on its first use like the first one.
+    let y2 = GpuBuffer::from_slice(&gpu, &[1.0f32]).unwrap();
+    gpu.dispatch(&kernel, &[&a, &y2], [1, 1, 1]).unwrap();
+    let wrong = GpuBuffer::from_slice(&gpu, &[1u32]).unwrap();
+    assert!(matches!(
+        gpu.dispatch(&kernel, &[&a, &wrong], [1, 1, 1]),
+        Err(DispatchError::Binding { .. })
+    ));
+    assert_eq!(gpu.bind_group_stats().entries, 2);
+    // A dropped buffer's bind group goes at the next allocation.
+    drop(y2);
+    let _other = GpuBuffer::<f32>::zeroed(&gpu, 4).unwrap();
+    assert_eq!(gpu.bind_group_stats().entries, 1);
+    // The cached group still runs.
+    gpu.dispatch(&kernel, &[&a, &y], [1, 1, 1]).unwrap();
+    assert_eq!(y.read(&gpu).unwrap(), vec![2048.0, 6144.0]);
 }
 
 #[test]

@@ -11,5 +11,6 @@ pub mod error;
 pub mod kernels;
 pub mod model;
 pub mod params;
+pub mod profile;
 pub mod reference;
 pub mod train;

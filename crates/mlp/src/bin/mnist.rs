@@ -20,6 +20,8 @@ use mlp::checkpoint::Checkpoint;
 use mlp::config::MlpConfig;
 use mlp::data::{CLASSES, Dataset, Mnist, Split};
 use mlp::model::{GpuMlp, OptimizerConfig};
+use mlp::params::Params;
+use mlp::profile::profile_training;
 use mlp::train::{Start, TrainSettings, evaluate, plot_history, train, upload};
 use wgsl_dsl::runtime::Gpu;
 
@@ -115,6 +117,11 @@ struct TrainArgs {
     /// Training steps recorded per GPU submit (the loss is read back once per chunk).
     #[arg(long, value_name = "N", default_value_t = 40, value_parser = positive_usize)]
     steps_per_chunk: usize,
+    /// Before training, profile --steps-per-chunk training steps on the GPU and print where
+    /// the time goes: per kernel, dispatches per step, GPU time, share of the step, and the
+    /// host's recording time.
+    #[arg(long)]
+    profile: bool,
 }
 
 #[derive(Args, Debug)]
@@ -302,6 +309,23 @@ fn run_train(args: TrainArgs) -> Result<(), Failure> {
         save: args.save.clone(),
     };
     let gpu = gpu()?;
+    if args.profile {
+        let (config, params, optimizer) = match &start {
+            Start::Fresh { config, optimizer } => (config, Params::init(config, seed), optimizer),
+            Start::Resume(c) => (&c.config, c.params.clone(), &c.optimizer),
+        };
+        let profile = profile_training(
+            &gpu,
+            &data.train,
+            config,
+            &params,
+            optimizer,
+            batch,
+            args.steps_per_chunk,
+        )
+        .map_err(|e| e.to_string())?;
+        println!("{profile}");
+    }
     let outcome = train(&gpu, &data, start, &settings).map_err(|e| e.to_string())?;
     if let Some(path) = &args.save {
         println!("saved {}", path.display());

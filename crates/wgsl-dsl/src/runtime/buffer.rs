@@ -1,6 +1,7 @@
 //! [`GpuBuffer<T>`]: a typed buffer on a [`Gpu`], and [`BindArg`], what dispatches take.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
@@ -30,6 +31,9 @@ pub struct GpuBuffer<T> {
     len: usize,
     gpu_id: u64,
     id: u64,
+    /// Dropped with the buffer: the [`Gpu`]'s bind group cache holds a `Weak` of it and drops
+    /// its bind groups (which keep the wgpu buffer alive) once the buffer is gone.
+    alive: Arc<()>,
     _elem: PhantomData<fn() -> T>,
 }
 
@@ -56,6 +60,8 @@ fn padded_size(bytes: u64, elem: u64) -> u64 {
 
 impl<T: Pod + WgslType> GpuBuffer<T> {
     fn allocate(gpu: &Gpu, len: usize, init: Option<&[u8]>) -> Result<Self, DispatchError> {
+        // Memory held by the bind groups of dropped buffers goes back before allocating more.
+        gpu.sweep_bind_groups();
         let bytes = (len as u64).saturating_mul(size_of::<T>() as u64);
         let size = padded_size(bytes, size_of::<T>() as u64);
         let limit = gpu.limits().max_buffer_size;
@@ -92,6 +98,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             len,
             gpu_id: gpu.id,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
             _elem: PhantomData,
         })
     }
@@ -250,6 +257,7 @@ pub struct Arg<'a> {
     pub(crate) len: usize,
     pub(crate) gpu_id: u64,
     pub(crate) id: u64,
+    pub(crate) alive: &'a Arc<()>,
 }
 
 impl Arg<'_> {
@@ -277,6 +285,7 @@ impl<T: Pod + WgslType> BindArg for GpuBuffer<T> {
             len: self.len,
             gpu_id: self.gpu_id,
             id: self.id,
+            alive: &self.alive,
         }
     }
 }

@@ -62,8 +62,10 @@ impl Gpu {
         check_args(self, kernel, &args)
     }
 
-    /// Check `kernel`, `args` and `workgroups`, and make the bind group. `None` for an empty
-    /// grid (nothing to run).
+    /// Check `kernel`, `args` and `workgroups`, and give the bind group: from the cache when
+    /// this kernel was dispatched with these buffers before (their checks passed then, and a
+    /// buffer's type and size never change), else checked, made and cached. `None` for an
+    /// empty grid (nothing to run).
     pub(crate) fn prepare(
         &self,
         kernel: &Kernel,
@@ -73,8 +75,6 @@ impl Gpu {
         if kernel.gpu_id != self.id {
             return Err(DispatchError::WrongDevice("the kernel"));
         }
-        let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
-        check_args(self, kernel, &args)?;
         let limit = self.limits().max_compute_workgroups_per_dimension;
         if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
             return Err(DispatchError::Limit {
@@ -86,6 +86,26 @@ impl Gpu {
                 limit: u64::from(limit),
             });
         }
+        // The key: the pipeline's id, then each buffer's (ids are unique in the process).
+        let mut stack = [0u64; KEY_ON_STACK];
+        let mut heap = Vec::new();
+        let key: &mut [u64] = if args.len() < KEY_ON_STACK {
+            &mut stack[..=args.len()]
+        } else {
+            heap.resize(args.len() + 1, 0);
+            &mut heap
+        };
+        key[0] = kernel.compiled.id;
+        for (slot, a) in key[1..].iter_mut().zip(args) {
+            *slot = a.arg().id;
+        }
+        let key: &[u64] = key;
+        let cached = self.bind_groups.lock().ok().and_then(|mut c| c.get(key));
+        if let Some(group) = cached {
+            return Ok((!workgroups.contains(&0)).then_some(group));
+        }
+        let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
+        check_args(self, kernel, &args)?;
         if workgroups.contains(&0) {
             return Ok(None);
         }
@@ -106,9 +126,16 @@ impl Gpu {
                 entries: &entries,
             })
         })?;
+        if let Ok(mut cache) = self.bind_groups.lock() {
+            let alive: Vec<&std::sync::Arc<()>> = args.iter().map(|a| a.alive).collect();
+            cache.insert(key, group.clone(), &alive);
+        }
         Ok(Some(group))
     }
 }
+
+/// Cache keys of dispatches with fewer arguments than this are built on the stack.
+const KEY_ON_STACK: usize = 16;
 
 fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), DispatchError> {
     let sig = &kernel.signature;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use naga::valid::Capabilities;
 
+use super::bind_cache::BindGroupCache;
 use super::error::{DeviceError, DispatchError, error_chain};
 use super::pipeline::Compiled;
 use crate::shader::TargetLimits;
@@ -87,7 +88,19 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     pub(crate) pipelines: Mutex<HashMap<String, Arc<Compiled>>>,
     pub(crate) compiles: AtomicUsize,
+    pub(crate) bind_groups: Mutex<BindGroupCache>,
     pub(crate) readback_timeout: Duration,
+}
+
+/// How often the bind group cache of a [`Gpu`] was used: see [`Gpu::bind_group_stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BindGroupStats {
+    /// Bind groups cached now.
+    pub entries: usize,
+    /// Dispatches that found their bind group in the cache (no checks, no creation).
+    pub hits: u64,
+    /// Dispatches that checked their arguments and made a bind group.
+    pub misses: u64,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -208,6 +221,7 @@ impl Gpu {
             lost,
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
+            bind_groups: Mutex::new(BindGroupCache::default()),
             readback_timeout: options.readback_timeout,
         })
     }
@@ -284,6 +298,29 @@ impl Gpu {
     /// How many pipelines this `Gpu` has compiled (cache misses of [`Gpu::compile`]).
     pub fn pipelines_compiled(&self) -> usize {
         self.compiles.load(Ordering::Relaxed)
+    }
+
+    /// Use of the bind group cache: a dispatch whose kernel and buffers were dispatched
+    /// before reuses that bind group without checking its arguments again (they were checked
+    /// then, and a buffer's type and size never change).
+    pub fn bind_group_stats(&self) -> BindGroupStats {
+        let (entries, hits, misses) = self
+            .bind_groups
+            .lock()
+            .map(|c| c.stats())
+            .unwrap_or_default();
+        BindGroupStats {
+            entries,
+            hits,
+            misses,
+        }
+    }
+
+    /// Drop cached bind groups of buffers that were dropped (their memory comes back).
+    pub(crate) fn sweep_bind_groups(&self) {
+        if let Ok(mut c) = self.bind_groups.lock() {
+            c.sweep();
+        }
     }
 
     /// Block until all work submitted so far has finished.

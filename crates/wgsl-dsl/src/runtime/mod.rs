@@ -46,18 +46,21 @@
 //! - [`GpuBuffer::read`] and [`Gpu::wait`] give up after [`GpuOptions::readback_timeout`] and
 //!   report a lost device.
 
+mod bind_cache;
 mod buffer;
 mod dispatch;
 mod error;
 mod gpu;
 mod pipeline;
+mod profile;
 mod recorder;
 mod typed;
 
 pub use buffer::{Arg, BindArg, GpuBuffer};
 pub use error::{DeviceError, DispatchError};
-pub use gpu::{Gpu, GpuOptions};
+pub use gpu::{BindGroupStats, Gpu, GpuOptions};
 pub use pipeline::{Kernel, ceil_div};
+pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
 pub use recorder::Recorder;
 pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
 pub use wgpu;

@@ -24,6 +24,8 @@ pub(crate) struct BindingLayout {
 /// What a compilation produces, shared by every [`Kernel`] made from the same WGSL.
 #[derive(Debug)]
 pub(crate) struct Compiled {
+    /// Unique among pipelines of the process: the first word of a bind group cache key.
+    pub id: u64,
     pub pipeline: wgpu::ComputePipeline,
     pub bind_group_layout: wgpu::BindGroupLayout,
     pub layouts: Vec<BindingLayout>,
@@ -192,6 +194,7 @@ impl Gpu {
                     cache: None,
                 });
             Compiled {
+                id: super::gpu::NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 pipeline,
                 bind_group_layout,
                 layouts,

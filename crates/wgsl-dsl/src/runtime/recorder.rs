@@ -2,14 +2,13 @@
 //! one compute pass, one submit. On an H200 through Vulkan small dependent dispatches cost
 //! ~4 us each inside one compute pass and ~23 us each with a pass per dispatch.
 
-use std::time::Duration;
-
 use bytemuck::Pod;
 
 use super::buffer::{BindArg, GpuBuffer};
-use super::error::{DeviceError, DispatchError};
+use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
+use super::profile::Timing;
 use crate::types::WgslType;
 
 /// Records dispatches and buffer copies for one submit. Consecutive dispatches share one
@@ -17,22 +16,18 @@ use crate::types::WgslType;
 /// opens another. wgpu orders the recorded commands and inserts the barriers between
 /// dependent dispatches.
 ///
+/// A dispatch of a kernel with buffers it was dispatched with before costs a cache lookup
+/// (the bind group and the argument checks are made on first use, see
+/// [`Gpu::bind_group_stats`]) and wgpu's own recording.
+///
 /// Nothing runs until [`Recorder::submit`]; dropping a recorder discards what it recorded.
 pub struct Recorder<'g> {
     gpu: &'g Gpu,
     encoder: wgpu::CommandEncoder,
     pass: Option<wgpu::ComputePass<'static>>,
-    timer: Option<Timer>,
+    pub(crate) timing: Option<Timing>,
     passes: usize,
     dispatches: usize,
-}
-
-/// Timestamp queries: index 0 at the start of the first pass, 1 at the end of each pass
-/// (the last one written wins).
-struct Timer {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
 }
 
 impl std::fmt::Debug for Recorder<'_> {
@@ -40,7 +35,7 @@ impl std::fmt::Debug for Recorder<'_> {
         f.debug_struct("Recorder")
             .field("passes", &self.passes)
             .field("dispatches", &self.dispatches)
-            .field("timed", &self.timer.is_some())
+            .field("timed", &self.timing.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -56,86 +51,9 @@ impl Gpu {
                     label: Some("wgsl-dsl recorder"),
                 }),
             pass: None,
-            timer: None,
+            timing: None,
             passes: 0,
             dispatches: 0,
-        }
-    }
-
-    /// Record with `record`, submit, wait, and return the GPU time from the start of the
-    /// first compute pass to the end of the last one, measured with timestamp queries.
-    /// `Ok(None)` when the device lacks `TIMESTAMP_QUERY` or nothing was dispatched (the work
-    /// still runs).
-    ///
-    /// # Errors
-    /// Any error of `record`, of [`Recorder::submit`], or of waiting ([`DispatchError::Device`]).
-    pub fn time(
-        &self,
-        record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,
-    ) -> Result<Option<Duration>, DispatchError> {
-        let mut rec = self.recorder();
-        if self.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
-            rec.timer = Some(self.scoped(|| Timer::new(self))?);
-        }
-        record(&mut rec)?;
-        let timer = rec.timer.take().filter(|_| rec.passes > 0);
-        let Some(timer) = timer else {
-            rec.submit()?;
-            self.wait()?;
-            return Ok(None);
-        };
-        rec.end_pass()?;
-        rec.encoder
-            .resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
-        rec.encoder
-            .copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
-        rec.submit()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        timer.readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        self.wait()?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(DeviceError::Map(e.to_string()).into()),
-            Err(_) => return Err(DeviceError::Map("the map callback did not run".into()).into()),
-        }
-        let ticks: Vec<u64> = {
-            let view = timer
-                .readback
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| DeviceError::Map(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view[..16])
-        };
-        timer.readback.unmap();
-        let period = f64::from(self.queue.get_timestamp_period());
-        let ns = ticks[1].saturating_sub(ticks[0]) as f64 * period;
-        Ok(Some(Duration::from_nanos(ns as u64)))
-    }
-}
-
-impl Timer {
-    fn new(gpu: &Gpu) -> Timer {
-        let d = &gpu.device;
-        Timer {
-            queries: d.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("wgsl-dsl timer"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolve: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgsl-dsl timer resolve"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            readback: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgsl-dsl timer read-back"),
-                size: 16,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
         }
     }
 }
@@ -156,15 +74,15 @@ impl Recorder<'_> {
         let Some(group) = self.gpu.prepare(kernel, args, workgroups)? else {
             return Ok(());
         };
+        let device = &self.gpu.device;
+        if self.timing.as_ref().is_some_and(Timing::pass_per_dispatch) {
+            self.end_pass()?;
+        }
         if self.pass.is_none() {
             let timestamp_writes = self
-                .timer
-                .as_ref()
-                .map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: (self.passes == 0).then_some(0),
-                    end_of_pass_write_index: Some(1),
-                });
+                .timing
+                .as_mut()
+                .and_then(|t| t.pass_writes(device, self.passes));
             let pass = self
                 .encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -176,10 +94,16 @@ impl Recorder<'_> {
             self.pass = Some(pass);
         }
         if let Some(pass) = self.pass.as_mut() {
+            if let Some(t) = self.timing.as_mut() {
+                t.before_dispatch(device, pass);
+            }
             pass.set_pipeline(&kernel.compiled.pipeline);
             pass.set_bind_group(0, &group, &[]);
             let [x, y, z] = workgroups;
             pass.dispatch_workgroups(x, y, z);
+            if let Some(t) = self.timing.as_mut() {
+                t.after_dispatch(device, pass, &kernel.signature.name, workgroups);
+            }
             self.dispatches += 1;
         }
         Ok(())
@@ -230,7 +154,11 @@ impl Recorder<'_> {
         self.dispatches
     }
 
-    fn end_pass(&mut self) -> Result<(), DispatchError> {
+    pub(crate) fn encoder_mut(&mut self) -> &mut wgpu::CommandEncoder {
+        &mut self.encoder
+    }
+
+    pub(crate) fn end_pass(&mut self) -> Result<(), DispatchError> {
         if let Some(pass) = self.pass.take() {
             self.gpu.scoped(|| drop(pass))?;
         }

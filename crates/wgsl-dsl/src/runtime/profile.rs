@@ -1,0 +1,439 @@
+//! GPU time per dispatch from timestamp queries: [`Gpu::profile`] records like
+//! [`Gpu::recorder`], submits, waits, and returns a [`Profile`]: every dispatch with its label
+//! (the kernel's entry point name), its grid and its GPU time.
+//!
+//! # How the time is taken
+//! - [`TimestampMethod::InsidePasses`] (devices with `TIMESTAMP_QUERY_INSIDE_PASSES`, e.g. an
+//!   NVIDIA H200 through Vulkan): the dispatches stay in one compute pass, as without
+//!   profiling; a timestamp is written when the pass opens and after every dispatch. On Vulkan
+//!   wgpu writes them at the bottom of the pipe, so a dispatch's time runs from the end of the
+//!   work before it to its own end: its launch, the barrier wgpu puts before it, and its run.
+//!   The times of a pass add up to the pass.
+//! - [`TimestampMethod::PassPerDispatch`] (devices with `TIMESTAMP_QUERY` only, e.g. Mesa
+//!   lavapipe): each dispatch gets its own compute pass with timestamps at its start and end.
+//!   A pass costs more than a dispatch inside one (~23 us against ~4 us on an H200), so this
+//!   profile shows the kernels' shares, not the cost of a step as it runs unprofiled.
+//!
+//! Timestamps cost little but not nothing; time a whole submit with [`Gpu::time`] (two
+//! timestamps) to compare.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::error::{DeviceError, DispatchError};
+use super::gpu::Gpu;
+use super::recorder::Recorder;
+
+/// How [`Gpu::profile_with`] places its timestamps (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimestampMethod {
+    /// One compute pass, a timestamp after every dispatch (`TIMESTAMP_QUERY_INSIDE_PASSES`).
+    InsidePasses,
+    /// One compute pass per dispatch, timestamps at its start and end (`TIMESTAMP_QUERY`).
+    PassPerDispatch,
+}
+
+/// One dispatch of a [`Profile`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchTime {
+    /// The kernel's entry point name.
+    pub label: Arc<str>,
+    /// Workgroups dispatched, `[x, y, z]`.
+    pub workgroups: [u32; 3],
+    /// GPU time (see [`TimestampMethod`] for what it includes).
+    pub time: Duration,
+}
+
+/// The dispatches of one label in a [`Profile`]: see [`Profile::per_label`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabelTotal {
+    /// The kernel's entry point name.
+    pub label: Arc<str>,
+    /// How many dispatches had this label.
+    pub dispatches: usize,
+    /// Their GPU time, summed.
+    pub total: Duration,
+}
+
+/// What [`Gpu::profile`] measured for one submit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// Every recorded dispatch, in recording order (empty grids are not recorded).
+    pub dispatches: Vec<DispatchTime>,
+    /// Host time spent in the recording closure (checks, bind groups, wgpu's recording and
+    /// the timestamp writes), not counting the submit and the wait.
+    pub recording: Duration,
+    /// How the timestamps were placed.
+    pub method: TimestampMethod,
+}
+
+impl Profile {
+    /// The dispatches' GPU times, summed.
+    pub fn total(&self) -> Duration {
+        self.dispatches.iter().map(|d| d.time).sum()
+    }
+
+    /// Dispatch count and summed time per label, in the order labels first appear.
+    pub fn per_label(&self) -> Vec<LabelTotal> {
+        let mut out: Vec<LabelTotal> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for d in &self.dispatches {
+            let i = *index.entry(&d.label).or_insert_with(|| {
+                out.push(LabelTotal {
+                    label: Arc::clone(&d.label),
+                    dispatches: 0,
+                    total: Duration::ZERO,
+                });
+                out.len() - 1
+            });
+            out[i].dispatches += 1;
+            out[i].total += d.time;
+        }
+        out
+    }
+}
+
+/// Timestamp queries, allocated in sets of `QUERY_SET_MAX_QUERIES` as they are needed.
+pub(crate) struct Queries {
+    sets: Vec<wgpu::QuerySet>,
+    used: u32,
+}
+
+const PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
+
+impl Queries {
+    fn new() -> Queries {
+        Queries {
+            sets: Vec::new(),
+            used: 0,
+        }
+    }
+
+    /// The next free query: its global index, its set and its index in the set.
+    fn next(&mut self, device: &wgpu::Device) -> (u32, &wgpu::QuerySet, u32) {
+        let g = self.used;
+        self.used += 1;
+        let set = (g / PER_SET) as usize;
+        if set == self.sets.len() {
+            self.sets
+                .push(device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("wgsl-dsl timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: PER_SET,
+                }));
+        }
+        (g, &self.sets[set], g % PER_SET)
+    }
+
+    /// Record the resolution of every used query into a mappable buffer.
+    fn resolve(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) -> wgpu::Buffer {
+        let bytes = u64::from(self.used) * u64::from(wgpu::QUERY_SIZE);
+        let per_set_bytes = u64::from(PER_SET) * u64::from(wgpu::QUERY_SIZE);
+        let size = (self.sets.len() as u64 * per_set_bytes).max(8);
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgsl-dsl timestamps resolve"),
+            size,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let readback = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgsl-dsl timestamps read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        for (s, set) in self.sets.iter().enumerate() {
+            let first = s as u32 * PER_SET;
+            let count = self.used.saturating_sub(first).min(PER_SET);
+            encoder.resolve_query_set(set, 0..count, &resolve, s as u64 * per_set_bytes);
+        }
+        encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, bytes.max(8));
+        readback
+    }
+}
+
+/// What a [`Recorder`] does about timestamps.
+pub(crate) enum Timing {
+    /// [`Gpu::time`]: query 0 at the start of the first pass, 1 at the end of every pass (the
+    /// last write wins).
+    Span(Queries),
+    /// [`Gpu::profile`]: per dispatch.
+    PerDispatch(PerDispatch),
+}
+
+pub(crate) struct PerDispatch {
+    method: TimestampMethod,
+    queries: Queries,
+    /// Per dispatch: label, grid, start query, end query.
+    spans: Vec<(Arc<str>, [u32; 3], u32, u32)>,
+    /// The query that ends the previous dispatch of the open pass, or opens it.
+    last: Option<u32>,
+    labels: HashMap<String, Arc<str>>,
+}
+
+impl Timing {
+    /// Timestamp writes for a pass about to open (the pass-level ones), given how many passes
+    /// were opened before it.
+    pub(crate) fn pass_writes(
+        &mut self,
+        device: &wgpu::Device,
+        passes_before: usize,
+    ) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        match self {
+            Timing::Span(q) => {
+                if q.used == 0 {
+                    q.next(device);
+                    q.next(device);
+                }
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: &q.sets[0],
+                    beginning_of_pass_write_index: (passes_before == 0).then_some(0),
+                    end_of_pass_write_index: Some(1),
+                })
+            }
+            Timing::PerDispatch(p) => {
+                p.last = None;
+                match p.method {
+                    TimestampMethod::InsidePasses => None,
+                    TimestampMethod::PassPerDispatch => {
+                        // Pairs start at even indices and a set holds an even number of
+                        // queries, so both queries of a pass are in one set.
+                        let (start, _, _) = p.queries.next(device);
+                        let (end, _, _) = p.queries.next(device);
+                        p.last = Some(start);
+                        p.spans.push((Arc::from(""), [0; 3], start, end));
+                        let set = &p.queries.sets[(start / PER_SET) as usize];
+                        Some(wgpu::ComputePassTimestampWrites {
+                            query_set: set,
+                            beginning_of_pass_write_index: Some(start % PER_SET),
+                            end_of_pass_write_index: Some(end % PER_SET),
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    /// True when every dispatch must have a pass of its own.
+    pub(crate) fn pass_per_dispatch(&self) -> bool {
+        matches!(
+            self,
+            Timing::PerDispatch(PerDispatch {
+                method: TimestampMethod::PassPerDispatch,
+                ..
+            })
+        )
+    }
+
+    /// Called in the open pass just before a dispatch.
+    pub(crate) fn before_dispatch(
+        &mut self,
+        device: &wgpu::Device,
+        pass: &mut wgpu::ComputePass<'_>,
+    ) {
+        if let Timing::PerDispatch(p) = self
+            && p.method == TimestampMethod::InsidePasses
+            && p.last.is_none()
+        {
+            let (g, set, i) = p.queries.next(device);
+            pass.write_timestamp(set, i);
+            p.last = Some(g);
+        }
+    }
+
+    /// Called in the open pass just after a dispatch of `kernel` over `workgroups`.
+    pub(crate) fn after_dispatch(
+        &mut self,
+        device: &wgpu::Device,
+        pass: &mut wgpu::ComputePass<'_>,
+        kernel: &str,
+        workgroups: [u32; 3],
+    ) {
+        let Timing::PerDispatch(p) = self else {
+            return;
+        };
+        let label = match p.labels.get(kernel) {
+            Some(l) => Arc::clone(l),
+            None => {
+                let l: Arc<str> = Arc::from(kernel);
+                p.labels.insert(kernel.to_string(), Arc::clone(&l));
+                l
+            }
+        };
+        match p.method {
+            TimestampMethod::InsidePasses => {
+                let (g, set, i) = p.queries.next(device);
+                pass.write_timestamp(set, i);
+                let start = p.last.unwrap_or(g);
+                p.spans.push((label, workgroups, start, g));
+                p.last = Some(g);
+            }
+            TimestampMethod::PassPerDispatch => {
+                if let Some(span) = p.spans.last_mut() {
+                    span.0 = label;
+                    span.1 = workgroups;
+                }
+            }
+        }
+    }
+}
+
+impl Gpu {
+    /// The [`TimestampMethod`] [`Gpu::profile`] uses on this device, `None` without
+    /// `TIMESTAMP_QUERY`.
+    pub fn timestamp_method(&self) -> Option<TimestampMethod> {
+        let f = self.features();
+        if f.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES) {
+            Some(TimestampMethod::InsidePasses)
+        } else if f.contains(wgpu::Features::TIMESTAMP_QUERY) {
+            Some(TimestampMethod::PassPerDispatch)
+        } else {
+            None
+        }
+    }
+
+    /// Record with `record`, submit, wait, and return the GPU time of every dispatch, with
+    /// [`Gpu::timestamp_method`]. `Ok(None)` when the device lacks `TIMESTAMP_QUERY` (the work
+    /// still runs).
+    ///
+    /// # Errors
+    /// Any error of `record`, of [`Recorder::submit`], or of waiting and reading the
+    /// timestamps back ([`DispatchError::Device`]).
+    pub fn profile(
+        &self,
+        record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,
+    ) -> Result<Option<Profile>, DispatchError> {
+        match self.timestamp_method() {
+            Some(method) => self.profile_with(method, record),
+            None => {
+                let mut rec = self.recorder();
+                record(&mut rec)?;
+                rec.submit()?;
+                self.wait()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// As [`Gpu::profile`] with the given method.
+    ///
+    /// # Errors
+    /// As [`Gpu::profile`]; [`DispatchError::Wgpu`] if the device lacks the method's feature.
+    pub fn profile_with(
+        &self,
+        method: TimestampMethod,
+        record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,
+    ) -> Result<Option<Profile>, DispatchError> {
+        let needed = match method {
+            TimestampMethod::InsidePasses => wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+            TimestampMethod::PassPerDispatch => wgpu::Features::TIMESTAMP_QUERY,
+        };
+        if !self.features().contains(needed) {
+            return Err(DispatchError::Wgpu(format!(
+                "profiling with {method:?} needs the device feature {needed:?}"
+            )));
+        }
+        let mut rec = self.recorder();
+        rec.timing = Some(Timing::PerDispatch(PerDispatch {
+            method,
+            queries: Queries::new(),
+            spans: Vec::new(),
+            last: None,
+            labels: HashMap::new(),
+        }));
+        let started = Instant::now();
+        record(&mut rec)?;
+        let recording = started.elapsed();
+        let Some(Timing::PerDispatch(p)) = rec.timing.take() else {
+            unreachable!("set above");
+        };
+        let ticks = self.finish_timed(rec, &p.queries)?;
+        let period = f64::from(self.queue.get_timestamp_period());
+        let at = |q: u32| ticks.get(q as usize).copied().unwrap_or(0);
+        let dispatches = p
+            .spans
+            .into_iter()
+            .map(|(label, workgroups, start, end)| DispatchTime {
+                label,
+                workgroups,
+                time: ticks_to_duration(at(end).saturating_sub(at(start)), period),
+            })
+            .collect();
+        Ok(Some(Profile {
+            dispatches,
+            recording,
+            method,
+        }))
+    }
+
+    /// Record with `record`, submit, wait, and return the GPU time from the start of the
+    /// first compute pass to the end of the last one, measured with timestamp queries.
+    /// `Ok(None)` when the device lacks `TIMESTAMP_QUERY` or nothing was dispatched (the work
+    /// still runs).
+    ///
+    /// # Errors
+    /// Any error of `record`, of [`Recorder::submit`], or of waiting ([`DispatchError::Device`]).
+    pub fn time(
+        &self,
+        record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,
+    ) -> Result<Option<Duration>, DispatchError> {
+        let mut rec = self.recorder();
+        if self.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            rec.timing = Some(Timing::Span(Queries::new()));
+        }
+        record(&mut rec)?;
+        let timing = rec.timing.take().filter(|_| rec.passes() > 0);
+        let Some(Timing::Span(queries)) = timing else {
+            rec.submit()?;
+            self.wait()?;
+            return Ok(None);
+        };
+        let ticks = self.finish_timed(rec, &queries)?;
+        let period = f64::from(self.queue.get_timestamp_period());
+        Ok(Some(ticks_to_duration(
+            ticks[1].saturating_sub(ticks[0]),
+            period,
+        )))
+    }
+
+    /// End `rec`'s pass, resolve `queries`, submit, wait, and read the ticks back.
+    fn finish_timed(
+        &self,
+        mut rec: Recorder<'_>,
+        queries: &Queries,
+    ) -> Result<Vec<u64>, DispatchError> {
+        rec.end_pass()?;
+        if queries.used == 0 {
+            rec.submit()?;
+            self.wait()?;
+            return Ok(Vec::new());
+        }
+        let readback = queries.resolve(&self.device, rec.encoder_mut());
+        rec.submit()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        readback.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait()?;
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(DeviceError::Map(e.to_string()).into()),
+            Err(_) => return Err(DeviceError::Map("the map callback did not run".into()).into()),
+        }
+        let bytes = queries.used as usize * wgpu::QUERY_SIZE as usize;
+        let ticks: Vec<u64> = {
+            let view = readback
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| DeviceError::Map(e.to_string()))?;
+            bytemuck::pod_collect_to_vec(&view[..bytes])
+        };
+        readback.unmap();
+        Ok(ticks)
+    }
+}
+
+fn ticks_to_duration(ticks: u64, period_ns: f64) -> Duration {
+    Duration::from_nanos((ticks as f64 * period_ns) as u64)
+}
