@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
-"""The PyTorch peer for BENCHMARKS.md: the same 784-128-10 MLP, the same MNIST files, data resident
-on the GPU, per-epoch wall time and test accuracy.
+"""The PyTorch peers for BENCHMARKS.md: the same 784-128-10 MLP (ReLU, softmax cross-entropy,
+nn.Linear's initialisation U(-1/sqrt(in), 1/sqrt(in))), the same MNIST files, data resident on the
+GPU, shuffled every epoch, batches of --batch-size with the last one partial (469 steps at 128),
+SGD (momentum 0 unless given) or Adam; per-epoch time without the evaluation.
 
     python3 benches/peer/mnist_torch.py --epochs 3 --batch-size 128 --lr 0.1 --optimizer sgd
+    python3 benches/peer/mnist_torch.py --mode graph --epochs 3 --batch-size 128 --lr 0.1
+
+--mode eager: one Python call per operation. --mode graph: one training step (gather, forward,
+loss, backward, optimizer) captured as a CUDA graph per batch size (the full batches and the last,
+partial one) and replayed; the host copies the step's slice of the permutation into the graph's
+index buffer, then replays. Float32 throughout (TF32 off, PyTorch's default for matmuls).
 
 Prints one line per epoch: `epoch E ms M acc A`.
 """
@@ -29,33 +37,77 @@ def main():
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    p.add_argument("--mode", choices=["eager", "graph"], default="eager")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cuda")
     a = p.parse_args()
     torch.manual_seed(a.seed)
-    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device(a.device)
     d = Path(a.data)
     xtr = idx(d / "train-images.idx3-ubyte.gz").reshape(-1, 784).float().div(255).to(dev)
     ytr = idx(d / "train-labels.idx1-ubyte.gz").long().to(dev)
     xte = idx(d / "t10k-images.idx3-ubyte.gz").reshape(-1, 784).float().div(255).to(dev)
     yte = idx(d / "t10k-labels.idx1-ubyte.gz").long().to(dev)
     model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev)
+    graph = a.mode == "graph"
     if a.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
     else:
-        opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+        opt = torch.optim.Adam(model.parameters(), lr=a.lr, capturable=graph)
     loss_fn = torch.nn.CrossEntropyLoss()
     n = xtr.shape[0]
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+
+    def step(index):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(xtr[index]), ytr[index])
+        loss.backward()
+        opt.step()
+        return loss
+
+    graphs = {}
+    if graph:
+        # Capture one step per batch size; the warm-up steps it needs are undone afterwards, so
+        # training starts from the same parameters and optimizer state as the eager mode.
+        saved = [q.detach().clone() for q in model.parameters()]
+        sizes = sorted({a.batch_size, n % a.batch_size} - {0})
+        for bs in sizes:
+            index = torch.zeros(bs, dtype=torch.long, device=dev)
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    step(index)
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            opt.zero_grad(set_to_none=True)
+            with torch.cuda.graph(g):
+                step(index)
+            graphs[bs] = (index, g)
+        with torch.no_grad():
+            for q, s in zip(model.parameters(), saved):
+                q.copy_(s)
+            for state in opt.state.values():
+                for v in state.values():
+                    if torch.is_tensor(v):
+                        v.zero_()
+        sync()
+
     for epoch in range(1, a.epochs + 1):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         perm = torch.randperm(n, device=dev)
         for s in range(0, n, a.batch_size):
-            idx_b = perm[s:s + a.batch_size]
-            opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(xtr[idx_b]), ytr[idx_b])
-            loss.backward()
-            opt.step()
-        torch.cuda.synchronize()
+            batch = perm[s:s + a.batch_size]
+            if graph:
+                index, g = graphs[batch.shape[0]]
+                index.copy_(batch)
+                g.replay()
+            else:
+                step(batch)
+        sync()
         ms = (time.perf_counter() - t0) * 1000
         with torch.no_grad():
             acc = (model(xte).argmax(1) == yte).float().mean().item()

@@ -34,6 +34,7 @@ use crate::kernels::{backward, eval, gather, linear, loss, optim, step};
 use crate::params::{Params, tensor_offsets};
 use crate::reference::Activation;
 
+mod fused;
 mod inference;
 mod optimizer;
 
@@ -130,6 +131,8 @@ pub struct GpuMlp {
     work: Workspace,
     loss_history: GpuBuffer<f32>,
     batch_uniforms: HashMap<usize, BatchUniforms>,
+    /// The fused training step, when the model has one (see [`GpuMlp::set_fused`]).
+    fused: Option<fused::FusedStep>,
 }
 
 fn invalid(msg: impl Into<String>) -> MlpError {
@@ -249,7 +252,7 @@ impl GpuMlp {
                 v: GpuBuffer::from_slice(gpu, &slots[1])?,
             },
         };
-        Ok(GpuMlp {
+        let mut model = GpuMlp {
             config: config.clone(),
             max_batch,
             offsets: tensor_offsets(config),
@@ -261,7 +264,15 @@ impl GpuMlp {
             work: Workspace::new(gpu, config, max_batch)?,
             loss_history: GpuBuffer::zeroed(gpu, 1)?,
             batch_uniforms: HashMap::new(),
-        })
+            fused: None,
+        };
+        // The fused step on GPUs; on software adapters the unfused one, which measured faster
+        // there (lavapipe: the fused kernels re-read the batch through the permutation for every
+        // column tile, where the gather pass copies it once).
+        if !gpu.is_software() {
+            model.set_fused(gpu, Some(crate::kernels::product::Target::of(gpu)))?;
+        }
+        Ok(model)
     }
 
     /// The model's shape.
@@ -436,6 +447,10 @@ impl GpuMlp {
             let rows = rows_of_step(s, batch_size, order.len());
             self.uniforms(gpu, rows)?;
             let u = &self.batch_uniforms[&rows];
+            if let Some(f) = &self.fused {
+                f.record_step(self, rec, u, &gp, order, data, rows)?;
+                continue;
+            }
             self.record_gather(rec, &gp, &self.state, order, data, rows)?;
             self.record_forward(rec, u, rows)?;
             self.record_loss(rec, u, &self.state, rows)?;

@@ -22,10 +22,12 @@
 
 pub mod backward;
 pub mod eval;
+pub mod fused;
 pub mod gather;
 pub mod linear;
 pub mod loss;
 pub mod optim;
+pub mod product;
 pub mod step;
 pub mod tiled;
 pub mod uniforms;
@@ -37,7 +39,7 @@ use crate::reference::Activation;
 
 /// Every kernel of the model with its specification.
 pub fn all() -> Vec<Box<dyn VerifiedOp>> {
-    vec![
+    let unfused: Vec<Box<dyn VerifiedOp>> = vec![
         Box::new(gather::GatherBatch),
         Box::new(linear::LinearForward(Activation::Relu)),
         Box::new(linear::LinearForward(Activation::Identity)),
@@ -51,7 +53,8 @@ pub fn all() -> Vec<Box<dyn VerifiedOp>> {
         Box::new(step::BeginChunk),
         Box::new(step::AdvanceStep),
         Box::new(eval::ArgmaxAccuracy),
-    ]
+    ];
+    unfused.into_iter().chain(fused::all()).collect()
 }
 
 /// `(name, builder)` of every kernel the model uses, for snapshots. Names are stable.
