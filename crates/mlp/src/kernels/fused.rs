@@ -1,19 +1,18 @@
-//! The fused training step (design decision 13): three kernels per step for one hidden layer,
-//! where the unfused step has twelve.
+//! The fused training step (design decision 13): three dispatches per step for one hidden
+//! layer, where the unfused step has twelve.
 //!
 //! | kernel | does | replaces |
 //! |---|---|---|
 //! | `forward_gather` | `P[s] = X[order] W0^T` over the `s`-th part of `K` (split-K), the batch read straight from the dataset through the permutation; the batch's labels | `gather_batch`, the first layer's product |
 //! | `softmax_head` | per row: `h = relu(sum_s P[s] + b0)`, logits `h W^T + b`, softmax cross-entropy (per-row loss), `dz = (p - onehot) / batch`, `dh = (dz W) * [h > 0]`; advances the step state | the first layer's bias and ReLU, `linear_identity`, `softmax_cross_entropy`, the last layer's input gradient, `advance_step` |
-//! | `grad_update` | per layer: `[dW db] = dz^T [x 1]` (the bias gradient as one more column), and in the epilogue the optimizer (SGD with momentum and weight decay, or Adam) on the parameter; for the last layer also the step's mean loss into the history | `linear_backward_weight`, `bias_grad`, the optimizer pass, `mean_loss` |
+//! | `grad_update` | both layers in one dispatch: per layer `[dW db] = dz^T [x 1]` (the bias gradient as one more column), and in the epilogue the optimizer (SGD with momentum and weight decay, or Adam) on each parameter; the step's mean loss into the history | `linear_backward_weight` and `bias_grad` per layer, the optimizer pass, `mean_loss` |
 //!
-//! Order within a step: `forward_gather`, then `linear_relu` per further hidden layer (unfused),
-//! `softmax_head`, `linear_backward_input_relu` per further hidden layer (unfused, reading the
-//! weights before they change), then `grad_update` per layer. Every input gradient reads the
-//! weights before any `grad_update` of the step writes them.
+//! The only input gradient (the hidden layer's, in `softmax_head`) reads the last layer's
+//! weights before `grad_update` writes them. Models with more hidden layers train with the
+//! unfused kernels.
 //!
 //! The step state `[t, cursor]` ([`super::step`]) is advanced by `softmax_head` (no other
-//! invocation of that dispatch reads it), so the `grad_update`s see `t` = this step's 1-based
+//! invocation of that dispatch reads it), so `grad_update` sees `t` = this step's 1-based
 //! number and `cursor - 1` = this step's index in the chunk.
 //!
 //! Shapes: `X [dataset, inputs]`, `P [splits, batch, hidden]`, `h, dh [batch, hidden]`,
@@ -28,7 +27,9 @@ use wgsl_dsl::prelude::*;
 
 use super::linear::{dims, layer_from_flat, random_layer};
 use super::optim::adam_params;
-use super::product::{Output, Source, Target, Tiles, product, split_k, split_len};
+use super::product::{
+    Output, Source, Target, TileMemory, Tiles, product, product_at, split_k, split_len,
+};
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
     SgdParams, SgdParamsFields,
@@ -126,6 +127,15 @@ impl FusedConfig {
     pub fn forward_grid(&self, rows: usize, hidden: usize) -> [u32; 3] {
         let [x, y, _] = self.forward.grid(rows, hidden);
         [x, y, self.splits]
+    }
+
+    /// The `grad_update` kernel's configuration for `optimizer`.
+    pub fn grad_update(&self, optimizer: FusedOptimizer) -> GradUpdate {
+        GradUpdate {
+            first: self.first_grad,
+            last: self.grad,
+            optimizer,
+        }
     }
 
     /// The workgroups of `softmax_head` for a batch of `rows`.
@@ -382,49 +392,44 @@ pub enum FusedOptimizer {
     Adam,
 }
 
-/// Where a `grad_update` kernel reads its layer's input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LayerInput {
-    /// The dataset through the permutation (the first layer): bindings `gp`, `order`, `images`.
-    Gathered,
-    /// A `[batch, inputs]` buffer (a hidden layer's activations): binding `x`.
-    Buffer,
-}
-
-/// One `grad_update` kernel's configuration.
+/// A `grad_update` kernel's configuration: the tiles of each layer's product (the same
+/// workgroup size) and the optimizer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GradUpdate {
-    /// Its tiles over `[outputs, inputs + 1]`.
-    pub tiles: Tiles,
-    /// The optimizer of its epilogue.
+    /// Tiles over the first layer's `[hidden, inputs + 1]`.
+    pub first: Tiles,
+    /// Tiles over the last layer's `[classes, hidden + 1]`.
+    pub last: Tiles,
+    /// The optimizer of the epilogue.
     pub optimizer: FusedOptimizer,
-    /// Its layer's input.
-    pub input: LayerInput,
-    /// Whether it also writes the step's mean loss (the last layer's kernel does).
-    pub mean_loss: bool,
 }
 
 impl GradUpdate {
-    /// `grad_update_{sgd|adam}_{gather|x}[_loss]_{tiles}_tiles`.
+    /// `grad_update_{sgd|adam}_{first tiles}_{last tiles}_tiles`.
     pub fn name(&self) -> &'static str {
         static_name(format!(
-            "grad_update_{}_{}{}_{}_tiles",
+            "grad_update_{}_{}_{}_tiles",
             match self.optimizer {
                 FusedOptimizer::Sgd => "sgd",
                 FusedOptimizer::Adam => "adam",
             },
-            match self.input {
-                LayerInput::Gathered => "gather",
-                LayerInput::Buffer => "x",
-            },
-            if self.mean_loss { "_loss" } else { "" },
-            self.tiles.suffix()
+            self.first.suffix(),
+            self.last.suffix()
         ))
     }
 
-    /// Workgroups for a layer of `(inputs, outputs)`.
-    pub fn grid(&self, inputs: usize, outputs: usize) -> [u32; 3] {
-        self.tiles.grid(outputs, inputs + 1)
+    /// Workgroups `[last layer's tiles + first layer's tiles, 1, 1]` for a model of `inputs`,
+    /// `hidden` and `classes`.
+    pub fn grid(&self, inputs: usize, hidden: usize, classes: usize) -> [u32; 3] {
+        let count = |t: Tiles, rows: usize, cols: usize| {
+            let [x, y, _] = t.grid(rows, cols);
+            x * y
+        };
+        [
+            count(self.last, classes, hidden + 1) + count(self.first, hidden, inputs + 1),
+            1,
+            1,
+        ]
     }
 }
 
@@ -439,61 +444,31 @@ fn expm1(k: &mut KernelBuilder, name: &str, x: Exp<f32>) -> Exp<f32> {
     abs(x.clone()).lt(0.1f32).select(series, exp(x) - 1.0f32)
 }
 
-/// Kernel `grad_update_*`: for one layer (`dims`), the gradient of the weights and the bias
-/// as one product, `G [outputs, inputs + 1] = dz^T [x 1]` over the batch (`G[o, i] = dW[o, i]`
-/// for `i < inputs`, `G[o, inputs] = db[o]`), and the optimizer step on each parameter in the
-/// epilogue (no gradient buffer, no separate optimizer pass):
-/// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr * v`;
-/// - Adam: `t = state[0]` (already advanced by `softmax_head`), `m = b1 m + (1 - b1) g;
-///   v = b2 v + (1 - b2) g^2; p -= lr (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`.
-///
-/// The layer's input `x` is [`LayerInput`]: the batch gathered from the dataset with the
-/// step's `start = (gp.first_step + state[1] - 1) * gp.batch_size`, or a buffer. With
-/// `mean_loss`, workgroup 0 also writes `loss_history[state[1] - 1] = mean(losses[0..batch])`.
-///
-/// Bindings, in order: `dims` ([`LinearDims`]), `hp` ([`SgdParams`] or [`AdamParams`]),
-/// `state`, `dz [batch, outputs]`, then `gp`, `order`, `images` (gathered) or `x [batch,
-/// inputs]`, then `params`, then `velocity` (SGD) or `m`, `v` (Adam), then with `mean_loss`
-/// `losses [batch]`, `loss_history`. Grid: [`GradUpdate::grid`].
-pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
-    let tiles = config.tiles;
-    let mut k = KernelBuilder::new(config.name(), tiles.workgroup());
-    let d = k.uniform::<LinearDims>("dims");
-    let (sgd_hp, adam_hp) = match config.optimizer {
-        FusedOptimizer::Sgd => (Some(k.uniform::<SgdParams>("hp")), None),
-        FusedOptimizer::Adam => (None, Some(k.uniform::<AdamParams>("hp"))),
-    };
-    let state = k.storage::<RuntimeArray<u32>, ReadOnly>("state");
-    let dz = k.storage::<RuntimeArray<f32>, ReadOnly>("dz");
-    let (gathered, x) = match config.input {
-        LayerInput::Gathered => {
-            let gp = k.uniform::<GatherParams>("gp");
-            let order = k.storage::<RuntimeArray<u32>, ReadOnly>("order");
-            let images = k.storage::<RuntimeArray<f32>, ReadOnly>("images");
-            (Some((gp, order, images)), None)
-        }
-        LayerInput::Buffer => (None, Some(k.storage::<RuntimeArray<f32>, ReadOnly>("x"))),
-    };
-    let params = k.storage::<RuntimeArray<f32>, ReadWrite>("params");
-    let slots: Vec<Buffer<f32, ReadWrite>> = match config.optimizer {
-        FusedOptimizer::Sgd => vec![k.storage::<RuntimeArray<f32>, ReadWrite>("velocity")],
-        FusedOptimizer::Adam => vec![
-            k.storage::<RuntimeArray<f32>, ReadWrite>("m"),
-            k.storage::<RuntimeArray<f32>, ReadWrite>("v"),
-        ],
-    };
-    let loss_bindings = config.mean_loss.then(|| {
-        (
-            k.storage::<RuntimeArray<f32>, ReadOnly>("losses"),
-            k.storage::<RuntimeArray<f32>, ReadWrite>("loss_history"),
-        )
-    });
+/// The optimizer's bindings and per-invocation values.
+struct OptimizerRefs {
+    sgd: Option<Place<SgdParams, ReadOnly>>,
+    adam: Option<(Place<AdamParams, ReadOnly>, Exp<f32>, Exp<f32>)>,
+    slots: Vec<Buffer<f32, ReadWrite>>,
+}
+
+/// One layer's `[dW db] = dz^T [x 1]` for the tile `tile` and the optimizer on each parameter.
+#[allow(clippy::too_many_arguments)]
+fn layer_update(
+    k: &mut KernelBuilder,
+    tiles: Tiles,
+    memory: &TileMemory,
+    tile: [Exp<u32>; 2],
+    d: &Place<LinearDims, ReadOnly>,
+    dz: &Buffer<f32, ReadOnly>,
+    x_at: &dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32>,
+    params: &Buffer<f32, ReadWrite>,
+    opt: &OptimizerRefs,
+) {
     let batch = k.let_("batch", d.batch().load());
     let inputs = k.let_("inputs", d.inputs().load());
     let outputs = k.let_("outputs", d.outputs().load());
     let w_off = k.let_("weight_offset", d.weight_offset().load());
     let b_off = k.let_("bias_offset", d.bias_offset().load());
-    let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
     // A = dz^T [outputs, batch]: A[o, r] = dz[r, o]; rows (o) contiguous.
     let a = Source {
         rows: outputs.clone(),
@@ -502,39 +477,17 @@ pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
         cols_contiguous: false,
     };
     // B = [x 1] [batch, inputs + 1].
-    let x_at: Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32> + '_> = match (&gathered, &x) {
-        (Some((gp, order, images)), _) => {
-            let start = k.let_(
-                "start",
-                (gp.first_step().load() + &cursor) * gp.batch_size().load(),
-            );
-            let inputs = inputs.clone();
-            Box::new(move |r, i| images.at(order.at(&start + r).load() * &inputs + i).load())
-        }
-        (None, Some(x)) => {
-            let inputs = inputs.clone();
-            Box::new(move |r, i| x.at(r * &inputs + i).load())
-        }
-        (None, None) => unreachable!("one input kind is declared"),
-    };
     let b = Source {
         rows: batch.clone(),
         cols: &inputs + 1u32,
         value: Box::new(|r, i| i.lt(&inputs).select(x_at(r, i), 1.0f32)),
         cols_contiguous: true,
     };
-    // Adam's bias corrections, once per invocation.
-    let adam = adam_hp.as_ref().map(|hp| {
-        let t = k.let_("t", state.at(0u32).load().to_f32());
-        let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
-        let c1 = k.let_("bias_correction1", c1);
-        let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
-        let c2 = k.let_("bias_correction2", c2);
-        (c1, c2)
-    });
-    product(
-        &mut k,
+    product_at(
+        k,
         tiles,
+        memory,
+        tile,
         a,
         b,
         lit(0u32),
@@ -547,14 +500,15 @@ pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
                     .select(&w_off + &out.row * &inputs + &out.col, &b_off + &out.row),
             );
             let p = k.let_("p", params.at(&at).load());
-            match (&sgd_hp, &adam_hp, &adam) {
-                (Some(hp), _, _) => {
+            let slots = &opt.slots;
+            match (&opt.sgd, &opt.adam) {
+                (Some(hp), _) => {
                     let g = k.let_("g", fma(hp.weight_decay().load(), p.clone(), out.value));
                     let v = k.let_("v", fma(hp.momentum().load(), slots[0].at(&at).load(), g));
                     k.store(&slots[0].at(&at), v.clone());
                     k.store(&params.at(&at), p - hp.lr().load() * v);
                 }
-                (None, Some(hp), Some((c1, c2))) => {
+                (None, Some((hp, c1, c2))) => {
                     let g = k.let_("g", out.value);
                     let b1 = k.let_("beta1", hp.beta1().load());
                     let b2 = k.let_("beta2", hp.beta2().load());
@@ -568,37 +522,149 @@ pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
                     k.store(&slots[1].at(&at), v_new.clone());
                     k.store(
                         &params.at(&at),
-                        p - hp.lr().load() * (m_new / c1) / (sqrt(v_new / c2) + hp.eps().load()),
+                        p - hp.lr().load() * (m_new / c1.clone())
+                            / (sqrt(v_new / c2.clone()) + hp.eps().load()),
                     );
                 }
                 _ => unreachable!("one optimizer is declared"),
             }
         },
     );
-    if let Some((losses, history)) = &loss_bindings {
-        let scratch = k.workgroup::<Array<f32, 64>>("loss_partial");
-        let lid = k.let_("loss_lid", local_invocation_index());
-        let first = k.let_(
-            "first_workgroup",
-            workgroup_id().x().eq(0u32).and(workgroup_id().y().eq(0u32)),
-        );
-        let sum = k.var("loss_sum", 0.0f32);
-        k.if_(first.clone(), |k| {
-            k.for_step(
-                "r",
-                lid.clone(),
-                batch.clone(),
-                tiles.invocations(),
-                |k, r| {
-                    k.update(&sum, |s| s + losses.at(r).load());
-                },
+}
+
+/// Kernel `grad_update_*`: the end of a step for both layers in one dispatch. For each layer,
+/// the gradient of the weights and the bias as one product, `G [outputs, inputs + 1] = dz^T
+/// [x 1]` over the batch (`G[o, i] = dW[o, i]` for `i < inputs`, `G[o, inputs] = db[o]`), and
+/// the optimizer step on each parameter in the epilogue (no gradient buffer, no separate
+/// optimizer pass):
+/// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr * v`;
+/// - Adam: `t = state[0]` (already advanced by `softmax_head`), `m = b1 m + (1 - b1) g;
+///   v = b2 v + (1 - b2) g^2; p -= lr (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`.
+///
+/// The first workgroups take the last layer's tiles (`dz = dlogits`, `x = hidden`), the others
+/// the first layer's (`dz = dhidden`, `x` the batch gathered from the dataset with the step's
+/// `start = (gp.first_step + state[1] - 1) * gp.batch_size`); the branch is uniform per
+/// workgroup, so each product's barriers are. Workgroup 0 also writes the step's mean loss:
+/// `loss_history[state[1] - 1] = mean(losses[0..batch])`. Every input gradient of the step
+/// (in `softmax_head`) has read the weights before this kernel changes them.
+///
+/// Bindings: `first`, `last` ([`LinearDims`] of the two layers), `hp` ([`SgdParams`] or
+/// [`AdamParams`]), `state`, `dhidden [batch, hidden]`, `dlogits [batch, classes]`, `hidden
+/// [batch, hidden]`, `gp` ([`GatherParams`]), `order`, `images [dataset, inputs]`, `params`,
+/// then `velocity` (SGD) or `m`, `v` (Adam), then `losses [batch]`, `loss_history`.
+/// Grid: [`GradUpdate::grid`].
+pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
+    assert_eq!(
+        config.first.workgroup(),
+        config.last.workgroup(),
+        "both layers' tiles need one workgroup size"
+    );
+    let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
+    let first = k.uniform::<LinearDims>("first");
+    let last = k.uniform::<LinearDims>("last");
+    let (sgd, adam_hp) = match config.optimizer {
+        FusedOptimizer::Sgd => (Some(k.uniform::<SgdParams>("hp")), None),
+        FusedOptimizer::Adam => (None, Some(k.uniform::<AdamParams>("hp"))),
+    };
+    let state = k.storage::<RuntimeArray<u32>, ReadOnly>("state");
+    let dhidden = k.storage::<RuntimeArray<f32>, ReadOnly>("dhidden");
+    let dlogits = k.storage::<RuntimeArray<f32>, ReadOnly>("dlogits");
+    let hidden = k.storage::<RuntimeArray<f32>, ReadOnly>("hidden");
+    let gp = k.uniform::<GatherParams>("gp");
+    let order = k.storage::<RuntimeArray<u32>, ReadOnly>("order");
+    let images = k.storage::<RuntimeArray<f32>, ReadOnly>("images");
+    let params = k.storage::<RuntimeArray<f32>, ReadWrite>("params");
+    let slots: Vec<Buffer<f32, ReadWrite>> = match config.optimizer {
+        FusedOptimizer::Sgd => vec![k.storage::<RuntimeArray<f32>, ReadWrite>("velocity")],
+        FusedOptimizer::Adam => vec![
+            k.storage::<RuntimeArray<f32>, ReadWrite>("m"),
+            k.storage::<RuntimeArray<f32>, ReadWrite>("v"),
+        ],
+    };
+    let losses = k.storage::<RuntimeArray<f32>, ReadOnly>("losses");
+    let history = k.storage::<RuntimeArray<f32>, ReadWrite>("loss_history");
+    let memory = TileMemory::declare(&mut k);
+    let scratch = k.workgroup::<Array<f32, 64>>("loss_partial");
+    let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
+    let adam = adam_hp.map(|hp| {
+        let t = k.let_("t", state.at(0u32).load().to_f32());
+        let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
+        let c1 = k.let_("bias_correction1", c1);
+        let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
+        let c2 = k.let_("bias_correction2", c2);
+        (hp, c1, c2)
+    });
+    let opt = OptimizerRefs { sgd, adam, slots };
+    let tiles_along = |n: Exp<u32>, t: u32| (n + (t - 1)) / t;
+    let last_x = k.let_(
+        "last_tiles_x",
+        tiles_along(last.inputs().load() + 1u32, config.last.tn),
+    );
+    let last_count = k.let_(
+        "last_tiles",
+        &last_x * tiles_along(last.outputs().load(), config.last.tm),
+    );
+    let first_x = k.let_(
+        "first_tiles_x",
+        tiles_along(first.inputs().load() + 1u32, config.first.tn),
+    );
+    let w = k.let_("w", workgroup_id().x());
+    k.if_else(
+        w.lt(&last_count),
+        |k| {
+            let h_size = k.let_("hidden_size", last.inputs().load());
+            let x_at = |r: &Exp<u32>, i: &Exp<u32>| hidden.at(r * &h_size + i).load();
+            let tile = [&w / &last_x, &w % &last_x];
+            layer_update(
+                k,
+                config.last,
+                &memory,
+                tile,
+                &last,
+                &dlogits,
+                &x_at,
+                &params,
+                &opt,
             );
+        },
+        |k| {
+            let v = k.let_("v_index", &w - &last_count);
+            let inputs = k.let_("image_size", first.inputs().load());
+            let start = k.let_(
+                "start",
+                (gp.first_step().load() + &cursor) * gp.batch_size().load(),
+            );
+            let x_at = |r: &Exp<u32>, i: &Exp<u32>| {
+                images.at(order.at(&start + r).load() * &inputs + i).load()
+            };
+            let tile = [&v / &first_x, &v % &first_x];
+            layer_update(
+                k,
+                config.first,
+                &memory,
+                tile,
+                &first,
+                &dhidden,
+                &x_at,
+                &params,
+                &opt,
+            );
+        },
+    );
+    // The step's mean loss, by workgroup 0 (every workgroup runs the reduction's barriers).
+    let batch = k.let_("loss_batch", first.batch().load());
+    let lid = k.let_("loss_lid", local_invocation_index());
+    let first_wg = k.let_("first_workgroup", w.eq(0u32));
+    let sum = k.var("loss_sum", 0.0f32);
+    k.if_(first_wg.clone(), |k| {
+        k.for_step("r", lid.clone(), batch.clone(), 64, |k, r| {
+            k.update(&sum, |s| s + losses.at(r).load());
         });
-        let total = k.workgroup_reduce(&scratch, &lid, sum.load(), |a, b| a + b);
-        k.if_(first.and(lid.eq(0u32)), |k| {
-            k.store(&history.at(&cursor), total / batch.to_f32());
-        });
-    }
+    });
+    let total = k.workgroup_reduce(&scratch, &lid, sum.load(), |a, b| a + b);
+    k.if_(first_wg.and(lid.eq(0u32)), |k| {
+        k.store(&history.at(&cursor), total / batch.to_f32());
+    });
     k
 }
 
@@ -643,20 +709,9 @@ pub fn all() -> Vec<Box<dyn VerifiedOp>> {
             ops.push(Box::new(SoftmaxHead(c)));
         }
         for optimizer in [FusedOptimizer::Sgd, FusedOptimizer::Adam] {
-            for (tiles, input, mean_loss) in [
-                (c.first_grad, LayerInput::Gathered, false),
-                (c.grad, LayerInput::Buffer, true),
-                (c.grad, LayerInput::Buffer, false),
-            ] {
-                let g = GradUpdate {
-                    tiles,
-                    optimizer,
-                    input,
-                    mean_loss,
-                };
-                if seen.insert(g.name()) {
-                    ops.push(Box::new(GradUpdateOp(g)));
-                }
+            let g = c.grad_update(optimizer);
+            if seen.insert(g.name()) {
+                ops.push(Box::new(GradUpdateOp(g)));
             }
         }
     }
@@ -833,139 +888,124 @@ impl VerifiedOp for GradUpdateOp {
     }
     fn case(&self, rng: &mut ChaCha8Rng, s: &CaseSizes) -> Case {
         let g = self.0;
-        let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
+        // First layer s.inputs -> s.outputs, last layer s.outputs -> s.classes, in one flat
+        // buffer with noise around them (which must not change).
+        let (i, h, c) = (s.inputs, s.outputs, s.classes);
+        let (mut params, w0, b0) = random_layer(rng, i, h);
+        let w1 = params.len();
+        params.extend(uniform_f32(rng, h * c + c + 3, -0.3, 0.3));
+        let b1 = w1 + h * c;
         let n = params.len();
         // Step t = 5 (the state is advanced already), cursor 2: this is the chunk's step 1.
         let state = vec![5u32, 2];
-        let mut args = vec![CaseArg::Uniform(UniformValue::Linear(dims(
-            s.batch, s.inputs, s.outputs, w, b,
-        )))];
-        args.push(CaseArg::Uniform(match g.optimizer {
-            FusedOptimizer::Sgd => UniformValue::Sgd(SgdParams {
-                lr: 0.05,
-                momentum: 0.9,
-                weight_decay: 1e-3,
-                len: n as u32,
+        let gc = gather_case(rng, s.batch, i, c, state[1] - 1);
+        // ReLU outputs: about a third exactly zero.
+        let hidden = uniform_f32(rng, s.batch * h, -0.5, 1.0)
+            .into_iter()
+            .map(|v| v.max(0.0))
+            .collect();
+        let mut args = vec![
+            CaseArg::Uniform(UniformValue::Linear(dims(s.batch, i, h, w0, b0))),
+            CaseArg::Uniform(UniformValue::Linear(dims(s.batch, h, c, w1, b1))),
+            CaseArg::Uniform(match g.optimizer {
+                FusedOptimizer::Sgd => UniformValue::Sgd(SgdParams {
+                    lr: 0.05,
+                    momentum: 0.9,
+                    weight_decay: 1e-3,
+                    len: n as u32,
+                }),
+                FusedOptimizer::Adam => UniformValue::Adam(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
             }),
-            FusedOptimizer::Adam => UniformValue::Adam(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
-        }));
-        args.push(CaseArg::U32(state.clone(), Role::Input));
+            CaseArg::U32(state, Role::Input),
+            CaseArg::F32(uniform_f32(rng, s.batch * h, -1.0, 1.0), Role::Input),
+            CaseArg::F32(uniform_f32(rng, s.batch * c, -1.0, 1.0), Role::Input),
+            CaseArg::F32(hidden, Role::Input),
+            CaseArg::Uniform(UniformValue::Gather(gc.gp)),
+            CaseArg::U32(gc.order, Role::Input),
+            CaseArg::F32(gc.images, Role::Input),
+            CaseArg::F32(params, Role::InOut),
+        ];
+        args.push(CaseArg::F32(uniform_f32(rng, n, -0.1, 0.1), Role::InOut));
+        if g.optimizer == FusedOptimizer::Adam {
+            args.push(CaseArg::F32(uniform_f32(rng, n, 0.0, 0.01), Role::InOut));
+        }
         args.push(CaseArg::F32(
-            uniform_f32(rng, s.batch * s.outputs, -1.0, 1.0),
+            uniform_f32(rng, s.batch, 0.0, 5.0),
             Role::Input,
         ));
-        match g.input {
-            LayerInput::Gathered => {
-                let gc = gather_case(rng, s.batch, s.inputs, s.classes, state[1] - 1);
-                args.push(CaseArg::Uniform(UniformValue::Gather(gc.gp)));
-                args.push(CaseArg::U32(gc.order, Role::Input));
-                args.push(CaseArg::F32(gc.images, Role::Input));
-            }
-            LayerInput::Buffer => {
-                // ReLU outputs: about a third exactly zero.
-                let x = uniform_f32(rng, s.batch * s.inputs, -0.5, 1.0)
-                    .into_iter()
-                    .map(|v| v.max(0.0))
-                    .collect();
-                args.push(CaseArg::F32(x, Role::Input));
-            }
-        }
-        args.push(CaseArg::F32(params, Role::InOut));
-        match g.optimizer {
-            FusedOptimizer::Sgd => {
-                args.push(CaseArg::F32(uniform_f32(rng, n, -0.1, 0.1), Role::InOut))
-            }
-            FusedOptimizer::Adam => {
-                args.push(CaseArg::F32(uniform_f32(rng, n, -0.1, 0.1), Role::InOut));
-                args.push(CaseArg::F32(uniform_f32(rng, n, 0.0, 0.01), Role::InOut));
-            }
-        }
-        if g.mean_loss {
-            args.push(CaseArg::F32(
-                uniform_f32(rng, s.batch, 0.0, 5.0),
-                Role::Input,
-            ));
-            args.push(CaseArg::F32(uniform_f32(rng, 7, 0.0, 5.0), Role::InOut));
-        }
+        args.push(CaseArg::F32(uniform_f32(rng, 7, 0.0, 5.0), Role::InOut));
         Case {
             args,
-            workgroups: g.grid(s.inputs, s.outputs),
+            workgroups: g.grid(i, h, c),
         }
     }
     fn spec(&self, case: &Case) -> Vec<Values> {
         let g = self.0;
-        let d: LinearDims = case.uniform(0);
-        let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
-        let state = case.u32s(2);
-        let dz = case.f64s(3);
-        let (x, mut next) = match g.input {
-            LayerInput::Gathered => {
-                let gp: GatherParams = case.uniform(4);
-                let start = (gp.first_step + state[1] - 1) as usize * gp.batch_size as usize;
-                let order = case.u32s(5);
-                let images = case.f64s(6);
-                let x = (0..batch)
-                    .flat_map(|r| {
-                        let e = order[start + r] as usize;
-                        images[e * inputs..(e + 1) * inputs].to_vec()
-                    })
-                    .collect::<Vec<f64>>();
-                (x, 7)
-            }
-            LayerInput::Buffer => (case.f64s(4), 5),
-        };
-        let dw = reference::weight_grad(&dz, &x, batch, inputs, outputs);
-        let db = reference::bias_grad(&dz, batch, outputs);
-        let mut params = case.f64s(next);
-        next += 1;
-        let (w, b) = (d.weight_offset as usize, d.bias_offset as usize);
-        let mut out = Vec::new();
-        match g.optimizer {
-            FusedOptimizer::Sgd => {
-                let hp: SgdParams = case.uniform(1);
-                let mut vel = case.f64s(next);
-                next += 1;
-                for (range, grad) in [(w..w + inputs * outputs, &dw), (b..b + outputs, &db)] {
-                    reference::sgd_step(
-                        &mut params[range.clone()],
-                        grad,
-                        &mut vel[range],
-                        hp.lr.into(),
-                        hp.momentum.into(),
-                        hp.weight_decay.into(),
-                    );
+        let first: LinearDims = case.uniform(0);
+        let last: LinearDims = case.uniform(1);
+        let batch = first.batch as usize;
+        let state = case.u32s(3);
+        let gp: GatherParams = case.uniform(7);
+        let start = (gp.first_step + state[1] - 1) as usize * gp.batch_size as usize;
+        let (order, images) = (case.u32s(8), case.f64s(9));
+        let inputs = first.inputs as usize;
+        let x: Vec<f64> = (0..batch)
+            .flat_map(|r| {
+                let e = order[start + r] as usize;
+                images[e * inputs..(e + 1) * inputs].to_vec()
+            })
+            .collect();
+        // (dims, dz, x) per layer.
+        let layers = [(first, case.f64s(4), x), (last, case.f64s(5), case.f64s(6))];
+        let mut params = case.f64s(10);
+        let mut slots = vec![case.f64s(11)];
+        let mut next = 12;
+        if g.optimizer == FusedOptimizer::Adam {
+            slots.push(case.f64s(12));
+            next = 13;
+        }
+        for (d, dz, x) in &layers {
+            let (inputs, outputs) = (d.inputs as usize, d.outputs as usize);
+            let dw = reference::weight_grad(dz, x, batch, inputs, outputs);
+            let db = reference::bias_grad(dz, batch, outputs);
+            let (w, b) = (d.weight_offset as usize, d.bias_offset as usize);
+            for (range, grad) in [(w..w + inputs * outputs, &dw), (b..b + outputs, &db)] {
+                match g.optimizer {
+                    FusedOptimizer::Sgd => {
+                        let hp: SgdParams = case.uniform(2);
+                        reference::sgd_step(
+                            &mut params[range.clone()],
+                            grad,
+                            &mut slots[0][range],
+                            hp.lr.into(),
+                            hp.momentum.into(),
+                            hp.weight_decay.into(),
+                        );
+                    }
+                    FusedOptimizer::Adam => {
+                        let hp: AdamParams = case.uniform(2);
+                        let (m, v) = slots.split_at_mut(1);
+                        reference::adam_step(
+                            &mut params[range.clone()],
+                            grad,
+                            &mut m[0][range.clone()],
+                            &mut v[0][range],
+                            u64::from(state[0]),
+                            hp.lr.into(),
+                            hp.beta1.into(),
+                            hp.beta2.into(),
+                            hp.eps.into(),
+                        );
+                    }
                 }
-                out.push(Values::F32(params));
-                out.push(Values::F32(vel));
-            }
-            FusedOptimizer::Adam => {
-                let hp: AdamParams = case.uniform(1);
-                let (mut m, mut v) = (case.f64s(next), case.f64s(next + 1));
-                next += 2;
-                for (range, grad) in [(w..w + inputs * outputs, &dw), (b..b + outputs, &db)] {
-                    reference::adam_step(
-                        &mut params[range.clone()],
-                        grad,
-                        &mut m[range.clone()],
-                        &mut v[range],
-                        u64::from(state[0]),
-                        hp.lr.into(),
-                        hp.beta1.into(),
-                        hp.beta2.into(),
-                        hp.eps.into(),
-                    );
-                }
-                out.push(Values::F32(params));
-                out.push(Values::F32(m));
-                out.push(Values::F32(v));
             }
         }
-        if g.mean_loss {
-            let losses = case.f64s(next);
-            let mut history = case.f64s(next + 1);
-            history[state[1] as usize - 1] = losses.iter().sum::<f64>() / batch as f64;
-            out.push(Values::F32(history));
-        }
+        let losses = case.f64s(next);
+        let mut history = case.f64s(next + 1);
+        history[state[1] as usize - 1] = losses.iter().sum::<f64>() / batch as f64;
+        let mut out = vec![Values::F32(params)];
+        out.extend(slots.into_iter().map(Values::F32));
+        out.push(Values::F32(history));
         out
     }
 }

@@ -182,6 +182,23 @@ pub(crate) struct Output {
     pub value: Exp<f32>,
 }
 
+/// The workgroup memory of a product: one `A` and one `B` tile buffer, shared by every
+/// product a kernel emits.
+pub(crate) struct TileMemory {
+    a: Place<Array<f32, TILE_CAPACITY>>,
+    b: Place<Array<f32, TILE_CAPACITY>>,
+}
+
+impl TileMemory {
+    /// Declare the buffers (`a_tile`, `b_tile`).
+    pub(crate) fn declare(k: &mut KernelBuilder) -> TileMemory {
+        TileMemory {
+            a: k.workgroup::<Array<f32, TILE_CAPACITY>>("a_tile"),
+            b: k.workgroup::<Array<f32, TILE_CAPACITY>>("b_tile"),
+        }
+    }
+}
+
 /// Emit `C = A B` over `K` in `[k_begin, k_end)` into `k` with `tiles`; `epilogue` stores each
 /// output. Dispatch [`Tiles::grid`]`(M, N)` workgroups of [`Tiles::workgroup`].
 ///
@@ -196,11 +213,29 @@ pub(crate) fn product(
     k_end: Exp<u32>,
     epilogue: impl Fn(&mut KernelBuilder, Output),
 ) {
+    let memory = TileMemory::declare(k);
+    let tile = [workgroup_id().y(), workgroup_id().x()];
+    product_at(k, tiles, &memory, tile, a, b, k_begin, k_end, epilogue);
+}
+
+/// As [`product`], for the tile `[row, column]` (in tiles) given, with `memory` declared by the
+/// caller: a kernel can hold several products (in branches uniform per workgroup).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn product_at(
+    k: &mut KernelBuilder,
+    tiles: Tiles,
+    memory: &TileMemory,
+    [tile_row, tile_col]: [Exp<u32>; 2],
+    a: Source<'_>,
+    b: Source<'_>,
+    k_begin: Exp<u32>,
+    k_end: Exp<u32>,
+    epilogue: impl Fn(&mut KernelBuilder, Output),
+) {
     assert!(tiles.is_valid(), "invalid tiles {tiles:?}");
     let Tiles { tm, tn, tk, rm, rn } = tiles;
     let [wx, wy, _] = tiles.workgroup();
-    let a_tile = k.workgroup::<Array<f32, TILE_CAPACITY>>("a_tile");
-    let b_tile = k.workgroup::<Array<f32, TILE_CAPACITY>>("b_tile");
+    let (a_tile, b_tile) = (&memory.a, &memory.b);
     let tx = k.let_("tx", local_invocation_id().x());
     let ty = k.let_("ty", local_invocation_id().y());
     let lid = k.let_("lid", local_invocation_index());
@@ -208,8 +243,8 @@ pub(crate) fn product(
     let n_size = k.let_("n_size", b.cols.clone());
     let k_begin = k.let_("k_begin", k_begin);
     let k_end = k.let_("k_end", min(k_end, a.cols.clone()));
-    let tile_row0 = k.let_("tile_row0", workgroup_id().y() * tm);
-    let tile_col0 = k.let_("tile_col0", workgroup_id().x() * tn);
+    let tile_row0 = k.let_("tile_row0", tile_row * tm);
+    let tile_col0 = k.let_("tile_col0", tile_col * tn);
     let acc: Vec<Var<f32>> = (0..rm * rn)
         .map(|i| k.var(&format!("acc{i}"), 0.0f32))
         .collect();
@@ -224,7 +259,7 @@ pub(crate) fn product(
         let k0 = k.let_("k0", &k_begin + t * tk);
         load_tile(
             k,
-            &a_tile,
+            a_tile,
             &a,
             [tm, tk],
             [&tile_row0, &k0],
@@ -235,7 +270,7 @@ pub(crate) fn product(
         );
         load_tile(
             k,
-            &b_tile,
+            b_tile,
             &b,
             [tk, tn],
             [&k0, &tile_col0],

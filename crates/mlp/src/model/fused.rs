@@ -1,6 +1,6 @@
-//! The fused training step of a model with one hidden layer ([`crate::kernels::fused`]): four
-//! dispatches per step (`forward_gather`, `softmax_head`, and a `grad_update` per layer) where
-//! the unfused step has twelve; models with more hidden layers run the unfused step.
+//! The fused training step of a model with one hidden layer ([`crate::kernels::fused`]): three
+//! dispatches per step (`forward_gather`, `softmax_head`, `grad_update`) where the unfused step
+//! has twelve; models with more hidden layers run the unfused step.
 
 use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, Kernel, Recorder};
 
@@ -8,7 +8,7 @@ use super::{BatchUniforms, GpuDataset, GpuMlp, OptimizerBuffers, compile};
 use crate::config::MlpConfig;
 use crate::error::MlpError;
 use crate::kernels::fused::{
-    FusedConfig, FusedOptimizer, GradUpdate, LayerInput, forward_gather, grad_update, softmax_head,
+    FusedConfig, FusedOptimizer, GradUpdate, forward_gather, grad_update, softmax_head,
 };
 use crate::kernels::product::Target;
 use crate::kernels::uniforms::GatherParams;
@@ -19,8 +19,8 @@ pub(super) struct FusedStep {
     config: FusedConfig,
     forward: Kernel,
     head: Kernel,
-    grad_last: Kernel,
-    grad_first: Kernel,
+    grad: Kernel,
+    grad_config: GradUpdate,
     /// `[splits, max_batch, hidden]`.
     partial: GpuBuffer<f32>,
 }
@@ -43,21 +43,13 @@ impl FusedStep {
             return Ok(None);
         };
         let hidden = sizes[0].1;
-        let grad = |tiles, input, mean_loss| GradUpdate {
-            tiles,
-            optimizer,
-            input,
-            mean_loss,
-        };
+        let grad_config = c.grad_update(optimizer);
         Ok(Some(FusedStep {
             config: c,
             forward: compile(gpu, forward_gather(&c))?,
             head: compile(gpu, softmax_head(&c))?,
-            grad_last: compile(gpu, grad_update(&grad(c.grad, LayerInput::Buffer, true)))?,
-            grad_first: compile(
-                gpu,
-                grad_update(&grad(c.first_grad, LayerInput::Gathered, false)),
-            )?,
+            grad: compile(gpu, grad_update(&grad_config))?,
+            grad_config,
             partial: GpuBuffer::zeroed(gpu, c.splits as usize * max_batch * hidden)?,
         }))
     }
@@ -115,37 +107,34 @@ impl FusedStep {
             ],
             self.config.head_grid(rows),
         )?;
-        let mut last: Vec<&dyn BindArg> = vec![&u.linear[1]];
-        let mut first: Vec<&dyn BindArg> = vec![&u.linear[0]];
+        let mut args: Vec<&dyn BindArg> = vec![&u.linear[0], &u.linear[1]];
         let slots: Vec<&dyn BindArg> = match &model.optimizer {
             OptimizerBuffers::Sgd { hp, velocity } => {
-                last.push(hp);
-                first.push(hp);
+                args.push(hp);
                 vec![velocity]
             }
             OptimizerBuffers::Adam { hp, m, v } => {
-                last.push(hp);
-                first.push(hp);
+                args.push(hp);
                 vec![m, v]
             }
         };
-        last.extend([state as &dyn BindArg, &w.deltas[1], &w.acts[0], params]);
-        last.extend(&slots);
-        last.extend([&w.example_losses as &dyn BindArg, &model.loss_history]);
-        first.extend([
+        args.extend([
             state as &dyn BindArg,
             &w.deltas[0],
+            &w.deltas[1],
+            &w.acts[0],
             gp,
             order,
             &data.images,
             params,
         ]);
-        first.extend(&slots);
-        // [dW db] of each layer: [outputs, inputs + 1].
-        let grad_last_grid = self.config.grad.grid(classes, hidden + 1);
-        let grad_first_grid = self.config.first_grad.grid(hidden, inputs + 1);
-        rec.dispatch(&self.grad_last, &last, grad_last_grid)?;
-        rec.dispatch(&self.grad_first, &first, grad_first_grid)?;
+        args.extend(slots);
+        args.extend([&w.example_losses as &dyn BindArg, &model.loss_history]);
+        rec.dispatch(
+            &self.grad,
+            &args,
+            self.grad_config.grid(inputs, hidden, classes),
+        )?;
         Ok(())
     }
 }
