@@ -252,7 +252,7 @@ fn dot(
     acc.iter()
         .map(|a| a.load())
         .reduce(|x, y| x + y)
-        .unwrap_or_else(|| init)
+        .unwrap_or(init)
 }
 
 /// Kernel `softmax_head_*`: the rest of the forward pass and the start of the backward pass,
@@ -444,10 +444,16 @@ fn expm1(k: &mut KernelBuilder, name: &str, x: Exp<f32>) -> Exp<f32> {
     abs(x.clone()).lt(0.1f32).select(series, exp(x) - 1.0f32)
 }
 
+/// Adam's hyperparameters and this step's two bias corrections.
+type AdamRefs = (Place<AdamParams, ReadOnly>, Exp<f32>, Exp<f32>);
+
+/// An element of a layer's input, `x(row, column)`.
+type InputFn<'a> = &'a dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32>;
+
 /// The optimizer's bindings and per-invocation values.
 struct OptimizerRefs {
     sgd: Option<Place<SgdParams, ReadOnly>>,
-    adam: Option<(Place<AdamParams, ReadOnly>, Exp<f32>, Exp<f32>)>,
+    adam: Option<AdamRefs>,
     slots: Vec<Buffer<f32, ReadWrite>>,
 }
 
@@ -460,7 +466,7 @@ fn layer_update(
     tile: [Exp<u32>; 2],
     d: &Place<LinearDims, ReadOnly>,
     dz: &Buffer<f32, ReadOnly>,
-    x_at: &dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32>,
+    x_at: InputFn<'_>,
     params: &Buffer<f32, ReadWrite>,
     opt: &OptimizerRefs,
 ) {

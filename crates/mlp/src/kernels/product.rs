@@ -109,8 +109,8 @@ impl Tiles {
         self.rm > 0
             && self.rn > 0
             && self.tk > 0
-            && self.tm % self.rm == 0
-            && self.tn % self.rn == 0
+            && self.tm.is_multiple_of(self.rm)
+            && self.tn.is_multiple_of(self.rn)
             && fits(self.tm, self.tk)
             && fits(self.tk, self.tn)
             && (1..=256).contains(&self.invocations())
