@@ -1,26 +1,13 @@
 //! The fused training-step kernels (`mlp::kernels::fused`) against their `f64` specifications on
-//! the GPU (lavapipe in CI), in the CPU's configuration and in the GPU's (small tiles, split-K),
-//! at the batch sizes 1, 7, 65 and 129 and widths that are not multiples of any tile: random
-//! inputs, outputs poisoned before the run, relative error <= 1e-5.
+//! the GPU (lavapipe in CI), through the verification harness, in the CPU's configuration and
+//! in the GPU's (small tiles, split-K), at the batch sizes 1, 7, 65 and 129 and widths that are
+//! not multiples of any tile: random inputs, outputs poisoned before the run, relative error
+//! <= 1e-5.
 
-use mlp::kernels::fused;
-use mlp::kernels::verify::{compare, run_case};
-use mlp::kernels::{CaseSizes, VerifiedOp};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use wgsl_dsl::runtime::Gpu;
-
-const TOL: f64 = 1e-5;
-
-fn check(gpu: &Gpu, op: &dyn VerifiedOp, sizes: &CaseSizes, seed: u64) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let case = op.case(&mut rng, sizes);
-    let expected = op.spec(&case);
-    let actual = run_case(gpu, op, &case).unwrap_or_else(|e| panic!("{}: {e}", op.name()));
-    if let Err(msg) = compare(op.name(), &actual, &expected, TOL) {
-        panic!("{msg} (sizes {sizes:?}, seed {seed})");
-    }
-}
+use wgsl_dsl_harness::{SeedableRng, verify};
+use wgsl_dsl_workspace_tests::Rng;
+use wgsl_dsl_workspace_tests::ops::{CaseSizes, fused};
 
 #[test]
 fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
@@ -45,7 +32,9 @@ fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
                 outputs,
                 classes,
             };
-            check(&gpu, op.as_ref(), &s, 200 + i as u64);
+            let seed = 200 + i as u64;
+            let case = op.case(&mut Rng::seed_from_u64(seed), &s);
+            verify(&gpu, op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));
         }
     }
 }

@@ -1,27 +1,26 @@
-//! Every MLP kernel against its `f64` reference on the GPU (lavapipe in CI): random inputs of
-//! odd sizes, outputs poisoned before the run, relative error <= 1e-5.
+//! Every MLP kernel against its `f64` reference on the GPU (lavapipe in CI), through the
+//! verification harness: random inputs of odd sizes, outputs poisoned before the run, written
+//! bindings within 1e-5 relative, read-only bindings unchanged.
 
-use mlp::kernels::loss::softmax_case;
-use mlp::kernels::verify::{compare, run_case};
-use mlp::kernels::{CaseSizes, VerifiedOp};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+
 use wgsl_dsl::runtime::Gpu;
-
-const TOL: f64 = 1e-5;
+use wgsl_dsl_harness::{Data, Expected, SeedableRng, VerifiedOp, compare, run, verify};
+use wgsl_dsl_workspace_tests::Rng;
+use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, softmax_case, softmax_spec};
 
 fn gpu() -> Gpu {
     Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
 }
 
-fn check(gpu: &Gpu, op: &dyn VerifiedOp, sizes: &CaseSizes, seed: u64) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let case = op.case(&mut rng, sizes);
-    let expected = op.spec(&case);
-    let actual = run_case(gpu, op, &case).unwrap_or_else(|e| panic!("{}: {e}", op.name()));
-    if let Err(msg) = compare(op.name(), &actual, &expected, TOL) {
-        panic!("{msg} (sizes {sizes:?}, seed {seed})");
-    }
+#[test]
+fn every_kernel_of_the_model_has_a_verified_op() {
+    let kernels: BTreeSet<String> = mlp::kernels::all()
+        .iter()
+        .map(|k| k.name().to_string())
+        .collect();
+    let ops: BTreeSet<String> = ops::all().iter().map(|o| o.name().to_string()).collect();
+    assert_eq!(kernels, ops);
 }
 
 #[test]
@@ -36,9 +35,11 @@ fn every_kernel_matches_its_reference_on_odd_sizes() {
             classes: 2,
         },
     ];
-    for op in mlp::kernels::all() {
+    for op in ops::all() {
         for (i, s) in sizes.iter().enumerate() {
-            check(&gpu, op.as_ref(), s, 100 + i as u64);
+            let seed = 100 + i as u64;
+            let case = op.case(&mut Rng::seed_from_u64(seed), s);
+            verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));
         }
     }
 }
@@ -46,7 +47,6 @@ fn every_kernel_matches_its_reference_on_odd_sizes() {
 #[test]
 fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
     let gpu = gpu();
-    let op = mlp::kernels::loss::SoftmaxCrossEntropy;
     #[rustfmt::skip]
     let logits = vec![
         1000.0, 0.0, -1000.0,    // huge spread, label on the smallest: loss 2000
@@ -59,30 +59,46 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
     ];
     let labels = vec![2, 0, 1, 2, 1, 0, 1];
     let case = softmax_case(logits, labels, 3);
-    let expected = op.spec(&case);
-    let actual = run_case(&gpu, &op, &case).expect("runs");
-    for v in &actual {
-        if let mlp::kernels::Values::F32(v) = v {
-            assert!(v.iter().all(|x| x.is_finite()), "non-finite output {v:?}");
-        }
+    let op = ops::all()
+        .into_iter()
+        .find(|o| o.name() == "softmax_cross_entropy")
+        .expect("registered");
+    verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m}"));
+    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &op.kernel()).expect("compiles");
+    let actual = run(&gpu, &kernel, &case).expect("runs");
+    for d in &actual[3..] {
+        let Data::F32(v) = d else {
+            panic!("f32 outputs")
+        };
+        assert!(v.iter().all(|x| x.is_finite()), "non-finite output {v:?}");
     }
-    compare(op.name(), &actual, &expected, TOL).unwrap_or_else(|m| panic!("{m}"));
-    // The loss of the first row is 2000 to f32 precision.
-    let mlp::kernels::Values::F32(losses) = &actual[2] else {
+    // The loss of the first row is 2000 to f32 precision, the third ln 3.
+    let Data::F32(losses) = &actual[5] else {
         panic!("losses are f32")
     };
-    assert!((losses[0] - 2000.0).abs() <= 2000.0 * 1e-6, "{}", losses[0]);
-    assert!((losses[2] - 3f64.ln()).abs() < 1e-6, "{}", losses[2]);
+    assert!(
+        (f64::from(losses[0]) - 2000.0).abs() <= 2000.0 * 1e-6,
+        "{}",
+        losses[0]
+    );
+    assert!(
+        (f64::from(losses[2]) - 3f64.ln()).abs() < 1e-6,
+        "{}",
+        losses[2]
+    );
+    assert_eq!(softmax_spec(&case).len(), 3);
 }
 
 #[test]
-fn a_wrong_kernel_is_caught() {
-    // The comparison is not vacuous: a case whose expected values are perturbed fails, and
-    // NaN (an unwritten, poisoned element) never passes.
-    use mlp::kernels::Values;
-    let e = vec![Values::F32(vec![1.0, 2.0, -3.0])];
-    assert!(compare("t", &[Values::F32(vec![1.0, 2.0, -3.0])], &e, TOL).is_ok());
-    assert!(compare("t", &[Values::F32(vec![1.0, 2.0001, -3.0])], &e, TOL).is_err());
-    assert!(compare("t", &[Values::F32(vec![1.0, f64::NAN, -3.0])], &e, TOL).is_err());
-    assert!(compare("t", &[Values::U32(vec![1])], &[Values::U32(vec![2])], TOL).is_err());
+fn a_wrong_result_is_caught() {
+    // The comparison is not vacuous: a perturbed value fails, NaN (an unwritten, poisoned
+    // element) never passes, integers compare exactly, and tolerance 0 means the same bits.
+    let e = Expected::F64(vec![1.0, 2.0, -3.0]);
+    assert!(compare(&Data::F32(vec![1.0, 2.0, -3.0]), &e, 1e-5).is_ok());
+    assert!(compare(&Data::F32(vec![1.0, 2.0001, -3.0]), &e, 1e-5).is_err());
+    assert!(compare(&Data::F32(vec![1.0, f32::NAN, -3.0]), &e, 1e-5).is_err());
+    assert!(compare(&Data::U32(vec![1]), &Expected::U32(vec![2]), 1e-5).is_err());
+    let bits = Expected::F32(vec![0.0]);
+    assert!(compare(&Data::F32(vec![-0.0]), &bits, 0.0).is_err());
+    assert!(compare(&Data::F32(vec![0.0]), &bits, 0.0).is_ok());
 }

@@ -44,8 +44,8 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder)> {
     for e in wgsl_dsl_workspace_tests::examples::all() {
         v.push(("examples", e.name.to_string(), (e.build)()));
     }
-    for (name, k) in mlp::kernels::all_kernels() {
-        v.push(("mlp", name, k));
+    for k in mlp::kernels::all() {
+        v.push(("mlp", k.name().to_string(), k));
     }
     v
 }

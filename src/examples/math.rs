@@ -1,9 +1,8 @@
 //! Elementwise examples: arithmetic and the numeric built-in families.
 
-use rand::rngs::StdRng;
 use wgsl_dsl::prelude::*;
 
-use crate::{Case, Data, Example, groups_1d, random_f32, random_i32, random_u32};
+use crate::{Case, Data, Example, Rng, groups_1d, random_f32, random_i32, random_u32};
 
 const WG: u32 = 64;
 
@@ -32,7 +31,7 @@ fn map_f32(
     k
 }
 
-fn case_f32(rng: &mut StdRng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
+fn case_f32(rng: &mut Rng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
     let n = 1001;
     let mut buffers: Vec<Data> = (0..inputs)
         .map(|_| Data::F32(random_f32(rng, n, lo, hi)))

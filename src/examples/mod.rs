@@ -36,11 +36,3 @@ pub fn all() -> Vec<Example> {
     v.extend(memory::examples());
     v
 }
-
-/// `|a - b| <= tol * max(1, |b|)`, NaN never close.
-pub fn close(a: f32, b: f32, tol: f32) -> bool {
-    if tol == 0.0 {
-        return a.to_bits() == b.to_bits();
-    }
-    (a - b).abs() <= tol * b.abs().max(1.0)
-}

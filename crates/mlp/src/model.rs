@@ -18,19 +18,23 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use wgsl_dsl::KernelBuilder;
-use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, Kernel, Recorder};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder, TypedKernel};
 
 use crate::config::MlpConfig;
 use crate::error::MlpError;
-use crate::kernels::gather::{GATHER_WORKGROUP, rows_of_step};
-use crate::kernels::optim::{OPTIM_WORKGROUP, adam_params, grid_2d};
-use crate::kernels::tiled::tile_grid;
+use crate::kernels::backward::{
+    BiasGrad, BiasGradArgs, LinearBackwardInputRelu, LinearBackwardInputReluArgs,
+    LinearBackwardWeight, LinearBackwardWeightArgs,
+};
+use crate::kernels::eval::ArgmaxAccuracy;
+use crate::kernels::gather::{GatherBatch, GatherBatchArgs, rows_of_step};
+use crate::kernels::linear::{Linear, LinearArgs};
+use crate::kernels::loss::{MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs};
+use crate::kernels::optim::{AdamUpdate, AdamUpdateArgs, SgdUpdate, SgdUpdateArgs, adam_params};
+use crate::kernels::step::{AdvanceStep, AdvanceStepArgs, BeginChunk, BeginChunkArgs};
 use crate::kernels::uniforms::{
     AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
 };
-use crate::kernels::verify::grid_1d;
-use crate::kernels::{backward, eval, gather, linear, loss, optim, step};
 use crate::params::{Params, tensor_offsets};
 use crate::reference::Activation;
 
@@ -63,25 +67,20 @@ impl GpuDataset {
     }
 }
 
-/// The compiled kernels.
+/// The compiled kernels, each with its typed interface.
 #[derive(Debug)]
 struct Kernels {
-    gather: Kernel,
-    linear_relu: Kernel,
-    linear_identity: Kernel,
-    softmax: Kernel,
-    mean_loss: Kernel,
-    weight_grad: Kernel,
-    bias_grad: Kernel,
-    input_grad: Kernel,
-    optimizer: Kernel,
-    begin_chunk: Kernel,
-    advance: Kernel,
-    argmax: Kernel,
-}
-
-fn compile(gpu: &Gpu, k: KernelBuilder) -> Result<Kernel, MlpError> {
-    Ok(gpu.compile(&k.build_for(&gpu.target_limits())?)?)
+    gather: TypedKernel<GatherBatch>,
+    linear_relu: TypedKernel<Linear>,
+    linear_identity: TypedKernel<Linear>,
+    softmax: TypedKernel<SoftmaxCrossEntropy>,
+    mean_loss: TypedKernel<MeanLoss>,
+    weight_grad: TypedKernel<LinearBackwardWeight>,
+    bias_grad: TypedKernel<BiasGrad>,
+    input_grad: TypedKernel<LinearBackwardInputRelu>,
+    begin_chunk: TypedKernel<BeginChunk>,
+    advance: TypedKernel<AdvanceStep>,
+    argmax: TypedKernel<ArgmaxAccuracy>,
 }
 
 /// The uniforms that depend on the number of rows of a batch.
@@ -92,13 +91,16 @@ struct BatchUniforms {
     eval: GpuBuffer<EvalParams>,
 }
 
+/// The optimizer's kernel, hyperparameters and slots.
 #[derive(Debug)]
-enum OptimizerBuffers {
+enum Optimizer {
     Sgd {
+        kernel: TypedKernel<SgdUpdate>,
         hp: GpuBuffer<SgdParams>,
         velocity: GpuBuffer<f32>,
     },
     Adam {
+        kernel: TypedKernel<AdamUpdate>,
         hp: GpuBuffer<AdamParams>,
         m: GpuBuffer<f32>,
         v: GpuBuffer<f32>,
@@ -109,12 +111,21 @@ enum OptimizerBuffers {
 /// activations and deltas of every layer, the softmax outputs.
 #[derive(Debug)]
 struct Workspace {
+    /// `(inputs, outputs)` of every layer.
+    layers: Vec<(usize, usize)>,
     x: GpuBuffer<f32>,
     labels: GpuBuffer<u32>,
     acts: Vec<GpuBuffer<f32>>,
     deltas: Vec<GpuBuffer<f32>>,
     probs: GpuBuffer<f32>,
     example_losses: GpuBuffer<f32>,
+}
+
+/// The parameters and their gradients, flat.
+#[derive(Debug)]
+struct Tensors {
+    params: GpuBuffer<f32>,
+    grads: GpuBuffer<f32>,
 }
 
 /// The MLP on a [`Gpu`]: see the [module docs](self).
@@ -124,9 +135,8 @@ pub struct GpuMlp {
     max_batch: usize,
     offsets: Vec<(usize, usize)>,
     kernels: Kernels,
-    params: GpuBuffer<f32>,
-    grads: GpuBuffer<f32>,
-    optimizer: OptimizerBuffers,
+    tensors: Tensors,
+    optimizer: Optimizer,
     state: GpuBuffer<u32>,
     work: Workspace,
     loss_history: GpuBuffer<f32>,
@@ -205,31 +215,25 @@ impl GpuMlp {
             None => (0, vec![vec![0.0; n]; per]),
         };
         let kernels = Kernels {
-            gather: compile(gpu, gather::gather_batch())?,
-            linear_relu: compile(gpu, linear::linear_forward(Activation::Relu))?,
-            linear_identity: compile(gpu, linear::linear_forward(Activation::Identity))?,
-            softmax: compile(gpu, loss::softmax_cross_entropy())?,
-            mean_loss: compile(gpu, loss::mean_loss())?,
-            weight_grad: compile(gpu, backward::weight_grad())?,
-            bias_grad: compile(gpu, backward::bias_grad())?,
-            input_grad: compile(gpu, backward::input_grad_relu())?,
-            optimizer: compile(
-                gpu,
-                match optimizer {
-                    OptimizerConfig::Sgd { .. } => optim::sgd_update(),
-                    OptimizerConfig::Adam { .. } => optim::adam_update(),
-                },
-            )?,
-            begin_chunk: compile(gpu, step::begin_chunk())?,
-            advance: compile(gpu, step::advance_step())?,
-            argmax: compile(gpu, eval::argmax_accuracy())?,
+            gather: gpu.compile_typed(GatherBatch)?,
+            linear_relu: gpu.compile_typed(Linear(Activation::Relu))?,
+            linear_identity: gpu.compile_typed(Linear(Activation::Identity))?,
+            softmax: gpu.compile_typed(SoftmaxCrossEntropy)?,
+            mean_loss: gpu.compile_typed(MeanLoss)?,
+            weight_grad: gpu.compile_typed(LinearBackwardWeight)?,
+            bias_grad: gpu.compile_typed(BiasGrad)?,
+            input_grad: gpu.compile_typed(LinearBackwardInputRelu)?,
+            begin_chunk: gpu.compile_typed(BeginChunk)?,
+            advance: gpu.compile_typed(AdvanceStep)?,
+            argmax: gpu.compile_typed(ArgmaxAccuracy)?,
         };
         let optimizer = match *optimizer {
             OptimizerConfig::Sgd {
                 lr,
                 momentum,
                 weight_decay,
-            } => OptimizerBuffers::Sgd {
+            } => Optimizer::Sgd {
+                kernel: gpu.compile_typed(SgdUpdate)?,
                 hp: GpuBuffer::from_value(
                     gpu,
                     SgdParams {
@@ -246,7 +250,8 @@ impl GpuMlp {
                 beta1,
                 beta2,
                 eps,
-            } => OptimizerBuffers::Adam {
+            } => Optimizer::Adam {
+                kernel: gpu.compile_typed(AdamUpdate)?,
                 hp: GpuBuffer::from_value(gpu, adam_params(lr, beta1, beta2, eps, n))?,
                 m: GpuBuffer::from_slice(gpu, &slots[0])?,
                 v: GpuBuffer::from_slice(gpu, &slots[1])?,
@@ -257,8 +262,10 @@ impl GpuMlp {
             max_batch,
             offsets: tensor_offsets(config),
             kernels,
-            params: GpuBuffer::from_slice(gpu, &params.flatten())?,
-            grads: GpuBuffer::zeroed(gpu, n)?,
+            tensors: Tensors {
+                params: GpuBuffer::from_slice(gpu, &params.flatten())?,
+                grads: GpuBuffer::zeroed(gpu, n)?,
+            },
             optimizer,
             state: GpuBuffer::from_slice(gpu, &[step, 0])?,
             work: Workspace::new(gpu, config, max_batch)?,
@@ -328,51 +335,53 @@ impl GpuMlp {
         })
     }
 
-    fn uniforms(&mut self, gpu: &Gpu, rows: usize) -> Result<&BatchUniforms, MlpError> {
-        if !self.batch_uniforms.contains_key(&rows) {
-            let linear = self
-                .config
-                .layer_sizes()
-                .iter()
-                .zip(&self.offsets)
-                .map(|(&(i, o), &(w, b))| {
-                    GpuBuffer::from_value(
-                        gpu,
-                        LinearDims {
-                            batch: rows as u32,
-                            inputs: i as u32,
-                            outputs: o as u32,
-                            weight_offset: w as u32,
-                            bias_offset: b as u32,
-                            ..Default::default()
-                        },
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let classes = self.config.classes as u32;
-            let u = BatchUniforms {
-                linear,
-                loss: GpuBuffer::from_value(
-                    gpu,
-                    LossDims {
-                        batch: rows as u32,
-                        classes,
-                        ..Default::default()
-                    },
-                )?,
-                eval: GpuBuffer::from_value(
-                    gpu,
-                    EvalParams {
-                        rows: rows as u32,
-                        classes,
-                        batch_size: self.max_batch as u32,
-                        ..Default::default()
-                    },
-                )?,
-            };
-            self.batch_uniforms.insert(rows, u);
+    /// Make the uniforms of batches of `rows` rows, once.
+    fn prepare_uniforms(&mut self, gpu: &Gpu, rows: usize) -> Result<(), MlpError> {
+        if self.batch_uniforms.contains_key(&rows) {
+            return Ok(());
         }
-        Ok(&self.batch_uniforms[&rows])
+        let linear = self
+            .config
+            .layer_sizes()
+            .iter()
+            .zip(&self.offsets)
+            .map(|(&(i, o), &(w, b))| {
+                GpuBuffer::from_value(
+                    gpu,
+                    LinearDims {
+                        batch: rows as u32,
+                        inputs: i as u32,
+                        outputs: o as u32,
+                        weight_offset: w as u32,
+                        bias_offset: b as u32,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let classes = self.config.classes as u32;
+        let u = BatchUniforms {
+            linear,
+            loss: GpuBuffer::from_value(
+                gpu,
+                LossDims {
+                    batch: rows as u32,
+                    classes,
+                    ..Default::default()
+                },
+            )?,
+            eval: GpuBuffer::from_value(
+                gpu,
+                EvalParams {
+                    rows: rows as u32,
+                    classes,
+                    batch_size: self.max_batch as u32,
+                    ..Default::default()
+                },
+            )?,
+        };
+        self.batch_uniforms.insert(rows, u);
+        Ok(())
     }
 
     fn gather_params(
@@ -442,169 +451,49 @@ impl GpuMlp {
             self.loss_history = GpuBuffer::zeroed(gpu, steps.len())?;
         }
         let gp = self.gather_params(gpu, data, steps.start, batch_size, order.len())?;
-        rec.dispatch(&self.kernels.begin_chunk, &[&self.state], [1, 1, 1])?;
+        for s in steps.clone() {
+            self.prepare_uniforms(gpu, rows_of_step(s, batch_size, order.len()))?;
+        }
+        let GpuMlp {
+            kernels: k,
+            tensors,
+            optimizer,
+            state,
+            work,
+            loss_history,
+            batch_uniforms,
+            fused,
+            ..
+        } = self;
+        let args = BeginChunkArgs { state };
+        k.begin_chunk.record(rec, args, ())?;
         for s in steps {
             let rows = rows_of_step(s, batch_size, order.len());
-            self.uniforms(gpu, rows)?;
-            let u = &self.batch_uniforms[&rows];
-            if let Some(f) = &self.fused {
-                f.record_step(self, rec, u, &gp, order, data, rows)?;
+            let u = &batch_uniforms[&rows];
+            if let Some(f) = fused {
+                let parts = fused::StepBuffers {
+                    state,
+                    params: &mut tensors.params,
+                    optimizer,
+                    work,
+                    loss_history,
+                };
+                f.record_step(rec, u, &gp, order, data, rows, parts)?;
                 continue;
             }
-            self.record_gather(rec, &gp, &self.state, order, data, rows)?;
-            self.record_forward(rec, u, rows)?;
-            self.record_loss(rec, u, &self.state, rows)?;
-            self.record_backward(rec, u, rows)?;
-            self.record_optimizer(rec)?;
-            rec.dispatch(&self.kernels.advance, &[&self.state], [1, 1, 1])?;
-        }
-        Ok(())
-    }
-
-    fn record_gather(
-        &self,
-        rec: &mut Recorder<'_>,
-        gp: &GpuBuffer<GatherParams>,
-        state: &GpuBuffer<u32>,
-        order: &GpuBuffer<u32>,
-        data: &GpuDataset,
-        rows: usize,
-    ) -> Result<(), MlpError> {
-        let w = &self.work;
-        let args: [&dyn BindArg; 7] = [
-            gp,
-            state,
-            order,
-            &data.images,
-            &data.labels,
-            &w.x,
-            &w.labels,
-        ];
-        let grid = [
-            (data.inputs as u32).div_ceil(GATHER_WORKGROUP),
-            rows as u32,
-            1,
-        ];
-        Ok(rec.dispatch(&self.kernels.gather, &args, grid)?)
-    }
-
-    fn record_forward(
-        &self,
-        rec: &mut Recorder<'_>,
-        u: &BatchUniforms,
-        rows: usize,
-    ) -> Result<(), MlpError> {
-        let w = &self.work;
-        let last = self.offsets.len() - 1;
-        for (l, &(_, outputs)) in self.config.layer_sizes().iter().enumerate() {
-            let input = if l == 0 { &w.x } else { &w.acts[l - 1] };
-            let kernel = if l == last {
-                &self.kernels.linear_identity
-            } else {
-                &self.kernels.linear_relu
+            k.record_gather(rec, &gp, state, order, data, work, rows)?;
+            k.record_forward(rec, u, &tensors.params, work, rows)?;
+            k.record_softmax(rec, u, work, rows)?;
+            let args = MeanLossArgs {
+                dims: &u.loss,
+                state,
+                losses: &work.example_losses,
+                loss_history,
             };
-            rec.dispatch(
-                kernel,
-                &[&u.linear[l], input, &self.params, &w.acts[l]],
-                tile_grid(rows, outputs),
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Softmax cross-entropy of the last layer's logits: probabilities, per-example losses and
-    /// the logits' gradient.
-    fn record_softmax(
-        &self,
-        rec: &mut Recorder<'_>,
-        u: &BatchUniforms,
-        rows: usize,
-    ) -> Result<(), MlpError> {
-        let w = &self.work;
-        let last = self.offsets.len() - 1;
-        rec.dispatch(
-            &self.kernels.softmax,
-            &[
-                &u.loss,
-                &w.acts[last],
-                &w.labels,
-                &w.probs,
-                &w.deltas[last],
-                &w.example_losses,
-            ],
-            grid_1d(rows, loss::SOFTMAX_WORKGROUP),
-        )?;
-        Ok(())
-    }
-
-    fn record_loss(
-        &self,
-        rec: &mut Recorder<'_>,
-        u: &BatchUniforms,
-        state: &GpuBuffer<u32>,
-        rows: usize,
-    ) -> Result<(), MlpError> {
-        let w = &self.work;
-        self.record_softmax(rec, u, rows)?;
-        rec.dispatch(
-            &self.kernels.mean_loss,
-            &[&u.loss, state, &w.example_losses, &self.loss_history],
-            [1, 1, 1],
-        )?;
-        Ok(())
-    }
-
-    fn record_backward(
-        &self,
-        rec: &mut Recorder<'_>,
-        u: &BatchUniforms,
-        rows: usize,
-    ) -> Result<(), MlpError> {
-        let w = &self.work;
-        let sizes = self.config.layer_sizes();
-        for l in (0..sizes.len()).rev() {
-            let (inputs, outputs) = sizes[l];
-            let input = if l == 0 { &w.x } else { &w.acts[l - 1] };
-            rec.dispatch(
-                &self.kernels.weight_grad,
-                &[&u.linear[l], &w.deltas[l], input, &self.grads],
-                tile_grid(outputs, inputs),
-            )?;
-            rec.dispatch(
-                &self.kernels.bias_grad,
-                &[&u.linear[l], &w.deltas[l], &self.grads],
-                [outputs as u32, 1, 1],
-            )?;
-            if l > 0 {
-                rec.dispatch(
-                    &self.kernels.input_grad,
-                    &[
-                        &u.linear[l],
-                        &w.deltas[l],
-                        &self.params,
-                        &w.acts[l - 1],
-                        &w.deltas[l - 1],
-                    ],
-                    tile_grid(rows, inputs),
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    fn record_optimizer(&self, rec: &mut Recorder<'_>) -> Result<(), MlpError> {
-        let grid = grid_2d(self.params.len(), OPTIM_WORKGROUP);
-        match &self.optimizer {
-            OptimizerBuffers::Sgd { hp, velocity } => rec.dispatch(
-                &self.kernels.optimizer,
-                &[hp, &self.grads, &self.params, velocity],
-                grid,
-            )?,
-            OptimizerBuffers::Adam { hp, m, v } => rec.dispatch(
-                &self.kernels.optimizer,
-                &[hp, &self.state, &self.grads, &self.params, m, v],
-                grid,
-            )?,
+            k.mean_loss.record(rec, args, ())?;
+            k.record_backward(rec, u, tensors, work, rows)?;
+            optimizer.record(rec, tensors, state)?;
+            k.advance.record(rec, AdvanceStepArgs { state }, ())?;
         }
         Ok(())
     }
@@ -631,7 +520,7 @@ impl GpuMlp {
     /// # Errors
     /// Device errors.
     pub fn params(&self, gpu: &Gpu) -> Result<Params, MlpError> {
-        let flat = self.params.read(gpu)?;
+        let flat = self.tensors.params.read(gpu)?;
         Params::from_flat(&self.config, &flat)
             .ok_or_else(|| invalid("the parameter buffer has the wrong length"))
     }
@@ -643,8 +532,8 @@ impl GpuMlp {
     pub fn optimizer_state(&self, gpu: &Gpu) -> Result<OptimizerState, MlpError> {
         let step = u64::from(self.state.read(gpu)?[0]);
         let flats = match &self.optimizer {
-            OptimizerBuffers::Sgd { velocity, .. } => vec![velocity.read(gpu)?],
-            OptimizerBuffers::Adam { m, v, .. } => vec![m.read(gpu)?, v.read(gpu)?],
+            Optimizer::Sgd { velocity, .. } => vec![velocity.read(gpu)?],
+            Optimizer::Adam { m, v, .. } => vec![m.read(gpu)?, v.read(gpu)?],
         };
         let mut slots = Vec::new();
         for flat in flats {
@@ -654,6 +543,166 @@ impl GpuMlp {
             }
         }
         Ok(OptimizerState { step, slots })
+    }
+}
+
+/// The input of layer `l` and its output (activations `[rows, outputs]`), borrowed apart.
+fn layer_io(work: &mut Workspace, l: usize) -> (&GpuBuffer<f32>, &mut GpuBuffer<f32>) {
+    let (before, from_l) = work.acts.split_at_mut(l);
+    let input = if l == 0 { &work.x } else { &before[l - 1] };
+    (input, &mut from_l[0])
+}
+
+impl Kernels {
+    /// `gather_batch`: the step's rows of `data` through `order` into `work.x`, `work.labels`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_gather(
+        &self,
+        rec: &mut Recorder<'_>,
+        gp: &GpuBuffer<GatherParams>,
+        state: &GpuBuffer<u32>,
+        order: &GpuBuffer<u32>,
+        data: &GpuDataset,
+        work: &mut Workspace,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        let args = GatherBatchArgs {
+            gp,
+            state,
+            order,
+            images: &data.images,
+            labels: &data.labels,
+            x: &mut work.x,
+            batch_labels: &mut work.labels,
+        };
+        Ok(self.gather.record(rec, args, (rows, data.inputs))?)
+    }
+
+    /// The layers, first to last: `linear_relu` for hidden layers, `linear_identity` for the
+    /// logits.
+    fn record_forward(
+        &self,
+        rec: &mut Recorder<'_>,
+        u: &BatchUniforms,
+        params: &GpuBuffer<f32>,
+        work: &mut Workspace,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        let layers = work.layers.len();
+        for (l, dims) in u.linear.iter().enumerate() {
+            let kernel = if l + 1 == layers {
+                &self.linear_identity
+            } else {
+                &self.linear_relu
+            };
+            let outputs = work.layers[l].1;
+            let (x, y) = layer_io(work, l);
+            let args = LinearArgs { dims, x, params, y };
+            kernel.record(rec, args, (rows, outputs))?;
+        }
+        Ok(())
+    }
+
+    /// Softmax cross-entropy of the last layer's logits: probabilities, per-example losses and
+    /// the logits' gradient.
+    fn record_softmax(
+        &self,
+        rec: &mut Recorder<'_>,
+        u: &BatchUniforms,
+        work: &mut Workspace,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        let last = work.acts.len() - 1;
+        let args = SoftmaxCrossEntropyArgs {
+            dims: &u.loss,
+            logits: &work.acts[last],
+            labels: &work.labels,
+            probs: &mut work.probs,
+            dlogits: &mut work.deltas[last],
+            losses: &mut work.example_losses,
+        };
+        Ok(self.softmax.record(rec, args, rows)?)
+    }
+
+    /// Per layer from the last: the weight and bias gradients, and (but for the first layer)
+    /// the gradient of the previous layer's pre-activation.
+    fn record_backward(
+        &self,
+        rec: &mut Recorder<'_>,
+        u: &BatchUniforms,
+        tensors: &mut Tensors,
+        work: &mut Workspace,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        for (l, dims) in u.linear.iter().enumerate().rev() {
+            let (inputs, outputs) = work.layers[l];
+            let (earlier, from_l) = work.deltas.split_at_mut(l);
+            let dy = &from_l[0];
+            let x = if l == 0 { &work.x } else { &work.acts[l - 1] };
+            let args = LinearBackwardWeightArgs {
+                dims,
+                dy,
+                x,
+                grads: &mut tensors.grads,
+            };
+            self.weight_grad.record(rec, args, (outputs, inputs))?;
+            let args = BiasGradArgs {
+                dims,
+                dy,
+                grads: &mut tensors.grads,
+            };
+            self.bias_grad.record(rec, args, outputs)?;
+            if l > 0 {
+                let args = LinearBackwardInputReluArgs {
+                    dims,
+                    dy,
+                    params: &tensors.params,
+                    x_act: &work.acts[l - 1],
+                    dx: &mut earlier[l - 1],
+                };
+                self.input_grad.record(rec, args, (rows, inputs))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Optimizer {
+    /// One optimizer step over all parameters.
+    fn record(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        tensors: &mut Tensors,
+        state: &GpuBuffer<u32>,
+    ) -> Result<(), MlpError> {
+        let len = tensors.params.len();
+        match self {
+            Optimizer::Sgd {
+                kernel,
+                hp,
+                velocity,
+            } => {
+                let args = SgdUpdateArgs {
+                    hp,
+                    grads: &tensors.grads,
+                    params: &mut tensors.params,
+                    velocity,
+                };
+                kernel.record(rec, args, len)?;
+            }
+            Optimizer::Adam { kernel, hp, m, v } => {
+                let args = AdamUpdateArgs {
+                    hp,
+                    state,
+                    grads: &tensors.grads,
+                    params: &mut tensors.params,
+                    m,
+                    v,
+                };
+                kernel.record(rec, args, len)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -667,6 +716,7 @@ impl Workspace {
                 .collect()
         };
         Ok(Workspace {
+            layers: config.layer_sizes(),
             x: GpuBuffer::zeroed(gpu, max_batch * config.inputs)?,
             labels: GpuBuffer::zeroed(gpu, max_batch)?,
             acts: per_layer(gpu)?,

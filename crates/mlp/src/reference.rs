@@ -1,6 +1,7 @@
 //! An independent CPU reference in `f64`: forward, softmax cross-entropy, backward, SGD and
 //! Adam. Written for clarity, not speed, and sharing no code with the kernels: it is the
-//! specification the GPU kernels are tested against (see [`crate::kernels::VerifiedOp`]).
+//! specification the GPU kernels are tested against (the workspace's verification harness,
+//! `tests/mlp_kernels.rs`).
 //!
 //! Shapes are row-major: activations `[batch, features]`, weights `[outputs, inputs]`.
 

@@ -22,20 +22,15 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use rand_chacha::ChaCha8Rng;
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::runtime::KernelDef;
 
-use super::linear::{dims, layer_from_flat, random_layer};
-use super::optim::adam_params;
-use super::product::{
-    Output, Source, Target, TileMemory, Tiles, product, product_at, split_k, split_len,
-};
+use super::optim::expm1;
+use super::product::{Output, Source, Target, TileMemory, Tiles, product, product_at, split_k};
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
     SgdParams, SgdParamsFields,
 };
-use super::verify::*;
-use crate::reference;
 
 /// Workgroup size of `softmax_head`.
 pub const HEAD_WORKGROUP: u32 = 64;
@@ -138,6 +133,22 @@ impl FusedConfig {
         }
     }
 
+    /// The `grad_update` kernel with SGD.
+    pub fn grad_update_sgd(&self) -> GradUpdateSgd {
+        GradUpdateSgd {
+            first: self.first_grad,
+            last: self.grad,
+        }
+    }
+
+    /// The `grad_update` kernel with Adam.
+    pub fn grad_update_adam(&self) -> GradUpdateAdam {
+        GradUpdateAdam {
+            first: self.first_grad,
+            last: self.grad,
+        }
+    }
+
     /// The workgroups of `softmax_head` for a batch of `rows`.
     pub fn head_grid(&self, rows: usize) -> [u32; 3] {
         [rows.div_ceil(self.head_rows as usize).max(1) as u32, 1, 1]
@@ -152,22 +163,61 @@ impl FusedConfig {
 /// `batch_labels[r] = labels[order[start + r]]`. Order entries must be below
 /// `gp.dataset_len`.
 ///
-/// Bindings: `dims` ([`LinearDims`] of the first layer), `gp` ([`GatherParams`]), `state`,
-/// `order`, `images [dataset, inputs]`, `labels [dataset]`, `params`, and the written
-/// `partial [splits, batch, outputs]`, `batch_labels [batch]`.
-/// Grid: [`FusedConfig::forward_grid`].
-pub fn forward_gather(config: &FusedConfig) -> KernelBuilder {
+/// Bindings: [`ForwardGatherBindings`]. Problem size: `(rows, hidden)`, covered by
+/// [`FusedConfig::forward_grid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForwardGather(pub FusedConfig);
+
+/// The bindings of `forward_gather_*`.
+#[derive(Debug, Bindings)]
+pub struct ForwardGatherBindings {
+    /// [`LinearDims`] of the first layer.
+    #[uniform]
+    pub dims: Place<LinearDims, ReadOnly>,
+    /// [`GatherParams`].
+    #[uniform]
+    pub gp: Place<GatherParams, ReadOnly>,
+    /// The step state.
+    pub state: Buffer<u32, ReadOnly>,
+    /// The permutation.
+    pub order: Buffer<u32, ReadOnly>,
+    /// `[dataset, inputs]`.
+    pub images: Buffer<f32, ReadOnly>,
+    /// `[dataset]`.
+    pub labels: Buffer<u32, ReadOnly>,
+    /// The flat parameters.
+    pub params: Buffer<f32, ReadOnly>,
+    /// `[splits, batch, outputs]`, written.
+    pub partial: Buffer<f32, ReadWrite>,
+    /// `[batch]`, written.
+    pub batch_labels: Buffer<u32, ReadWrite>,
+}
+
+impl KernelDef for ForwardGather {
+    type Args<'a> = ForwardGatherArgs<'a>;
+    type Size = (usize, usize);
+    fn build(&self) -> KernelBuilder {
+        forward_gather(&self.0)
+    }
+    fn workgroups(&self, (rows, hidden): (usize, usize)) -> [u32; 3] {
+        self.0.forward_grid(rows, hidden)
+    }
+}
+
+fn forward_gather(config: &FusedConfig) -> KernelBuilder {
     let tiles = config.forward;
     let mut k = KernelBuilder::new(config.forward_name(), tiles.workgroup());
-    let d = k.uniform::<LinearDims>("dims");
-    let gp = k.uniform::<GatherParams>("gp");
-    let state = k.storage::<RuntimeArray<u32>, ReadOnly>("state");
-    let order = k.storage::<RuntimeArray<u32>, ReadOnly>("order");
-    let images = k.storage::<RuntimeArray<f32>, ReadOnly>("images");
-    let labels = k.storage::<RuntimeArray<u32>, ReadOnly>("labels");
-    let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");
-    let partial = k.storage::<RuntimeArray<f32>, ReadWrite>("partial");
-    let batch_labels = k.storage::<RuntimeArray<u32>, ReadWrite>("batch_labels");
+    let ForwardGatherBindings {
+        dims: d,
+        gp,
+        state,
+        order,
+        images,
+        labels,
+        params,
+        partial,
+        batch_labels,
+    } = k.bindings();
     let batch = k.let_("batch", d.batch().load());
     let inputs = k.let_("inputs", d.inputs().load());
     let outputs = k.let_("outputs", d.outputs().load());
@@ -265,24 +315,65 @@ fn dot(
 /// `losses[r]`. The invocation 0 of workgroup 0 advances the step state (`t += 1`,
 /// `cursor += 1`).
 ///
-/// Bindings: `dims` ([`LinearDims`] of the last layer), `prev` ([`LinearDims`] of the hidden
-/// layer before it), `params`, `partial [splits, batch, H]`, `batch_labels [batch]`, `state`
-/// (read-write), and the written `hidden [batch, H]`, `dlogits [batch, C]`,
-/// `dhidden [batch, H]`, `losses [batch]`. Grid: [`FusedConfig::head_grid`].
-pub fn softmax_head(config: &FusedConfig) -> KernelBuilder {
+/// Bindings: [`SoftmaxHeadBindings`]. Problem size: `rows`, covered by
+/// [`FusedConfig::head_grid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoftmaxHead(pub FusedConfig);
+
+/// The bindings of `softmax_head_*`.
+#[derive(Debug, Bindings)]
+pub struct SoftmaxHeadBindings {
+    /// [`LinearDims`] of the last layer.
+    #[uniform]
+    pub dims: Place<LinearDims, ReadOnly>,
+    /// [`LinearDims`] of the hidden layer before it.
+    #[uniform]
+    pub prev: Place<LinearDims, ReadOnly>,
+    /// The flat parameters.
+    pub params: Buffer<f32, ReadOnly>,
+    /// `[splits, batch, H]`.
+    pub partial: Buffer<f32, ReadOnly>,
+    /// `[batch]`.
+    pub batch_labels: Buffer<u32, ReadOnly>,
+    /// The step state, advanced.
+    pub state: Buffer<u32, ReadWrite>,
+    /// `[batch, H]`, written.
+    pub hidden: Buffer<f32, ReadWrite>,
+    /// `[batch, C]`, written.
+    pub dlogits: Buffer<f32, ReadWrite>,
+    /// `[batch, H]`, written.
+    pub dhidden: Buffer<f32, ReadWrite>,
+    /// `[batch]`, written.
+    pub losses: Buffer<f32, ReadWrite>,
+}
+
+impl KernelDef for SoftmaxHead {
+    type Args<'a> = SoftmaxHeadArgs<'a>;
+    type Size = usize;
+    fn build(&self) -> KernelBuilder {
+        softmax_head(&self.0)
+    }
+    fn workgroups(&self, rows: usize) -> [u32; 3] {
+        self.0.head_grid(rows)
+    }
+}
+
+fn softmax_head(config: &FusedConfig) -> KernelBuilder {
     let rows_per = config.head_rows;
     let wg = HEAD_WORKGROUP;
     let mut k = KernelBuilder::new(config.head_name(), [wg, 1, 1]);
-    let d = k.uniform::<LinearDims>("dims");
-    let prev = k.uniform::<LinearDims>("prev");
-    let params = k.storage::<RuntimeArray<f32>, ReadOnly>("params");
-    let partial = k.storage::<RuntimeArray<f32>, ReadOnly>("partial");
-    let batch_labels = k.storage::<RuntimeArray<u32>, ReadOnly>("batch_labels");
-    let state = k.storage::<RuntimeArray<u32>, ReadWrite>("state");
-    let hidden = k.storage::<RuntimeArray<f32>, ReadWrite>("hidden");
-    let dlogits = k.storage::<RuntimeArray<f32>, ReadWrite>("dlogits");
-    let dhidden = k.storage::<RuntimeArray<f32>, ReadWrite>("dhidden");
-    let losses = k.storage::<RuntimeArray<f32>, ReadWrite>("losses");
+    let SoftmaxHeadBindings {
+        dims: d,
+        prev,
+        params,
+        partial,
+        batch_labels,
+        state,
+        hidden,
+        dlogits,
+        dhidden,
+        losses,
+    } = k.bindings();
     let sh_h = k.workgroup::<Array<f32, HEAD_HIDDEN_CAPACITY>>("rows_hidden");
     let sh_z = k.workgroup::<Array<f32, HEAD_CLASS_CAPACITY>>("rows_logits");
     let batch = k.let_("batch", d.batch().load());
@@ -433,17 +524,6 @@ impl GradUpdate {
     }
 }
 
-/// `e^x - 1` without cancellation for small `|x|` (as [`super::optim`]'s).
-fn expm1(k: &mut KernelBuilder, name: &str, x: Exp<f32>) -> Exp<f32> {
-    let x = k.let_(name, x);
-    let mut poly: Exp<f32> = lit(1.0f32);
-    for n in (2..=6).rev() {
-        poly = 1.0f32 + &x / n as f32 * poly;
-    }
-    let series = &x * poly;
-    abs(x.clone()).lt(0.1f32).select(series, exp(x) - 1.0f32)
-}
-
 /// Adam's hyperparameters and this step's two bias corrections.
 type AdamRefs = (Place<AdamParams, ReadOnly>, Exp<f32>, Exp<f32>);
 
@@ -554,41 +634,236 @@ fn layer_update(
 /// `loss_history[state[1] - 1] = mean(losses[0..batch])`. Every input gradient of the step
 /// (in `softmax_head`) has read the weights before this kernel changes them.
 ///
-/// Bindings: `first`, `last` ([`LinearDims`] of the two layers), `hp` ([`SgdParams`] or
-/// [`AdamParams`]), `state`, `dhidden [batch, hidden]`, `dlogits [batch, classes]`, `hidden
-/// [batch, hidden]`, `gp` ([`GatherParams`]), `order`, `images [dataset, inputs]`, `params`,
-/// then `velocity` (SGD) or `m`, `v` (Adam), then `losses [batch]`, `loss_history`.
-/// Grid: [`GradUpdate::grid`].
-pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
+/// Bindings: [`GradUpdateSgdBindings`] or [`GradUpdateAdamBindings`] (they differ in `hp` and
+/// the optimizer's slots). Problem size: `(inputs, hidden, classes)` of the model, covered by
+/// [`GradUpdate::grid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GradUpdateSgd {
+    /// Tiles over the first layer's `[hidden, inputs + 1]`.
+    pub first: Tiles,
+    /// Tiles over the last layer's `[classes, hidden + 1]`.
+    pub last: Tiles,
+}
+
+/// `grad_update_adam_*`: [`GradUpdateSgd`] with Adam in the epilogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GradUpdateAdam {
+    /// Tiles over the first layer's `[hidden, inputs + 1]`.
+    pub first: Tiles,
+    /// Tiles over the last layer's `[classes, hidden + 1]`.
+    pub last: Tiles,
+}
+
+/// The bindings of `grad_update_sgd_*`, in order.
+#[derive(Debug, Bindings)]
+pub struct GradUpdateSgdBindings {
+    /// [`LinearDims`] of the first layer.
+    #[uniform]
+    pub first: Place<LinearDims, ReadOnly>,
+    /// [`LinearDims`] of the last layer.
+    #[uniform]
+    pub last: Place<LinearDims, ReadOnly>,
+    /// [`SgdParams`].
+    #[uniform]
+    pub hp: Place<SgdParams, ReadOnly>,
+    /// The step state (advanced by `softmax_head`).
+    pub state: Buffer<u32, ReadOnly>,
+    /// `[batch, hidden]`.
+    pub dhidden: Buffer<f32, ReadOnly>,
+    /// `[batch, classes]`.
+    pub dlogits: Buffer<f32, ReadOnly>,
+    /// `[batch, hidden]`.
+    pub hidden: Buffer<f32, ReadOnly>,
+    /// [`GatherParams`].
+    #[uniform]
+    pub gp: Place<GatherParams, ReadOnly>,
+    /// The permutation.
+    pub order: Buffer<u32, ReadOnly>,
+    /// `[dataset, inputs]`.
+    pub images: Buffer<f32, ReadOnly>,
+    /// The flat parameters, updated.
+    pub params: Buffer<f32, ReadWrite>,
+    /// SGD's velocity, updated.
+    pub velocity: Buffer<f32, ReadWrite>,
+    /// `[batch]`.
+    pub losses: Buffer<f32, ReadOnly>,
+    /// Written at the step's cursor.
+    pub loss_history: Buffer<f32, ReadWrite>,
+}
+
+/// The bindings of `grad_update_adam_*`, in order.
+#[derive(Debug, Bindings)]
+pub struct GradUpdateAdamBindings {
+    /// [`LinearDims`] of the first layer.
+    #[uniform]
+    pub first: Place<LinearDims, ReadOnly>,
+    /// [`LinearDims`] of the last layer.
+    #[uniform]
+    pub last: Place<LinearDims, ReadOnly>,
+    /// [`AdamParams`].
+    #[uniform]
+    pub hp: Place<AdamParams, ReadOnly>,
+    /// The step state (advanced by `softmax_head`).
+    pub state: Buffer<u32, ReadOnly>,
+    /// `[batch, hidden]`.
+    pub dhidden: Buffer<f32, ReadOnly>,
+    /// `[batch, classes]`.
+    pub dlogits: Buffer<f32, ReadOnly>,
+    /// `[batch, hidden]`.
+    pub hidden: Buffer<f32, ReadOnly>,
+    /// [`GatherParams`].
+    #[uniform]
+    pub gp: Place<GatherParams, ReadOnly>,
+    /// The permutation.
+    pub order: Buffer<u32, ReadOnly>,
+    /// `[dataset, inputs]`.
+    pub images: Buffer<f32, ReadOnly>,
+    /// The flat parameters, updated.
+    pub params: Buffer<f32, ReadWrite>,
+    /// Adam's first moments, updated.
+    pub m: Buffer<f32, ReadWrite>,
+    /// Adam's second moments, updated.
+    pub v: Buffer<f32, ReadWrite>,
+    /// `[batch]`.
+    pub losses: Buffer<f32, ReadOnly>,
+    /// Written at the step's cursor.
+    pub loss_history: Buffer<f32, ReadWrite>,
+}
+
+impl KernelDef for GradUpdateSgd {
+    type Args<'a> = GradUpdateSgdArgs<'a>;
+    type Size = (usize, usize, usize);
+    fn build(&self) -> KernelBuilder {
+        let config = self.config();
+        let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
+        let b: GradUpdateSgdBindings = k.bindings();
+        let common = GradCommon {
+            first: b.first,
+            last: b.last,
+            state: b.state,
+            dhidden: b.dhidden,
+            dlogits: b.dlogits,
+            hidden: b.hidden,
+            gp: b.gp,
+            order: b.order,
+            images: b.images,
+            params: b.params,
+            losses: b.losses,
+            history: b.loss_history,
+        };
+        grad_update(k, &config, common, GradOptimizer::Sgd(b.hp, b.velocity))
+    }
+    fn workgroups(&self, (inputs, hidden, classes): Self::Size) -> [u32; 3] {
+        self.config().grid(inputs, hidden, classes)
+    }
+}
+
+impl KernelDef for GradUpdateAdam {
+    type Args<'a> = GradUpdateAdamArgs<'a>;
+    type Size = (usize, usize, usize);
+    fn build(&self) -> KernelBuilder {
+        let config = self.config();
+        let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
+        let b: GradUpdateAdamBindings = k.bindings();
+        let common = GradCommon {
+            first: b.first,
+            last: b.last,
+            state: b.state,
+            dhidden: b.dhidden,
+            dlogits: b.dlogits,
+            hidden: b.hidden,
+            gp: b.gp,
+            order: b.order,
+            images: b.images,
+            params: b.params,
+            losses: b.losses,
+            history: b.loss_history,
+        };
+        grad_update(k, &config, common, GradOptimizer::Adam(b.hp, b.m, b.v))
+    }
+    fn workgroups(&self, (inputs, hidden, classes): Self::Size) -> [u32; 3] {
+        self.config().grid(inputs, hidden, classes)
+    }
+}
+
+impl GradUpdateSgd {
+    /// The configuration (for the name and the grid).
+    pub fn config(&self) -> GradUpdate {
+        GradUpdate {
+            first: self.first,
+            last: self.last,
+            optimizer: FusedOptimizer::Sgd,
+        }
+    }
+}
+
+impl GradUpdateAdam {
+    /// The configuration (for the name and the grid).
+    pub fn config(&self) -> GradUpdate {
+        GradUpdate {
+            first: self.first,
+            last: self.last,
+            optimizer: FusedOptimizer::Adam,
+        }
+    }
+}
+
+/// The bindings both `grad_update` kernels declare.
+struct GradCommon {
+    first: Place<LinearDims, ReadOnly>,
+    last: Place<LinearDims, ReadOnly>,
+    state: Buffer<u32, ReadOnly>,
+    dhidden: Buffer<f32, ReadOnly>,
+    dlogits: Buffer<f32, ReadOnly>,
+    hidden: Buffer<f32, ReadOnly>,
+    gp: Place<GatherParams, ReadOnly>,
+    order: Buffer<u32, ReadOnly>,
+    images: Buffer<f32, ReadOnly>,
+    params: Buffer<f32, ReadWrite>,
+    losses: Buffer<f32, ReadOnly>,
+    history: Buffer<f32, ReadWrite>,
+}
+
+/// The optimizer's bindings: hyperparameters and slots.
+enum GradOptimizer {
+    Sgd(Place<SgdParams, ReadOnly>, Buffer<f32, ReadWrite>),
+    Adam(
+        Place<AdamParams, ReadOnly>,
+        Buffer<f32, ReadWrite>,
+        Buffer<f32, ReadWrite>,
+    ),
+}
+
+/// The body of `grad_update_*`, after its bindings.
+fn grad_update(
+    mut k: KernelBuilder,
+    config: &GradUpdate,
+    b: GradCommon,
+    optimizer: GradOptimizer,
+) -> KernelBuilder {
     assert_eq!(
         config.first.workgroup(),
         config.last.workgroup(),
         "both layers' tiles need one workgroup size"
     );
-    let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
-    let first = k.uniform::<LinearDims>("first");
-    let last = k.uniform::<LinearDims>("last");
-    let (sgd, adam_hp) = match config.optimizer {
-        FusedOptimizer::Sgd => (Some(k.uniform::<SgdParams>("hp")), None),
-        FusedOptimizer::Adam => (None, Some(k.uniform::<AdamParams>("hp"))),
+    let GradCommon {
+        first,
+        last,
+        state,
+        dhidden,
+        dlogits,
+        hidden,
+        gp,
+        order,
+        images,
+        params,
+        losses,
+        history,
+    } = b;
+    let (sgd, adam_hp, slots) = match optimizer {
+        GradOptimizer::Sgd(hp, velocity) => (Some(hp), None, vec![velocity]),
+        GradOptimizer::Adam(hp, m, v) => (None, Some(hp), vec![m, v]),
     };
-    let state = k.storage::<RuntimeArray<u32>, ReadOnly>("state");
-    let dhidden = k.storage::<RuntimeArray<f32>, ReadOnly>("dhidden");
-    let dlogits = k.storage::<RuntimeArray<f32>, ReadOnly>("dlogits");
-    let hidden = k.storage::<RuntimeArray<f32>, ReadOnly>("hidden");
-    let gp = k.uniform::<GatherParams>("gp");
-    let order = k.storage::<RuntimeArray<u32>, ReadOnly>("order");
-    let images = k.storage::<RuntimeArray<f32>, ReadOnly>("images");
-    let params = k.storage::<RuntimeArray<f32>, ReadWrite>("params");
-    let slots: Vec<Buffer<f32, ReadWrite>> = match config.optimizer {
-        FusedOptimizer::Sgd => vec![k.storage::<RuntimeArray<f32>, ReadWrite>("velocity")],
-        FusedOptimizer::Adam => vec![
-            k.storage::<RuntimeArray<f32>, ReadWrite>("m"),
-            k.storage::<RuntimeArray<f32>, ReadWrite>("v"),
-        ],
-    };
-    let losses = k.storage::<RuntimeArray<f32>, ReadOnly>("losses");
-    let history = k.storage::<RuntimeArray<f32>, ReadWrite>("loss_history");
     let memory = TileMemory::declare(&mut k);
     let scratch = k.workgroup::<Array<f32, 64>>("loss_partial");
     let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
@@ -674,13 +949,10 @@ pub fn grad_update(config: &GradUpdate) -> KernelBuilder {
     k
 }
 
-// ---------------------------------------------------------------------------------------------
-// Verified ops.
-
-/// The configurations verified: the CPU's (large tiles, no split), and a GPU's (small tiles,
-/// `K` split in 3, 3 rows per `softmax_head` workgroup) whose split leaves parts empty at
-/// the verified sizes.
-fn verify_configs() -> [FusedConfig; 2] {
+/// The configurations the tests verify and the snapshots pin: the CPU's (large tiles, no
+/// split), and a GPU's (small tiles, `K` split in 3, 3 rows per `softmax_head` workgroup)
+/// whose split leaves parts empty at the verified sizes.
+pub fn verified_configs() -> [FusedConfig; 2] {
     let sizes = [(61, 45), (45, 11)];
     let cpu = FusedConfig::choose(&sizes, 37, Target::Cpu).expect("fusable");
     let gpu = FusedConfig {
@@ -693,327 +965,24 @@ fn verify_configs() -> [FusedConfig; 2] {
     [cpu, gpu]
 }
 
-/// Verified op for [`forward_gather`].
-#[derive(Clone, Copy, Debug)]
-pub struct ForwardGather(pub FusedConfig);
-/// Verified op for [`softmax_head`].
-#[derive(Clone, Copy, Debug)]
-pub struct SoftmaxHead(pub FusedConfig);
-/// Verified op for [`grad_update`].
-#[derive(Clone, Copy, Debug)]
-pub struct GradUpdateOp(pub GradUpdate);
-
-/// Every fused kernel in the configurations [`verify_configs`] gives (for the registry).
-pub fn all() -> Vec<Box<dyn VerifiedOp>> {
-    let mut ops: Vec<Box<dyn VerifiedOp>> = Vec::new();
+/// Every fused kernel in the [`verified_configs`], each once (for the snapshots).
+pub fn all() -> Vec<KernelBuilder> {
+    let mut kernels = Vec::new();
     let mut seen = HashSet::new();
-    for c in verify_configs() {
-        if seen.insert(c.forward_name()) {
-            ops.push(Box::new(ForwardGather(c)));
-        }
-        if seen.insert(c.head_name()) {
-            ops.push(Box::new(SoftmaxHead(c)));
-        }
-        for optimizer in [FusedOptimizer::Sgd, FusedOptimizer::Adam] {
-            let g = c.grad_update(optimizer);
-            if seen.insert(g.name()) {
-                ops.push(Box::new(GradUpdateOp(g)));
-            }
-        }
-    }
-    ops
-}
-
-/// A dataset of `len` examples, a permutation-like order with repeats, the step's start.
-struct GatherCase {
-    gp: GatherParams,
-    state: Vec<u32>,
-    order: Vec<u32>,
-    images: Vec<f32>,
-    labels: Vec<u32>,
-}
-
-/// The step (first step 1, cursor `cursor`) takes `batch` rows from an order of 3 batches and
-/// a bit over a dataset of as many examples.
-fn gather_case(
-    rng: &mut ChaCha8Rng,
-    batch: usize,
-    inputs: usize,
-    classes: usize,
-    cursor: u32,
-) -> GatherCase {
-    let len = batch * 3 + 5;
-    GatherCase {
-        gp: GatherParams {
-            first_step: 1,
-            batch_size: batch as u32,
-            order_len: len as u32,
-            dataset_len: len as u32,
-            inputs: inputs as u32,
-            ..Default::default()
-        },
-        state: vec![17, cursor],
-        order: uniform_u32(rng, len, len as u32),
-        images: uniform_f32(rng, len * inputs, 0.0, 1.0),
-        labels: uniform_u32(rng, len, classes as u32),
-    }
-}
-
-impl VerifiedOp for ForwardGather {
-    fn name(&self) -> &'static str {
-        self.0.forward_name()
-    }
-    fn build(&self) -> KernelBuilder {
-        forward_gather(&self.0)
-    }
-    fn case(&self, rng: &mut ChaCha8Rng, s: &CaseSizes) -> Case {
-        let g = gather_case(rng, s.batch, s.inputs, s.classes, 1);
-        let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
-        let splits = self.0.splits as usize;
-        Case {
-            args: vec![
-                CaseArg::Uniform(UniformValue::Linear(dims(
-                    s.batch, s.inputs, s.outputs, w, b,
-                ))),
-                CaseArg::Uniform(UniformValue::Gather(g.gp)),
-                CaseArg::U32(g.state, Role::Input),
-                CaseArg::U32(g.order, Role::Input),
-                CaseArg::F32(g.images, Role::Input),
-                CaseArg::U32(g.labels, Role::Input),
-                CaseArg::F32(params, Role::Input),
-                CaseArg::F32(vec![0.0; splits * s.batch * s.outputs], Role::Output),
-                CaseArg::U32(vec![0; s.batch], Role::Output),
-            ],
-            workgroups: self.0.forward_grid(s.batch, s.outputs),
-        }
-    }
-    fn spec(&self, case: &Case) -> Vec<Values> {
-        let d: LinearDims = case.uniform(0);
-        let gp: GatherParams = case.uniform(1);
-        let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
-        let start = (gp.first_step + case.u32s(2)[1]) as usize * gp.batch_size as usize;
-        let order = case.u32s(3);
-        let images = case.f64s(4);
-        let labels = case.u32s(5);
-        let layer = layer_from_flat(&case.f64s(6), &d);
-        let splits = self.0.splits;
-        let part = split_len(inputs as u32, splits, self.0.forward.tk) as usize;
-        let mut partial = vec![0.0; splits as usize * batch * outputs];
-        for s in 0..splits as usize {
-            let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);
-            for r in 0..batch {
-                let e = order[start + r] as usize;
-                for o in 0..outputs {
-                    partial[(s * batch + r) * outputs + o] = ks
-                        .clone()
-                        .map(|i| images[e * inputs + i] * layer.weight[o * inputs + i])
-                        .sum();
-                }
-            }
-        }
-        let batch_labels = (0..batch)
-            .map(|r| labels[order[start + r] as usize])
-            .collect();
-        vec![Values::F32(partial), Values::U32(batch_labels)]
-    }
-}
-
-impl VerifiedOp for SoftmaxHead {
-    fn name(&self) -> &'static str {
-        self.0.head_name()
-    }
-    fn build(&self) -> KernelBuilder {
-        softmax_head(&self.0)
-    }
-    fn case(&self, rng: &mut ChaCha8Rng, s: &CaseSizes) -> Case {
-        // The hidden layer: s.outputs wide; the last layer: s.outputs -> s.classes. Both
-        // layers' tensors in one flat buffer.
-        let (h, c) = (s.outputs, s.classes);
-        let (mut flat, w, b) = random_layer(rng, h, c);
-        let b0 = flat.len();
-        flat.extend(uniform_f32(rng, h, -0.5, 0.5));
-        let splits = self.0.splits as usize;
-        Case {
-            args: vec![
-                CaseArg::Uniform(UniformValue::Linear(dims(s.batch, h, c, w, b))),
-                CaseArg::Uniform(UniformValue::Linear(dims(s.batch, s.inputs, h, 0, b0))),
-                CaseArg::F32(flat, Role::Input),
-                CaseArg::F32(
-                    uniform_f32(rng, splits * s.batch * h, -1.0, 1.0),
-                    Role::Input,
-                ),
-                CaseArg::U32(uniform_u32(rng, s.batch, c as u32), Role::Input),
-                CaseArg::U32(vec![41, 3], Role::InOut),
-                CaseArg::F32(vec![0.0; s.batch * h], Role::Output),
-                CaseArg::F32(vec![0.0; s.batch * c], Role::Output),
-                CaseArg::F32(vec![0.0; s.batch * h], Role::Output),
-                CaseArg::F32(vec![0.0; s.batch], Role::Output),
-            ],
-            workgroups: self.0.head_grid(s.batch),
-        }
-    }
-    fn spec(&self, case: &Case) -> Vec<Values> {
-        let d: LinearDims = case.uniform(0);
-        let prev: LinearDims = case.uniform(1);
-        let (batch, h, c) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
-        let flat = case.f64s(2);
-        let layer = layer_from_flat(&flat, &d);
-        let b0 = &flat[prev.bias_offset as usize..prev.bias_offset as usize + h];
-        let partial = case.f64s(3);
-        let labels = case.u32s(4);
-        let state = case.u32s(5);
-        let hidden: Vec<f64> = (0..batch * h)
-            .map(|e| {
-                let (r, j) = (e / h, e % h);
-                let s: f64 = (0..self.0.splits as usize)
-                    .map(|s| partial[(s * batch + r) * h + j])
-                    .sum();
-                (s + b0[j]).max(0.0)
-            })
-            .collect();
-        let logits =
-            reference::linear_forward(&hidden, batch, &layer, reference::Activation::Identity);
-        let sce = reference::softmax_cross_entropy(&logits, labels, batch, c);
-        let dh = reference::input_grad(&sce.dlogits, &layer.weight, batch, h, c);
-        vec![
-            Values::U32(vec![state[0] + 1, state[1] + 1]),
-            Values::F32(hidden.clone()),
-            Values::F32(sce.dlogits),
-            Values::F32(reference::relu_backward(&dh, &hidden)),
-            Values::F32(sce.losses),
-        ]
-    }
-}
-
-impl VerifiedOp for GradUpdateOp {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-    fn build(&self) -> KernelBuilder {
-        grad_update(&self.0)
-    }
-    fn case(&self, rng: &mut ChaCha8Rng, s: &CaseSizes) -> Case {
-        let g = self.0;
-        // First layer s.inputs -> s.outputs, last layer s.outputs -> s.classes, in one flat
-        // buffer with noise around them (which must not change).
-        let (i, h, c) = (s.inputs, s.outputs, s.classes);
-        let (mut params, w0, b0) = random_layer(rng, i, h);
-        let w1 = params.len();
-        params.extend(uniform_f32(rng, h * c + c + 3, -0.3, 0.3));
-        let b1 = w1 + h * c;
-        let n = params.len();
-        // Step t = 5 (the state is advanced already), cursor 2: this is the chunk's step 1.
-        let state = vec![5u32, 2];
-        let gc = gather_case(rng, s.batch, i, c, state[1] - 1);
-        // ReLU outputs: about a third exactly zero.
-        let hidden = uniform_f32(rng, s.batch * h, -0.5, 1.0)
-            .into_iter()
-            .map(|v| v.max(0.0))
-            .collect();
-        let mut args = vec![
-            CaseArg::Uniform(UniformValue::Linear(dims(s.batch, i, h, w0, b0))),
-            CaseArg::Uniform(UniformValue::Linear(dims(s.batch, h, c, w1, b1))),
-            CaseArg::Uniform(match g.optimizer {
-                FusedOptimizer::Sgd => UniformValue::Sgd(SgdParams {
-                    lr: 0.05,
-                    momentum: 0.9,
-                    weight_decay: 1e-3,
-                    len: n as u32,
-                }),
-                FusedOptimizer::Adam => UniformValue::Adam(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
-            }),
-            CaseArg::U32(state, Role::Input),
-            CaseArg::F32(uniform_f32(rng, s.batch * h, -1.0, 1.0), Role::Input),
-            CaseArg::F32(uniform_f32(rng, s.batch * c, -1.0, 1.0), Role::Input),
-            CaseArg::F32(hidden, Role::Input),
-            CaseArg::Uniform(UniformValue::Gather(gc.gp)),
-            CaseArg::U32(gc.order, Role::Input),
-            CaseArg::F32(gc.images, Role::Input),
-            CaseArg::F32(params, Role::InOut),
+    for c in verified_configs() {
+        let candidates = [
+            ForwardGather(c).build(),
+            SoftmaxHead(c).build(),
+            c.grad_update_sgd().build(),
+            c.grad_update_adam().build(),
         ];
-        args.push(CaseArg::F32(uniform_f32(rng, n, -0.1, 0.1), Role::InOut));
-        if g.optimizer == FusedOptimizer::Adam {
-            args.push(CaseArg::F32(uniform_f32(rng, n, 0.0, 0.01), Role::InOut));
-        }
-        args.push(CaseArg::F32(
-            uniform_f32(rng, s.batch, 0.0, 5.0),
-            Role::Input,
-        ));
-        args.push(CaseArg::F32(uniform_f32(rng, 7, 0.0, 5.0), Role::InOut));
-        Case {
-            args,
-            workgroups: g.grid(i, h, c),
-        }
-    }
-    fn spec(&self, case: &Case) -> Vec<Values> {
-        let g = self.0;
-        let first: LinearDims = case.uniform(0);
-        let last: LinearDims = case.uniform(1);
-        let batch = first.batch as usize;
-        let state = case.u32s(3);
-        let gp: GatherParams = case.uniform(7);
-        let start = (gp.first_step + state[1] - 1) as usize * gp.batch_size as usize;
-        let (order, images) = (case.u32s(8), case.f64s(9));
-        let inputs = first.inputs as usize;
-        let x: Vec<f64> = (0..batch)
-            .flat_map(|r| {
-                let e = order[start + r] as usize;
-                images[e * inputs..(e + 1) * inputs].to_vec()
-            })
-            .collect();
-        // (dims, dz, x) per layer.
-        let layers = [(first, case.f64s(4), x), (last, case.f64s(5), case.f64s(6))];
-        let mut params = case.f64s(10);
-        let mut slots = vec![case.f64s(11)];
-        let mut next = 12;
-        if g.optimizer == FusedOptimizer::Adam {
-            slots.push(case.f64s(12));
-            next = 13;
-        }
-        for (d, dz, x) in &layers {
-            let (inputs, outputs) = (d.inputs as usize, d.outputs as usize);
-            let dw = reference::weight_grad(dz, x, batch, inputs, outputs);
-            let db = reference::bias_grad(dz, batch, outputs);
-            let (w, b) = (d.weight_offset as usize, d.bias_offset as usize);
-            for (range, grad) in [(w..w + inputs * outputs, &dw), (b..b + outputs, &db)] {
-                match g.optimizer {
-                    FusedOptimizer::Sgd => {
-                        let hp: SgdParams = case.uniform(2);
-                        reference::sgd_step(
-                            &mut params[range.clone()],
-                            grad,
-                            &mut slots[0][range],
-                            hp.lr.into(),
-                            hp.momentum.into(),
-                            hp.weight_decay.into(),
-                        );
-                    }
-                    FusedOptimizer::Adam => {
-                        let hp: AdamParams = case.uniform(2);
-                        let (m, v) = slots.split_at_mut(1);
-                        reference::adam_step(
-                            &mut params[range.clone()],
-                            grad,
-                            &mut m[0][range.clone()],
-                            &mut v[0][range],
-                            u64::from(state[0]),
-                            hp.lr.into(),
-                            hp.beta1.into(),
-                            hp.beta2.into(),
-                            hp.eps.into(),
-                        );
-                    }
-                }
+        for k in candidates {
+            if seen.insert(k.name().to_string()) {
+                kernels.push(k);
             }
         }
-        let losses = case.f64s(next);
-        let mut history = case.f64s(next + 1);
-        history[state[1] as usize - 1] = losses.iter().sum::<f64>() / batch as f64;
-        let mut out = vec![Values::F32(params)];
-        out.extend(slots.into_iter().map(Values::F32));
-        out.push(Values::F32(history));
-        out
     }
+    kernels
 }
 
 #[cfg(test)]

@@ -1,24 +1,30 @@
-//! Every kernel of the MLP, written with the wgsl-dsl builder, each paired with its CPU
-//! specification ([`VerifiedOp`]).
+//! Every kernel of the MLP, each with its typed interface (`wgsl_dsl::runtime::KernelDef`):
+//! written with `#[kernel]` where the macro expresses it, with the builder where Rust code
+//! generates the kernel (the tiled products, workgroup reductions, Adam's `expm1`).
 //!
 //! One training step is, in order (dispatches recorded into one compute pass, no host round
 //! trip):
 //!
-//! | kernel | file | does |
-//! |---|---|---|
-//! | `gather_batch` | [`gather`] | `x, labels` of the step from the dataset through `order` |
-//! | `linear_relu` / `linear_identity` | [`linear`] | `y = act(x W^T + b)` per layer, tiled |
-//! | `softmax_cross_entropy` | [`loss`] | probabilities, per-example loss, `dlogits` |
-//! | `mean_loss` | [`loss`] | batch mean into the loss history |
-//! | `linear_backward_weight` | [`backward`] | `dW = dy^T x`, tiled |
-//! | `bias_grad` | [`backward`] | `db = sum_batch dy`, workgroup reduction |
-//! | `linear_backward_input_relu` | [`backward`] | `dx = (dy W) * [x > 0]`, tiled |
-//! | `sgd_update` / `adam_update` | [`optim`] | the optimizer, over all parameters at once |
-//! | `advance_step` | [`step`] | step counter and cursor on the GPU |
+//! | kernel (entry point) | definition | file | does |
+//! |---|---|---|---|
+//! | `gather_batch` | [`GatherBatch`](gather::GatherBatch) | [`gather`] | `x, labels` of the step from the dataset through `order` |
+//! | `linear_relu` / `linear_identity` | [`Linear`](linear::Linear) | [`linear`] | `y = act(x W^T + b)` per layer, tiled |
+//! | `softmax_cross_entropy` | [`SoftmaxCrossEntropy`](loss::SoftmaxCrossEntropy) | [`loss`] | probabilities, per-example loss, `dlogits` |
+//! | `mean_loss` | [`MeanLoss`](loss::MeanLoss) | [`loss`] | batch mean into the loss history |
+//! | `linear_backward_weight` | [`LinearBackwardWeight`](backward::LinearBackwardWeight) | [`backward`] | `dW = dy^T x`, tiled |
+//! | `bias_grad` | [`BiasGrad`](backward::BiasGrad) | [`backward`] | `db = sum_batch dy`, workgroup reduction |
+//! | `linear_backward_input_relu` | [`LinearBackwardInputRelu`](backward::LinearBackwardInputRelu) | [`backward`] | `dx = (dy W) * [x > 0]`, tiled |
+//! | `sgd_update` / `adam_update` | [`SgdUpdate`](optim::SgdUpdate) / [`AdamUpdate`](optim::AdamUpdate) | [`optim`] | the optimizer, over all parameters at once |
+//! | `advance_step` | [`AdvanceStep`](step::AdvanceStep) | [`step`] | step counter and cursor on the GPU |
 //!
-//! plus `begin_chunk` ([`step`]) before a chunk and `argmax_accuracy` ([`eval`]) for
-//! evaluation. Shapes are `[batch, features]`, row-major; parameters, gradients and optimizer
-//! slots are flat buffers in the layout of [`crate::params`].
+//! plus `begin_chunk` ([`BeginChunk`](step::BeginChunk)) before a chunk and `argmax_accuracy`
+//! ([`ArgmaxAccuracy`](eval::ArgmaxAccuracy)) for evaluation. Shapes are `[batch, features]`,
+//! row-major; parameters, gradients and optimizer slots are flat buffers in the layout of
+//! [`crate::params`]. On GPUs a model with one hidden layer trains with the three kernels of
+//! [`fused`] instead (`forward_gather_*`, `softmax_head_*`, `grad_update_*`, tiles chosen by
+//! [`product`]). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
+//! writes. Every kernel is checked against an `f64` specification on random cases by the
+//! workspace's verification harness (`wgsl-dsl-harness`, `tests/mlp_kernels.rs`).
 
 pub mod backward;
 pub mod eval;
@@ -31,75 +37,42 @@ pub mod product;
 pub mod step;
 pub mod tiled;
 pub mod uniforms;
-pub mod verify;
 
-pub use verify::{Case, CaseArg, CaseSizes, Role, UniformValue, Values, VerifiedOp};
+use wgsl_dsl::KernelBuilder;
+use wgsl_dsl::runtime::KernelDef;
 
 use crate::reference::Activation;
 
-/// Every kernel of the model with its specification.
-pub fn all() -> Vec<Box<dyn VerifiedOp>> {
-    let unfused: Vec<Box<dyn VerifiedOp>> = vec![
-        Box::new(gather::GatherBatch),
-        Box::new(linear::LinearForward(Activation::Relu)),
-        Box::new(linear::LinearForward(Activation::Identity)),
-        Box::new(loss::SoftmaxCrossEntropy),
-        Box::new(loss::MeanLoss),
-        Box::new(backward::WeightGrad),
-        Box::new(backward::BiasGrad),
-        Box::new(backward::InputGradRelu),
-        Box::new(optim::Sgd),
-        Box::new(optim::Adam),
-        Box::new(step::BeginChunk),
-        Box::new(step::AdvanceStep),
-        Box::new(eval::ArgmaxAccuracy),
+/// Every kernel the model uses, built: for the snapshots. Entry point names are stable; the
+/// fused kernels are those of [`fused::verified_configs`].
+pub fn all() -> Vec<KernelBuilder> {
+    let unfused = vec![
+        gather::GatherBatch.build(),
+        linear::Linear(Activation::Relu).build(),
+        linear::Linear(Activation::Identity).build(),
+        loss::SoftmaxCrossEntropy.build(),
+        loss::MeanLoss.build(),
+        backward::LinearBackwardWeight.build(),
+        backward::BiasGrad.build(),
+        backward::LinearBackwardInputRelu.build(),
+        optim::SgdUpdate.build(),
+        optim::AdamUpdate.build(),
+        step::BeginChunk.build(),
+        step::AdvanceStep.build(),
+        eval::ArgmaxAccuracy.build(),
     ];
     unfused.into_iter().chain(fused::all()).collect()
 }
 
-/// `(name, builder)` of every kernel the model uses, for snapshots. Names are stable.
-pub fn all_kernels() -> Vec<(String, wgsl_dsl::KernelBuilder)> {
-    all()
-        .into_iter()
-        .map(|op| (op.name().to_string(), op.build()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn every_kernel_builds_and_validates_with_its_registered_name() {
+    fn every_kernel_builds_and_validates_under_a_unique_name() {
         let mut names = std::collections::HashSet::new();
-        for op in all() {
-            let shader = op
-                .build()
-                .build()
-                .unwrap_or_else(|e| panic!("{}: {e}", op.name()));
-            assert_eq!(shader.signature.name, op.name());
-            assert!(
-                names.insert(op.name()),
-                "duplicate kernel name {}",
-                op.name()
-            );
-        }
-    }
-
-    #[test]
-    fn every_case_matches_its_kernel_signature() {
-        use rand::SeedableRng;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        for op in all() {
-            let shader = op.build().build().expect("builds");
-            let case = op.case(&mut rng, &CaseSizes::default());
-            assert_eq!(
-                case.args.len(),
-                shader.signature.bindings.len(),
-                "{}",
-                op.name()
-            );
-            assert_eq!(case.outputs().len(), op.spec(&case).len(), "{}", op.name());
+        for k in super::all() {
+            let shader = k.build().unwrap_or_else(|e| panic!("{}: {e}", k.name()));
+            assert_eq!(shader.signature.name, k.name());
+            assert!(names.insert(k.name().to_string()), "duplicate {}", k.name());
         }
     }
 }

@@ -57,6 +57,50 @@ pub(crate) struct Operand<'a> {
     pub cols_contiguous: bool,
 }
 
+impl<'a> Operand<'a> {
+    /// `[rows, cols]` stored row-major from `offset` (0 if `None`): element `(r, c)` at
+    /// `offset + r * cols + c`.
+    pub(crate) fn row_major(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+    ) -> Self {
+        let stride = cols.clone();
+        Operand {
+            buffer,
+            rows,
+            cols,
+            index: Box::new(move |r, c| match &offset {
+                Some(o) => o + r * &stride + c,
+                None => r * &stride + c,
+            }),
+            cols_contiguous: true,
+        }
+    }
+
+    /// `[rows, cols]` stored transposed (column-major) from `offset` (0 if `None`): element
+    /// `(r, c)` at `offset + c * rows + r`.
+    pub(crate) fn transposed(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+    ) -> Self {
+        let stride = rows.clone();
+        Operand {
+            buffer,
+            rows,
+            cols,
+            index: Box::new(move |r, c| match &offset {
+                Some(o) => o + c * &stride + r,
+                None => c * &stride + r,
+            }),
+            cols_contiguous: false,
+        }
+    }
+}
+
 /// What the product gives to the epilogue.
 pub(crate) struct TileOutput {
     /// Row of `C`.

@@ -2,27 +2,43 @@
 //! dispatches per step (`forward_gather`, `softmax_head`, `grad_update`) where the unfused step
 //! has twelve; models with more hidden layers run the unfused step.
 
-use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, Kernel, Recorder};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder, TypedKernel};
 
-use super::{BatchUniforms, GpuDataset, GpuMlp, OptimizerBuffers, compile};
+use super::{BatchUniforms, GpuDataset, GpuMlp, Optimizer, Workspace, invalid};
 use crate::config::MlpConfig;
 use crate::error::MlpError;
 use crate::kernels::fused::{
-    FusedConfig, FusedOptimizer, GradUpdate, forward_gather, grad_update, softmax_head,
+    ForwardGather, ForwardGatherArgs, FusedConfig, FusedOptimizer, GradUpdateAdam,
+    GradUpdateAdamArgs, GradUpdateSgd, GradUpdateSgdArgs, SoftmaxHead, SoftmaxHeadArgs,
 };
 use crate::kernels::product::Target;
 use crate::kernels::uniforms::GatherParams;
+
+/// The compiled `grad_update` kernel, for the model's optimizer.
+#[derive(Debug)]
+enum GradKernel {
+    Sgd(TypedKernel<GradUpdateSgd>),
+    Adam(TypedKernel<GradUpdateAdam>),
+}
 
 /// The compiled fused kernels and the split-K partial sums of the first layer.
 #[derive(Debug)]
 pub(super) struct FusedStep {
     config: FusedConfig,
-    forward: Kernel,
-    head: Kernel,
-    grad: Kernel,
-    grad_config: GradUpdate,
+    forward: TypedKernel<ForwardGather>,
+    head: TypedKernel<SoftmaxHead>,
+    grad: GradKernel,
     /// `[splits, max_batch, hidden]`.
     partial: GpuBuffer<f32>,
+}
+
+/// The model's buffers a fused step reads and writes.
+pub(super) struct StepBuffers<'a> {
+    pub state: &'a mut GpuBuffer<u32>,
+    pub params: &'a mut GpuBuffer<f32>,
+    pub optimizer: &'a mut Optimizer,
+    pub work: &'a mut Workspace,
+    pub loss_history: &'a mut GpuBuffer<f32>,
 }
 
 impl FusedStep {
@@ -43,13 +59,15 @@ impl FusedStep {
             return Ok(None);
         };
         let hidden = sizes[0].1;
-        let grad_config = c.grad_update(optimizer);
+        let grad = match optimizer {
+            FusedOptimizer::Sgd => GradKernel::Sgd(gpu.compile_typed(c.grad_update_sgd())?),
+            FusedOptimizer::Adam => GradKernel::Adam(gpu.compile_typed(c.grad_update_adam())?),
+        };
         Ok(Some(FusedStep {
             config: c,
-            forward: compile(gpu, forward_gather(&c))?,
-            head: compile(gpu, softmax_head(&c))?,
-            grad: compile(gpu, grad_update(&grad_config))?,
-            grad_config,
+            forward: gpu.compile_typed(ForwardGather(c))?,
+            head: gpu.compile_typed(SoftmaxHead(c))?,
+            grad,
             partial: GpuBuffer::zeroed(gpu, c.splits as usize * max_batch * hidden)?,
         }))
     }
@@ -62,79 +80,96 @@ impl FusedStep {
     /// Record one step of `rows` examples (see [`crate::kernels::fused`] for the data flow).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_step(
-        &self,
-        model: &GpuMlp,
+        &mut self,
         rec: &mut Recorder<'_>,
         u: &BatchUniforms,
         gp: &GpuBuffer<GatherParams>,
         order: &GpuBuffer<u32>,
         data: &GpuDataset,
         rows: usize,
+        b: StepBuffers<'_>,
     ) -> Result<(), MlpError> {
-        let w = &model.work;
-        let sizes = model.config.layer_sizes();
-        let ((inputs, hidden), (_, classes)) = (sizes[0], sizes[1]);
-        let state = &model.state;
-        let params = &model.params;
-        rec.dispatch(
-            &self.forward,
-            &[
-                &u.linear[0],
-                gp,
-                state,
-                order,
-                &data.images,
-                &data.labels,
-                params,
-                &self.partial,
-                &w.labels,
-            ],
-            self.config.forward_grid(rows, hidden),
-        )?;
-        rec.dispatch(
-            &self.head,
-            &[
-                &u.linear[1],
-                &u.linear[0],
-                params,
-                &self.partial,
-                &w.labels,
-                state,
-                &w.acts[0],
-                &w.deltas[1],
-                &w.deltas[0],
-                &w.example_losses,
-            ],
-            self.config.head_grid(rows),
-        )?;
-        let mut args: Vec<&dyn BindArg> = vec![&u.linear[0], &u.linear[1]];
-        let slots: Vec<&dyn BindArg> = match &model.optimizer {
-            OptimizerBuffers::Sgd { hp, velocity } => {
-                args.push(hp);
-                vec![velocity]
-            }
-            OptimizerBuffers::Adam { hp, m, v } => {
-                args.push(hp);
-                vec![m, v]
-            }
-        };
-        args.extend([
-            state as &dyn BindArg,
-            &w.deltas[0],
-            &w.deltas[1],
-            &w.acts[0],
-            gp,
-            order,
-            &data.images,
+        let StepBuffers {
+            state,
             params,
-        ]);
-        args.extend(slots);
-        args.extend([&w.example_losses as &dyn BindArg, &model.loss_history]);
-        rec.dispatch(
-            &self.grad,
-            &args,
-            self.grad_config.grid(inputs, hidden, classes),
-        )?;
+            optimizer,
+            work: w,
+            loss_history,
+        } = b;
+        let ((inputs, hidden), (_, classes)) = (w.layers[0], w.layers[1]);
+        let args = ForwardGatherArgs {
+            dims: &u.linear[0],
+            gp,
+            state,
+            order,
+            images: &data.images,
+            labels: &data.labels,
+            params,
+            partial: &mut self.partial,
+            batch_labels: &mut w.labels,
+        };
+        self.forward.record(rec, args, (rows, hidden))?;
+        let (hidden_deltas, last_deltas) = w.deltas.split_at_mut(1);
+        let args = SoftmaxHeadArgs {
+            dims: &u.linear[1],
+            prev: &u.linear[0],
+            params,
+            partial: &self.partial,
+            batch_labels: &w.labels,
+            state,
+            hidden: &mut w.acts[0],
+            dlogits: &mut last_deltas[0],
+            dhidden: &mut hidden_deltas[0],
+            losses: &mut w.example_losses,
+        };
+        self.head.record(rec, args, rows)?;
+        let size = (inputs, hidden, classes);
+        match (&self.grad, optimizer) {
+            (GradKernel::Sgd(kernel), Optimizer::Sgd { hp, velocity, .. }) => {
+                let args = GradUpdateSgdArgs {
+                    first: &u.linear[0],
+                    last: &u.linear[1],
+                    hp,
+                    state,
+                    dhidden: &w.deltas[0],
+                    dlogits: &w.deltas[1],
+                    hidden: &w.acts[0],
+                    gp,
+                    order,
+                    images: &data.images,
+                    params,
+                    velocity,
+                    losses: &w.example_losses,
+                    loss_history,
+                };
+                kernel.record(rec, args, size)?;
+            }
+            (GradKernel::Adam(kernel), Optimizer::Adam { hp, m, v, .. }) => {
+                let args = GradUpdateAdamArgs {
+                    first: &u.linear[0],
+                    last: &u.linear[1],
+                    hp,
+                    state,
+                    dhidden: &w.deltas[0],
+                    dlogits: &w.deltas[1],
+                    hidden: &w.acts[0],
+                    gp,
+                    order,
+                    images: &data.images,
+                    params,
+                    m,
+                    v,
+                    losses: &w.example_losses,
+                    loss_history,
+                };
+                kernel.record(rec, args, size)?;
+            }
+            _ => {
+                return Err(invalid(
+                    "the fused step was built for another optimizer than the model's",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -149,8 +184,8 @@ impl GpuMlp {
     /// Build and dispatch errors compiling the kernels.
     pub fn set_fused(&mut self, gpu: &Gpu, target: Option<Target>) -> Result<bool, MlpError> {
         let optimizer = match self.optimizer {
-            OptimizerBuffers::Sgd { .. } => FusedOptimizer::Sgd,
-            OptimizerBuffers::Adam { .. } => FusedOptimizer::Adam,
+            Optimizer::Sgd { .. } => FusedOptimizer::Sgd,
+            Optimizer::Adam { .. } => FusedOptimizer::Adam,
         };
         self.fused = match target {
             Some(t) => FusedStep::new(gpu, &self.config, optimizer, self.max_batch, t)?,

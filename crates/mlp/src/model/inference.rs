@@ -5,11 +5,11 @@ use std::ops::Range;
 
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
-use super::{BatchUniforms, GpuDataset, GpuMlp, invalid};
+use super::{BatchUniforms, GpuDataset, GpuMlp, Kernels, Workspace, invalid};
 use crate::error::MlpError;
+use crate::kernels::eval::ArgmaxAccuracyArgs;
 use crate::kernels::gather::rows_of_step;
-use crate::kernels::verify::grid_1d;
-use crate::kernels::{eval, step};
+use crate::kernels::step::{self, AdvanceStepArgs};
 
 /// The result of [`GpuMlp::evaluate`].
 #[derive(Clone, Debug, PartialEq)]
@@ -35,33 +35,51 @@ impl Evaluation {
     }
 }
 
+/// What an inference pass records after the loss of each batch: given the kernels, the
+/// recorder, the batch's uniforms, the workspace, the step state and the batch's rows.
+type PerBatch<'f> = dyn FnMut(
+        &Kernels,
+        &mut Recorder<'_>,
+        &BatchUniforms,
+        &Workspace,
+        &GpuBuffer<u32>,
+        usize,
+    ) -> Result<(), MlpError>
+    + 'f;
+
 impl GpuMlp {
-    /// Record the forward pass and loss over `data` in batches of `max_batch`, with a fresh
-    /// step state; `per_batch` records what follows the loss of each batch.
+    /// Record the forward pass and loss over `data` in batches of `max_batch`, with the step
+    /// state `state` (cursor 0 at batch `batches.start`); `per_batch` records what follows
+    /// the loss of each batch.
     fn record_inference(
         &mut self,
         gpu: &Gpu,
         rec: &mut Recorder<'_>,
         data: &GpuDataset,
-        state: &GpuBuffer<u32>,
+        state: &mut GpuBuffer<u32>,
         batches: Range<usize>,
-        mut per_batch: impl FnMut(
-            &Self,
-            &mut Recorder<'_>,
-            &BatchUniforms,
-            usize,
-        ) -> Result<(), MlpError>,
+        per_batch: &mut PerBatch<'_>,
     ) -> Result<(), MlpError> {
         let gp = self.gather_params(gpu, data, batches.start, self.max_batch, data.len)?;
+        for b in batches.clone() {
+            self.prepare_uniforms(gpu, rows_of_step(b, self.max_batch, data.len))?;
+        }
+        let GpuMlp {
+            kernels: k,
+            tensors,
+            work,
+            batch_uniforms,
+            max_batch,
+            ..
+        } = self;
         for b in batches {
-            let rows = rows_of_step(b, self.max_batch, data.len);
-            self.uniforms(gpu, rows)?;
-            let u = &self.batch_uniforms[&rows];
-            self.record_gather(rec, &gp, state, &data.identity, data, rows)?;
-            self.record_forward(rec, u, rows)?;
-            self.record_softmax(rec, u, rows)?;
-            per_batch(self, rec, u, rows)?;
-            rec.dispatch(&self.kernels.advance, &[state], [1, 1, 1])?;
+            let rows = rows_of_step(b, *max_batch, data.len);
+            let u = &batch_uniforms[&rows];
+            k.record_gather(rec, &gp, state, &data.identity, data, work, rows)?;
+            k.record_forward(rec, u, &tensors.params, work, rows)?;
+            k.record_softmax(rec, u, work, rows)?;
+            per_batch(k, rec, u, work, state, rows)?;
+            k.advance.record(rec, AdvanceStepArgs { state }, ())?;
         }
         Ok(())
     }
@@ -78,38 +96,31 @@ impl GpuMlp {
                 "evaluation needs a non-empty dataset of the model's features",
             ));
         }
-        let state = GpuBuffer::<u32>::zeroed(gpu, step::STATE_LEN)?;
-        let predictions = GpuBuffer::<u32>::zeroed(gpu, data.len)?;
-        let losses = GpuBuffer::<f32>::zeroed(gpu, data.len)?;
-        let correct = GpuBuffer::<u32>::zeroed(gpu, 1)?;
+        let mut state = GpuBuffer::<u32>::zeroed(gpu, step::STATE_LEN)?;
+        let mut predictions = GpuBuffer::<u32>::zeroed(gpu, data.len)?;
+        let mut losses = GpuBuffer::<f32>::zeroed(gpu, data.len)?;
+        let mut correct = GpuBuffer::<u32>::zeroed(gpu, 1)?;
         let mut rec = gpu.recorder();
         let batches = data.len.div_ceil(self.max_batch);
-        self.record_inference(
-            gpu,
-            &mut rec,
-            data,
-            &state,
-            0..batches,
-            |me, rec, u, rows| {
-                let w = &me.work;
-                let last = me.offsets.len() - 1;
-                rec.dispatch(
-                    &me.kernels.argmax,
-                    &[
-                        &u.eval,
-                        &state,
-                        &w.acts[last],
-                        &w.labels,
-                        &w.example_losses,
-                        &predictions,
-                        &losses,
-                        &correct,
-                    ],
-                    grid_1d(rows, eval::EVAL_WORKGROUP),
-                )?;
-                Ok(())
-            },
-        )?;
+        let mut argmax = |k: &Kernels,
+                          rec: &mut Recorder<'_>,
+                          u: &BatchUniforms,
+                          work: &Workspace,
+                          state: &GpuBuffer<u32>,
+                          rows: usize| {
+            let args = ArgmaxAccuracyArgs {
+                ep: &u.eval,
+                state,
+                logits: &work.acts[work.acts.len() - 1],
+                labels: &work.labels,
+                losses: &work.example_losses,
+                predictions: &mut predictions,
+                all_losses: &mut losses,
+                correct: &mut correct,
+            };
+            Ok(k.argmax.record(rec, args, rows)?)
+        };
+        self.record_inference(gpu, &mut rec, data, &mut state, 0..batches, &mut argmax)?;
         rec.submit()?;
         let losses = losses.read(gpu)?;
         let mean_loss = losses.iter().map(|&l| f64::from(l)).sum::<f64>() / data.len as f64;
@@ -141,9 +152,15 @@ impl GpuMlp {
         for b in 0..n.div_ceil(self.max_batch) {
             let rows = rows_of_step(b, self.max_batch, n);
             // Batch `b` is step `b` of the gather: first step `b`, cursor 0.
-            let state = GpuBuffer::<u32>::zeroed(gpu, step::STATE_LEN)?;
+            let mut state = GpuBuffer::<u32>::zeroed(gpu, step::STATE_LEN)?;
             let mut rec = gpu.recorder();
-            self.record_inference(gpu, &mut rec, &data, &state, b..b + 1, |_, _, _, _| Ok(()))?;
+            let mut nothing = |_: &Kernels,
+                               _: &mut Recorder<'_>,
+                               _: &BatchUniforms,
+                               _: &Workspace,
+                               _: &GpuBuffer<u32>,
+                               _: usize| Ok(());
+            self.record_inference(gpu, &mut rec, &data, &mut state, b..b + 1, &mut nothing)?;
             rec.submit()?;
             let probs = self.work.probs.read(gpu)?;
             out.extend_from_slice(&probs[..rows * classes]);

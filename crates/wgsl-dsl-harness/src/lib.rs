@@ -1,0 +1,79 @@
+//! # wgsl-dsl-harness: one verification harness for every kernel
+//!
+//! Test support, not published. A verified kernel ([`VerifiedOp`]) is a kernel and its
+//! specification: given the initial contents of every binding (a [`Case`], with the outputs
+//! poisoned), the final contents of the bindings the kernel writes, computed on the CPU (in
+//! `f64` for floats, [`Expected`]). [`verify`] runs a case through an [`Executor`] (upload,
+//! dispatch with the buffers in binding order, read back) and compares: every written binding
+//! with the specification (floats within a relative tolerance, integers exactly, NaN never),
+//! every read-only binding with its initial contents.
+//!
+//! The executor is what runs the kernel: the wgpu runtime ([`Gpu`] implements [`Executor`])
+//! and the CPU interpreter (`wgsl_dsl::interp`, once it exists) run the same cases.
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//! use wgsl_dsl_harness::{Case, Data, Expected, VerifiedOp, verify};
+//!
+//! /// `y[i] = 2 x[i]`.
+//! struct Double;
+//! impl VerifiedOp for Double {
+//!     fn name(&self) -> &str {
+//!         "double"
+//!     }
+//!     fn kernel(&self) -> KernelBuilder {
+//!         let mut k = KernelBuilder::new("double", [64, 1, 1]);
+//!         let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+//!         let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+//!         let i = k.let_("i", global_invocation_id().x());
+//!         k.if_(i.lt(y.len()), |k| k.store(&y.at(&i), x.at(&i).load() * 2.0));
+//!         k
+//!     }
+//!     fn spec(&self, case: &Case) -> Vec<Expected> {
+//!         vec![Expected::F64(case.f64s(0).iter().map(|x| 2.0 * x).collect())]
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = wgsl_dsl::runtime::Gpu::new()?;
+//! let case = Case {
+//!     buffers: vec![Data::F32(vec![1.0, -2.5, 3.0]), Data::poisoned_f32(3)],
+//!     workgroups: [1, 1, 1],
+//! };
+//! verify(&gpu, &Double, &case)?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod data;
+mod executor;
+mod verify;
+
+pub use data::{Case, Data, Expected, POISON_U32, StructValue};
+pub use executor::{Error, Executor, GpuBuffers};
+pub use verify::{VerifiedOp, compare, run, verify};
+
+use rand::Rng as _;
+pub use rand::SeedableRng;
+pub use rand_chacha::ChaCha8Rng as Rng;
+pub use wgsl_dsl::runtime::Gpu;
+
+/// `n` values uniform in `[lo, hi)`.
+pub fn random_f32(rng: &mut Rng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(lo..hi)).collect()
+}
+
+/// `n` values uniform in `0..bound`.
+pub fn random_u32(rng: &mut Rng, n: usize, bound: u32) -> Vec<u32> {
+    (0..n).map(|_| rng.random_range(0..bound)).collect()
+}
+
+/// `n` values uniform in `[lo, hi)`.
+pub fn random_i32(rng: &mut Rng, n: usize, lo: i32, hi: i32) -> Vec<i32> {
+    (0..n).map(|_| rng.random_range(lo..hi)).collect()
+}
+
+/// `[x, 1, 1]` workgroups of `size` invocations covering `n` (at least one).
+pub fn groups_1d(n: usize, size: u32) -> [u32; 3] {
+    [n.div_ceil(size as usize).max(1) as u32, 1, 1]
+}

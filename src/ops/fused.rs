@@ -1,0 +1,314 @@
+//! The fused kernels' verified ops (`mlp::kernels::fused`), in the configurations the snapshots
+//! pin ([`fused::verified_configs`]).
+
+use std::collections::HashSet;
+
+use mlp::kernels::fused::{
+    self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
+};
+use mlp::kernels::optim::adam_params;
+use mlp::kernels::product::split_len;
+use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
+use mlp::reference;
+use wgsl_dsl::runtime::KernelDef;
+use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
+
+use super::{CaseSizes, MlpOp, dims, layer_from_flat, random_layer};
+
+/// Every fused kernel of [`verified_configs`], each once.
+pub fn all() -> Vec<MlpOp> {
+    let mut ops = Vec::new();
+    let mut seen = HashSet::new();
+    for c in verified_configs() {
+        if seen.insert(c.forward_name()) {
+            ops.push(MlpOp::new(ForwardGather(c), forward_case, move |case| {
+                forward_spec(case, &c)
+            }));
+        }
+        if seen.insert(c.head_name()) {
+            ops.push(MlpOp::new(SoftmaxHead(c), head_case, move |case| {
+                head_spec(case, c.splits as usize)
+            }));
+        }
+        let sgd = c.grad_update_sgd();
+        if seen.insert(sgd.config().name()) {
+            ops.push(MlpOp::new(
+                sgd,
+                |def, rng, s| grad_case(&def.config(), def, rng, s),
+                move |case| grad_spec(case, FusedOptimizer::Sgd),
+            ));
+        }
+        let adam = c.grad_update_adam();
+        if seen.insert(adam.config().name()) {
+            ops.push(MlpOp::new(
+                adam,
+                |def, rng, s| grad_case(&def.config(), def, rng, s),
+                move |case| grad_spec(case, FusedOptimizer::Adam),
+            ));
+        }
+    }
+    ops
+}
+
+/// A dataset of `len` examples, a permutation-like order with repeats, the step's start.
+struct GatherCase {
+    gp: GatherParams,
+    state: Vec<u32>,
+    order: Vec<u32>,
+    images: Vec<f32>,
+    labels: Vec<u32>,
+}
+
+/// The step (first step 1, cursor `cursor`) takes `batch` rows from an order of 3 batches and
+/// a bit over a dataset of as many examples.
+fn gather_case(
+    rng: &mut Rng,
+    batch: usize,
+    inputs: usize,
+    classes: usize,
+    cursor: u32,
+) -> GatherCase {
+    let len = batch * 3 + 5;
+    GatherCase {
+        gp: GatherParams {
+            first_step: 1,
+            batch_size: batch as u32,
+            order_len: len as u32,
+            dataset_len: len as u32,
+            inputs: inputs as u32,
+            ..Default::default()
+        },
+        state: vec![17, cursor],
+        order: random_u32(rng, len, len as u32),
+        images: random_f32(rng, len * inputs, 0.0, 1.0),
+        labels: random_u32(rng, len, classes as u32),
+    }
+}
+
+fn forward_case(def: &ForwardGather, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let g = gather_case(rng, s.batch, s.inputs, s.classes, 1);
+    let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
+    let splits = def.0.splits as usize;
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
+            Data::value(g.gp),
+            Data::U32(g.state),
+            Data::U32(g.order),
+            Data::F32(g.images),
+            Data::U32(g.labels),
+            Data::F32(params),
+            Data::poisoned_f32(splits * s.batch * s.outputs),
+            Data::poisoned_u32(s.batch),
+        ],
+        workgroups: def.workgroups((s.batch, s.outputs)),
+    }
+}
+
+fn forward_spec(case: &Case, config: &fused::FusedConfig) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let gp: GatherParams = case.value(1);
+    let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
+    let start = (gp.first_step + case.u32s(2)[1]) as usize * gp.batch_size as usize;
+    let order = case.u32s(3);
+    let images = case.f64s(4);
+    let labels = case.u32s(5);
+    let layer = layer_from_flat(&case.f64s(6), &d);
+    let splits = config.splits;
+    let part = split_len(inputs as u32, splits, config.forward.tk) as usize;
+    let mut partial = vec![0.0; splits as usize * batch * outputs];
+    for s in 0..splits as usize {
+        let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);
+        for r in 0..batch {
+            let e = order[start + r] as usize;
+            for o in 0..outputs {
+                partial[(s * batch + r) * outputs + o] = ks
+                    .clone()
+                    .map(|i| images[e * inputs + i] * layer.weight[o * inputs + i])
+                    .sum();
+            }
+        }
+    }
+    let batch_labels = (0..batch)
+        .map(|r| labels[order[start + r] as usize])
+        .collect();
+    vec![Expected::F64(partial), Expected::U32(batch_labels)]
+}
+
+fn head_case(def: &SoftmaxHead, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // The hidden layer: s.outputs wide; the last layer: s.outputs -> s.classes. Both layers'
+    // tensors in one flat buffer.
+    let (h, c) = (s.outputs, s.classes);
+    let (mut flat, w, b) = random_layer(rng, h, c);
+    let b0 = flat.len();
+    flat.extend(random_f32(rng, h, -0.5, 0.5));
+    let splits = def.0.splits as usize;
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, h, c, w, b)),
+            Data::value(dims(s.batch, s.inputs, h, 0, b0)),
+            Data::F32(flat),
+            Data::F32(random_f32(rng, splits * s.batch * h, -1.0, 1.0)),
+            Data::U32(random_u32(rng, s.batch, c as u32)),
+            Data::U32(vec![41, 3]),
+            Data::poisoned_f32(s.batch * h),
+            Data::poisoned_f32(s.batch * c),
+            Data::poisoned_f32(s.batch * h),
+            Data::poisoned_f32(s.batch),
+        ],
+        workgroups: def.workgroups(s.batch),
+    }
+}
+
+fn head_spec(case: &Case, splits: usize) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let prev: LinearDims = case.value(1);
+    let (batch, h, c) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
+    let flat = case.f64s(2);
+    let layer = layer_from_flat(&flat, &d);
+    let b0 = &flat[prev.bias_offset as usize..prev.bias_offset as usize + h];
+    let partial = case.f64s(3);
+    let labels = case.u32s(4);
+    let state = case.u32s(5);
+    let hidden: Vec<f64> = (0..batch * h)
+        .map(|e| {
+            let (r, j) = (e / h, e % h);
+            let s: f64 = (0..splits).map(|s| partial[(s * batch + r) * h + j]).sum();
+            (s + b0[j]).max(0.0)
+        })
+        .collect();
+    let logits = reference::linear_forward(&hidden, batch, &layer, reference::Activation::Identity);
+    let sce = reference::softmax_cross_entropy(&logits, labels, batch, c);
+    let dh = reference::input_grad(&sce.dlogits, &layer.weight, batch, h, c);
+    vec![
+        Expected::U32(vec![state[0] + 1, state[1] + 1]),
+        Expected::F64(hidden.clone()),
+        Expected::F64(sce.dlogits),
+        Expected::F64(reference::relu_backward(&dh, &hidden)),
+        Expected::F64(sce.losses),
+    ]
+}
+
+fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
+    g: &GradUpdate,
+    def: &K,
+    rng: &mut Rng,
+    s: &CaseSizes,
+) -> Case {
+    // First layer s.inputs -> s.outputs, last layer s.outputs -> s.classes, in one flat buffer
+    // with noise around them (which must not change).
+    let (i, h, c) = (s.inputs, s.outputs, s.classes);
+    let (mut params, w0, b0) = random_layer(rng, i, h);
+    let w1 = params.len();
+    params.extend(random_f32(rng, h * c + c + 3, -0.3, 0.3));
+    let b1 = w1 + h * c;
+    let n = params.len();
+    // Step t = 5 (the state is advanced already), cursor 2: this is the chunk's step 1.
+    let state = vec![5u32, 2];
+    let gc = gather_case(rng, s.batch, i, c, state[1] - 1);
+    // ReLU outputs: about a third exactly zero.
+    let hidden = random_f32(rng, s.batch * h, -0.5, 1.0)
+        .into_iter()
+        .map(|v| v.max(0.0))
+        .collect();
+    let mut buffers = vec![
+        Data::value(dims(s.batch, i, h, w0, b0)),
+        Data::value(dims(s.batch, h, c, w1, b1)),
+        match g.optimizer {
+            FusedOptimizer::Sgd => Data::value(SgdParams {
+                lr: 0.05,
+                momentum: 0.9,
+                weight_decay: 1e-3,
+                len: n as u32,
+            }),
+            FusedOptimizer::Adam => Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
+        },
+        Data::U32(state),
+        Data::F32(random_f32(rng, s.batch * h, -1.0, 1.0)),
+        Data::F32(random_f32(rng, s.batch * c, -1.0, 1.0)),
+        Data::F32(hidden),
+        Data::value(gc.gp),
+        Data::U32(gc.order),
+        Data::F32(gc.images),
+        Data::F32(params),
+        Data::F32(random_f32(rng, n, -0.1, 0.1)),
+    ];
+    if g.optimizer == FusedOptimizer::Adam {
+        buffers.push(Data::F32(random_f32(rng, n, 0.0, 0.01)));
+    }
+    buffers.push(Data::F32(random_f32(rng, s.batch, 0.0, 5.0)));
+    buffers.push(Data::F32(random_f32(rng, 7, 0.0, 5.0)));
+    Case {
+        buffers,
+        workgroups: def.workgroups((i, h, c)),
+    }
+}
+
+fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
+    let first: LinearDims = case.value(0);
+    let last: LinearDims = case.value(1);
+    let batch = first.batch as usize;
+    let state = case.u32s(3);
+    let gp: GatherParams = case.value(7);
+    let start = (gp.first_step + state[1] - 1) as usize * gp.batch_size as usize;
+    let (order, images) = (case.u32s(8), case.f64s(9));
+    let inputs = first.inputs as usize;
+    let x: Vec<f64> = (0..batch)
+        .flat_map(|r| {
+            let e = order[start + r] as usize;
+            images[e * inputs..(e + 1) * inputs].to_vec()
+        })
+        .collect();
+    // (dims, dz, x) per layer.
+    let layers = [(first, case.f64s(4), x), (last, case.f64s(5), case.f64s(6))];
+    let mut params = case.f64s(10);
+    let mut slots = vec![case.f64s(11)];
+    let mut next = 12;
+    if optimizer == FusedOptimizer::Adam {
+        slots.push(case.f64s(12));
+        next = 13;
+    }
+    for (d, dz, x) in &layers {
+        let (inputs, outputs) = (d.inputs as usize, d.outputs as usize);
+        let dw = reference::weight_grad(dz, x, batch, inputs, outputs);
+        let db = reference::bias_grad(dz, batch, outputs);
+        let (w, b) = (d.weight_offset as usize, d.bias_offset as usize);
+        for (range, grad) in [(w..w + inputs * outputs, &dw), (b..b + outputs, &db)] {
+            match optimizer {
+                FusedOptimizer::Sgd => {
+                    let hp: SgdParams = case.value(2);
+                    reference::sgd_step(
+                        &mut params[range.clone()],
+                        grad,
+                        &mut slots[0][range],
+                        hp.lr.into(),
+                        hp.momentum.into(),
+                        hp.weight_decay.into(),
+                    );
+                }
+                FusedOptimizer::Adam => {
+                    let hp: AdamParams = case.value(2);
+                    let (m, v) = slots.split_at_mut(1);
+                    reference::adam_step(
+                        &mut params[range.clone()],
+                        grad,
+                        &mut m[0][range.clone()],
+                        &mut v[0][range],
+                        u64::from(state[0]),
+                        hp.lr.into(),
+                        hp.beta1.into(),
+                        hp.beta2.into(),
+                        hp.eps.into(),
+                    );
+                }
+            }
+        }
+    }
+    let losses = case.f64s(next);
+    let mut history = case.f64s(next + 1);
+    history[state[1] as usize - 1] = losses.iter().sum::<f64>() / batch as f64;
+    let mut out = vec![Expected::F64(params)];
+    out.extend(slots.into_iter().map(Expected::F64));
+    out.push(Expected::F64(history));
+    out
+}

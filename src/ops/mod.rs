@@ -1,0 +1,512 @@
+//! The MLP's verified ops: every kernel of `mlp::kernels` with random cases for given sizes and
+//! its `f64` specification from `mlp::reference`, for the verification harness. Each case's
+//! grid comes from the kernel's own `KernelDef::workgroups`. The fused kernels' ops are in
+//! [`fused`].
+
+pub mod fused;
+
+use mlp::kernels::backward::{BiasGrad, LinearBackwardInputRelu, LinearBackwardWeight};
+use mlp::kernels::eval::ArgmaxAccuracy;
+use mlp::kernels::gather::{GatherBatch, rows_of_step};
+use mlp::kernels::linear::Linear;
+use mlp::kernels::loss::{MeanLoss, SoftmaxCrossEntropy};
+use mlp::kernels::optim::{AdamUpdate, SgdUpdate, adam_params};
+use mlp::kernels::step::{AdvanceStep, BeginChunk, STATE_LEN};
+use mlp::kernels::uniforms::{
+    AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
+};
+use mlp::reference::{self, Activation, RefLayer};
+use wgsl_dsl::KernelBuilder;
+use wgsl_dsl::runtime::KernelDef;
+use wgsl_dsl_harness::{Case, Data, Expected, Rng, VerifiedOp, random_f32, random_u32};
+
+/// Sizes a random case is made for. Use odd sizes that are not multiples of the tile size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaseSizes {
+    /// Rows of the batch.
+    pub batch: usize,
+    /// Input features of a layer.
+    pub inputs: usize,
+    /// Output features of a layer.
+    pub outputs: usize,
+    /// Classes of the loss.
+    pub classes: usize,
+}
+
+impl Default for CaseSizes {
+    /// Batch 37, inputs 61, outputs 45, classes 11.
+    fn default() -> Self {
+        CaseSizes {
+            batch: 37,
+            inputs: 61,
+            outputs: 45,
+            classes: 11,
+        }
+    }
+}
+
+/// Makes a random case for given sizes.
+type CaseFn = Box<dyn Fn(&mut Rng, &CaseSizes) -> Case>;
+/// The final contents of the written bindings.
+type SpecFn = Box<dyn Fn(&Case) -> Vec<Expected>>;
+
+/// An MLP kernel with its cases and specification.
+pub struct MlpOp {
+    name: String,
+    kernel: Box<dyn Fn() -> KernelBuilder>,
+    case: CaseFn,
+    spec: SpecFn,
+}
+
+impl std::fmt::Debug for MlpOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MlpOp({})", self.name)
+    }
+}
+
+impl MlpOp {
+    /// The op of kernel `def`: `case` makes random cases (the grid from `def`'s problem size),
+    /// `spec` gives the final contents of the bindings the kernel writes.
+    pub(crate) fn new<K: KernelDef + Clone + 'static>(
+        def: K,
+        case: impl Fn(&K, &mut Rng, &CaseSizes) -> Case + 'static,
+        spec: impl Fn(&Case) -> Vec<Expected> + 'static,
+    ) -> MlpOp {
+        let name = def.build().name().to_string();
+        let for_case = def.clone();
+        MlpOp {
+            name,
+            kernel: Box::new(move || def.build()),
+            case: Box::new(move |rng, sizes| case(&for_case, rng, sizes)),
+            spec: Box::new(spec),
+        }
+    }
+
+    /// A random case for `sizes`.
+    pub fn case(&self, rng: &mut Rng, sizes: &CaseSizes) -> Case {
+        (self.case)(rng, sizes)
+    }
+}
+
+impl VerifiedOp for MlpOp {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn kernel(&self) -> KernelBuilder {
+        (self.kernel)()
+    }
+    fn spec(&self, case: &Case) -> Vec<Expected> {
+        (self.spec)(case)
+    }
+}
+
+/// Every MLP kernel's op, in the order of `mlp::kernels::all()`.
+pub fn all() -> Vec<MlpOp> {
+    let unfused = vec![
+        MlpOp::new(GatherBatch, gather_case, gather_spec),
+        MlpOp::new(Linear(Activation::Relu), linear_case, |c| {
+            linear_spec(c, Activation::Relu)
+        }),
+        MlpOp::new(Linear(Activation::Identity), linear_case, |c| {
+            linear_spec(c, Activation::Identity)
+        }),
+        MlpOp::new(
+            SoftmaxCrossEntropy,
+            |_, rng, s| {
+                let logits = random_f32(rng, s.batch * s.classes, -8.0, 8.0);
+                let labels = random_u32(rng, s.batch, s.classes as u32);
+                softmax_case(logits, labels, s.classes)
+            },
+            softmax_spec,
+        ),
+        MlpOp::new(MeanLoss, mean_loss_case, mean_loss_spec),
+        MlpOp::new(LinearBackwardWeight, weight_grad_case, weight_grad_spec),
+        MlpOp::new(BiasGrad, bias_grad_case, bias_grad_spec),
+        MlpOp::new(LinearBackwardInputRelu, input_grad_case, input_grad_spec),
+        MlpOp::new(SgdUpdate, sgd_case, sgd_spec),
+        MlpOp::new(AdamUpdate, adam_case, adam_spec),
+        MlpOp::new(BeginChunk, state_case, |c| {
+            let s = c.u32s(0);
+            vec![Expected::U32(vec![s[0], 0])]
+        }),
+        MlpOp::new(AdvanceStep, state_case, |c| {
+            let s = c.u32s(0);
+            vec![Expected::U32(vec![s[0] + 1, s[1] + 1])]
+        }),
+        MlpOp::new(ArgmaxAccuracy, argmax_case, argmax_spec),
+    ];
+    unfused.into_iter().chain(fused::all()).collect()
+}
+
+// ---- gather ----
+
+fn gather_case(def: &GatherBatch, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // A dataset of 3 batches and a bit; an order covering it with repeats; the chunk's first
+    // step 1 and cursor 2, so this is step 3: the last, partial batch.
+    let (batch_size, inputs) = (s.batch, s.inputs);
+    let len = batch_size * 3 + 5;
+    let rows = rows_of_step(3, batch_size, len);
+    let gp = GatherParams {
+        first_step: 1,
+        batch_size: batch_size as u32,
+        order_len: len as u32,
+        dataset_len: len as u32,
+        inputs: inputs as u32,
+        ..Default::default()
+    };
+    Case {
+        buffers: vec![
+            Data::value(gp),
+            Data::U32(vec![17, 2]),
+            Data::U32(random_u32(rng, len, len as u32)),
+            Data::F32(random_f32(rng, len * inputs, 0.0, 1.0)),
+            Data::U32(random_u32(rng, len, 10)),
+            Data::poisoned_f32(rows * inputs),
+            Data::poisoned_u32(rows),
+        ],
+        workgroups: def.workgroups((rows, inputs)),
+    }
+}
+
+fn gather_spec(case: &Case) -> Vec<Expected> {
+    let gp: GatherParams = case.value(0);
+    let step = (gp.first_step + case.u32s(1)[1]) as usize;
+    let (batch_size, inputs) = (gp.batch_size as usize, gp.inputs as usize);
+    let (order, images, labels) = (case.u32s(2), case.f64s(3), case.u32s(4));
+    let start = step * batch_size;
+    let rows = rows_of_step(step, batch_size, gp.order_len as usize);
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for &e in &order[start..start + rows] {
+        let e = e as usize;
+        x.extend_from_slice(&images[e * inputs..(e + 1) * inputs]);
+        y.push(labels[e]);
+    }
+    vec![Expected::F64(x), Expected::U32(y)]
+}
+
+// ---- linear layers ----
+
+/// A random layer's tensors placed at odd offsets inside a flat buffer, as in the model:
+/// `(flat, weight offset, bias offset)`.
+pub(crate) fn random_layer(
+    rng: &mut Rng,
+    inputs: usize,
+    outputs: usize,
+) -> (Vec<f32>, usize, usize) {
+    let (w, b) = (3, 3 + inputs * outputs);
+    let bound = 1.0 / (inputs as f32).sqrt();
+    (random_f32(rng, b + outputs + 2, -bound, bound), w, b)
+}
+
+/// The `LinearDims` of a layer of `batch` rows with its tensors at `w` and `b`.
+pub(crate) fn dims(batch: usize, inputs: usize, outputs: usize, w: usize, b: usize) -> LinearDims {
+    LinearDims {
+        batch: batch as u32,
+        inputs: inputs as u32,
+        outputs: outputs as u32,
+        weight_offset: w as u32,
+        bias_offset: b as u32,
+        ..Default::default()
+    }
+}
+
+/// The layer stored in `flat` at the offsets of `dims`.
+pub(crate) fn layer_from_flat(flat: &[f64], dims: &LinearDims) -> RefLayer {
+    let (i, o) = (dims.inputs as usize, dims.outputs as usize);
+    let (w, b) = (dims.weight_offset as usize, dims.bias_offset as usize);
+    RefLayer {
+        inputs: i,
+        outputs: o,
+        weight: flat[w..w + i * o].to_vec(),
+        bias: flat[b..b + o].to_vec(),
+    }
+}
+
+fn linear_case(def: &Linear, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
+            Data::F32(random_f32(rng, s.batch * s.inputs, -1.0, 1.0)),
+            Data::F32(params),
+            Data::poisoned_f32(s.batch * s.outputs),
+        ],
+        workgroups: def.workgroups((s.batch, s.outputs)),
+    }
+}
+
+fn linear_spec(case: &Case, act: Activation) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let layer = layer_from_flat(&case.f64s(2), &d);
+    let y = reference::linear_forward(&case.f64s(1), d.batch as usize, &layer, act);
+    vec![Expected::F64(y)]
+}
+
+fn weight_grad_case(def: &LinearBackwardWeight, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // The flat gradients start as noise the kernel must leave alone outside its tensor.
+    let (grads, w, b) = random_layer(rng, s.inputs, s.outputs);
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
+            Data::F32(random_f32(rng, s.batch * s.outputs, -1.0, 1.0)),
+            Data::F32(random_f32(rng, s.batch * s.inputs, 0.0, 1.0)),
+            Data::F32(grads),
+        ],
+        workgroups: def.workgroups((s.outputs, s.inputs)),
+    }
+}
+
+fn weight_grad_spec(case: &Case) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let (batch, i, o) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
+    let dw = reference::weight_grad(&case.f64s(1), &case.f64s(2), batch, i, o);
+    let mut grads = case.f64s(3);
+    let w = d.weight_offset as usize;
+    grads[w..w + i * o].copy_from_slice(&dw);
+    vec![Expected::F64(grads)]
+}
+
+fn bias_grad_case(def: &BiasGrad, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // More rows than the workgroup, so the strided loop runs several times.
+    let batch = s.batch * 3;
+    let (grads, w, b) = random_layer(rng, s.inputs, s.outputs);
+    Case {
+        buffers: vec![
+            Data::value(dims(batch, s.inputs, s.outputs, w, b)),
+            Data::F32(random_f32(rng, batch * s.outputs, -1.0, 1.0)),
+            Data::F32(grads),
+        ],
+        workgroups: def.workgroups(s.outputs),
+    }
+}
+
+fn bias_grad_spec(case: &Case) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let (batch, o) = (d.batch as usize, d.outputs as usize);
+    let db = reference::bias_grad(&case.f64s(1), batch, o);
+    let mut grads = case.f64s(2);
+    let b = d.bias_offset as usize;
+    grads[b..b + o].copy_from_slice(&db);
+    vec![Expected::F64(grads)]
+}
+
+fn input_grad_case(def: &LinearBackwardInputRelu, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
+    // ReLU outputs: about a third exactly zero.
+    let x_act = random_f32(rng, s.batch * s.inputs, -0.5, 1.0)
+        .into_iter()
+        .map(|v| v.max(0.0))
+        .collect();
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
+            Data::F32(random_f32(rng, s.batch * s.outputs, -1.0, 1.0)),
+            Data::F32(params),
+            Data::F32(x_act),
+            Data::poisoned_f32(s.batch * s.inputs),
+        ],
+        workgroups: def.workgroups((s.batch, s.inputs)),
+    }
+}
+
+fn input_grad_spec(case: &Case) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let layer = layer_from_flat(&case.f64s(2), &d);
+    let batch = d.batch as usize;
+    let dx = reference::input_grad(
+        &case.f64s(1),
+        &layer.weight,
+        batch,
+        layer.inputs,
+        layer.outputs,
+    );
+    vec![Expected::F64(reference::relu_backward(&dx, &case.f64s(3)))]
+}
+
+// ---- loss ----
+
+/// A `softmax_cross_entropy` case for the given logits `[batch, classes]` and labels.
+pub fn softmax_case(logits: Vec<f32>, labels: Vec<u32>, classes: usize) -> Case {
+    let batch = labels.len();
+    let dims = LossDims {
+        batch: batch as u32,
+        classes: classes as u32,
+        ..Default::default()
+    };
+    Case {
+        buffers: vec![
+            Data::value(dims),
+            Data::F32(logits),
+            Data::U32(labels),
+            Data::poisoned_f32(batch * classes),
+            Data::poisoned_f32(batch * classes),
+            Data::poisoned_f32(batch),
+        ],
+        workgroups: SoftmaxCrossEntropy.workgroups(batch),
+    }
+}
+
+/// The specification of `softmax_cross_entropy`: probabilities, `dlogits`, losses.
+pub fn softmax_spec(case: &Case) -> Vec<Expected> {
+    let d: LossDims = case.value(0);
+    let (batch, classes) = (d.batch as usize, d.classes as usize);
+    let r = reference::softmax_cross_entropy(&case.f64s(1), case.u32s(2), batch, classes);
+    vec![
+        Expected::F64(r.probs),
+        Expected::F64(r.dlogits),
+        Expected::F64(r.losses),
+    ]
+}
+
+fn mean_loss_case(def: &MeanLoss, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // More rows than the workgroup, so the strided loop runs several times.
+    let batch = s.batch * 11;
+    let dims = LossDims {
+        batch: batch as u32,
+        classes: s.classes as u32,
+        ..Default::default()
+    };
+    Case {
+        buffers: vec![
+            Data::value(dims),
+            Data::U32(vec![5, 3]),
+            Data::F32(random_f32(rng, batch, 0.0, 5.0)),
+            Data::F32(random_f32(rng, 7, 0.0, 5.0)),
+        ],
+        workgroups: def.workgroups(()),
+    }
+}
+
+fn mean_loss_spec(case: &Case) -> Vec<Expected> {
+    let losses = case.f64s(2);
+    let mut history = case.f64s(3);
+    history[case.u32s(1)[1] as usize] = losses.iter().sum::<f64>() / losses.len() as f64;
+    vec![Expected::F64(history)]
+}
+
+// ---- optimizers ----
+
+fn optim_len(s: &CaseSizes) -> usize {
+    s.inputs * s.outputs + s.outputs
+}
+
+fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let n = optim_len(s);
+    let hp = SgdParams {
+        lr: 0.05,
+        momentum: 0.9,
+        weight_decay: 1e-3,
+        len: n as u32,
+    };
+    Case {
+        buffers: vec![
+            Data::value(hp),
+            Data::F32(random_f32(rng, n, -1.0, 1.0)),
+            Data::F32(random_f32(rng, n, -1.0, 1.0)),
+            Data::F32(random_f32(rng, n, -0.1, 0.1)),
+        ],
+        workgroups: def.workgroups(n),
+    }
+}
+
+fn sgd_spec(case: &Case) -> Vec<Expected> {
+    let hp: SgdParams = case.value(0);
+    let (mut p, mut v) = (case.f64s(2), case.f64s(3));
+    let (lr, momentum, decay) = (hp.lr.into(), hp.momentum.into(), hp.weight_decay.into());
+    reference::sgd_step(&mut p, &case.f64s(1), &mut v, lr, momentum, decay);
+    vec![Expected::F64(p), Expected::F64(v)]
+}
+
+fn adam_case(def: &AdamUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let n = optim_len(s);
+    // Steps taken so far: 4, so this is step t = 5.
+    Case {
+        buffers: vec![
+            Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
+            Data::U32(vec![4, 0]),
+            Data::F32(random_f32(rng, n, -1.0, 1.0)),
+            Data::F32(random_f32(rng, n, -1.0, 1.0)),
+            Data::F32(random_f32(rng, n, -0.1, 0.1)),
+            Data::F32(random_f32(rng, n, 0.0, 0.01)),
+        ],
+        workgroups: def.workgroups(n),
+    }
+}
+
+fn adam_spec(case: &Case) -> Vec<Expected> {
+    let hp: AdamParams = case.value(0);
+    let t = u64::from(case.u32s(1)[0]) + 1;
+    let (mut p, mut m, mut v) = (case.f64s(3), case.f64s(4), case.f64s(5));
+    let g = case.f64s(2);
+    let (lr, b1, b2, eps) = (
+        hp.lr.into(),
+        hp.beta1.into(),
+        hp.beta2.into(),
+        hp.eps.into(),
+    );
+    reference::adam_step(&mut p, &g, &mut m, &mut v, t, lr, b1, b2, eps);
+    vec![Expected::F64(p), Expected::F64(m), Expected::F64(v)]
+}
+
+// ---- step state, evaluation ----
+
+fn state_case<K: KernelDef<Size = ()>>(def: &K, rng: &mut Rng, _: &CaseSizes) -> Case {
+    Case {
+        buffers: vec![Data::U32(random_u32(rng, STATE_LEN, 1000))],
+        workgroups: def.workgroups(()),
+    }
+}
+
+fn argmax_case(def: &ArgmaxAccuracy, rng: &mut Rng, s: &CaseSizes) -> Case {
+    // The batch at cursor 2 of batches of `batch` rows; a partial one of `rows` rows.
+    let (batch_size, classes) = (s.batch, s.classes);
+    let rows = batch_size - 4;
+    let total = batch_size * 2 + rows;
+    let logits = random_f32(rng, rows * classes, -3.0, 3.0);
+    // About half the labels are the argmax, so both branches of the count run.
+    let wide: Vec<f64> = logits.iter().map(|&v| f64::from(v)).collect();
+    let argmax = reference::argmax_rows(&wide, rows, classes);
+    let labels = argmax
+        .iter()
+        .zip(random_u32(rng, rows, classes as u32 * 2))
+        .map(|(&a, r)| if r < classes as u32 { r } else { a })
+        .collect();
+    let ep = EvalParams {
+        rows: rows as u32,
+        classes: classes as u32,
+        batch_size: batch_size as u32,
+        ..Default::default()
+    };
+    Case {
+        buffers: vec![
+            Data::value(ep),
+            Data::U32(vec![9, 2]),
+            Data::F32(logits),
+            Data::U32(labels),
+            Data::F32(random_f32(rng, rows, 0.0, 4.0)),
+            Data::U32(random_u32(rng, total, 100)),
+            Data::F32(random_f32(rng, total, 0.0, 4.0)),
+            Data::U32(vec![13]),
+        ],
+        workgroups: def.workgroups(rows),
+    }
+}
+
+fn argmax_spec(case: &Case) -> Vec<Expected> {
+    let ep: EvalParams = case.value(0);
+    let (rows, classes) = (ep.rows as usize, ep.classes as usize);
+    let offset = case.u32s(1)[1] as usize * ep.batch_size as usize;
+    let argmax = reference::argmax_rows(&case.f64s(2), rows, classes);
+    let labels = case.u32s(3);
+    let mut predictions = case.u32s(5).to_vec();
+    let mut all_losses = case.f64s(6);
+    predictions[offset..offset + rows].copy_from_slice(&argmax);
+    all_losses[offset..offset + rows].copy_from_slice(&case.f64s(4));
+    let hits = argmax.iter().zip(labels).filter(|(a, l)| a == l).count() as u32;
+    vec![
+        Expected::U32(predictions),
+        Expected::F64(all_losses),
+        Expected::U32(vec![case.u32s(7)[0] + hits]),
+    ]
+}
