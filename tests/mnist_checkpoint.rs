@@ -1,5 +1,5 @@
-//! Checkpoints: round trips (SGD and Adam, odd sizes), and the errors for corrupt, truncated and
-//! mismatched files. No GPU needed.
+//! Checkpoints: round trips (SGD and Adam, odd sizes), files written by earlier versions, and the
+//! errors for corrupt, truncated and mismatched files. No GPU needed.
 
 use std::path::Path;
 
@@ -44,7 +44,8 @@ fn checkpoint(optimizer: OptimizerConfig, slots_per_tensor: usize) -> Checkpoint
                 epoch: e,
                 train_loss: 0.1 + 1.0 / e as f32,
                 test_accuracy: 0.9 + 0.01 * e as f64,
-                seconds: 1.25 * e as f64,
+                train_seconds: 1.25 * e as f64,
+                eval_seconds: 0.5 * e as f64,
             })
             .collect(),
     }
@@ -268,4 +269,56 @@ fn failed_write_keeps_the_old_file_and_leaves_no_temporary() {
         .save(&dir.path().join("no/such/dir/m.safetensors"))
         .unwrap_err();
     assert!(matches!(err, CheckpointError::Io { .. }), "{err}");
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/mlp/tests/fixtures")
+        .join(name)
+}
+
+/// Checkpoints written by the hand-built JSON of commit 82f9de3 (format `wgsl-dsl-mlp/1`, see
+/// the fixtures' README) load with every value they were written with, and save again into a
+/// file that loads to the same checkpoint.
+#[test]
+fn files_written_before_serde_still_load() {
+    let sgd = Checkpoint::load(&fixture("v1-sgd-784-16-10.safetensors")).unwrap();
+    assert_eq!(sgd.config.layer_sizes(), [(784, 16), (16, 10)]);
+    assert_eq!(
+        sgd.optimizer,
+        OptimizerConfig::Sgd {
+            lr: 0.05,
+            momentum: 0.9,
+            weight_decay: 0.0
+        }
+    );
+    assert_eq!((sgd.epoch, sgd.batch_size, sgd.seed), (2, 64, 0));
+    assert_eq!(sgd.optimizer_state.step, 16);
+    assert_eq!(sgd.optimizer_state.slots.len(), 4);
+    assert_eq!(sgd.history.len(), 2);
+    assert_eq!(sgd.history[1].test_accuracy, 0.57);
+    assert_eq!(sgd.history[1].train_loss, 1.8371131420135498f64 as f32);
+    assert_eq!(sgd.history[0].train_seconds, 0.423282456);
+    assert_eq!(sgd.history[0].eval_seconds, 0.0);
+    let adam = Checkpoint::load(&fixture("v1-adam-784-16-10.safetensors")).unwrap();
+    assert_eq!(
+        adam.optimizer,
+        OptimizerConfig::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8
+        }
+    );
+    assert_eq!(
+        (adam.epoch, adam.seed, adam.optimizer_state.step),
+        (2, 3, 16)
+    );
+    assert_eq!(adam.optimizer_state.slots.len(), 8);
+    let dir = tempfile::tempdir().unwrap();
+    for c in [sgd, adam] {
+        let path = dir.path().join("again.safetensors");
+        c.save(&path).unwrap();
+        assert_eq!(Checkpoint::load(&path).unwrap(), c);
+    }
 }

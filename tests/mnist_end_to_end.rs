@@ -8,7 +8,7 @@ use mlp::checkpoint::Checkpoint;
 use mlp::config::MlpConfig;
 use mlp::data::Mnist;
 use mlp::model::{GpuMlp, OptimizerConfig};
-use mlp::train::{Start, TrainSettings, evaluate, train, upload};
+use mlp::train::{Event, Start, TrainSettings, evaluate, train, upload};
 use wgsl_dsl::runtime::Gpu;
 
 fn mnist(train: usize, test: usize) -> Mnist {
@@ -50,12 +50,40 @@ fn two_epochs_on_a_subset_then_reload() {
         batch_size: 16,
         seed: 0,
         steps_per_chunk: 50,
-        verbose: false,
         save: Some(path.clone()),
     };
-    let out = train(&gpu, &data, fresh(adam(2e-3)), &settings).unwrap();
+    let mut events = Vec::new();
+    let mut observer = |e: &Event<'_>| {
+        events.push(match e {
+            Event::Started(s) => format!("started {}..={}", s.first_epoch, s.last_epoch),
+            Event::EpochStarted { epoch, .. } => format!("epoch {epoch}"),
+            Event::Chunk(c) => format!("chunk {} {}", c.steps_done, c.samples_done),
+            Event::Epoch(r) => format!("end {} {}/{}", r.record.epoch, r.correct, r.total),
+            Event::CheckpointSaved { epoch, .. } => format!("saved {epoch}"),
+            _ => "other".into(),
+        })
+    };
+    let out = train(&gpu, &data, fresh(adam(2e-3)), &settings, &mut observer).unwrap();
     let accuracy = out.test_accuracy.unwrap();
     assert!(accuracy >= 0.85, "test accuracy {accuracy}");
+    // 125 steps per epoch in chunks of 50: 3 chunks, the last of 25 steps (400 samples).
+    let correct = (accuracy * 500.0).round();
+    let expected = [
+        "started 1..=2",
+        "epoch 1",
+        "chunk 50 800",
+        "chunk 100 1600",
+        "chunk 125 2000",
+        &format!("end 1 {}/500", (history_accuracy(&out, 0) * 500.0).round()),
+        "saved 1",
+        "epoch 2",
+        "chunk 50 800",
+        "chunk 100 1600",
+        "chunk 125 2000",
+        &format!("end 2 {correct}/500"),
+        "saved 2",
+    ];
+    assert_eq!(events, expected);
     let history = &out.checkpoint.history;
     assert_eq!(history.len(), 2);
     assert!(history[1].train_loss < history[0].train_loss, "{history:?}");
@@ -77,6 +105,10 @@ fn two_epochs_on_a_subset_then_reload() {
     assert_eq!(correct as u64, eval.correct);
 }
 
+fn history_accuracy(out: &mlp::train::Outcome, epoch: usize) -> f64 {
+    out.checkpoint.history[epoch].test_accuracy
+}
+
 /// One epoch, save, resume for a second: the same parameters and optimizer state as two epochs
 /// straight (same shuffles, Adam's step count restored).
 #[test]
@@ -88,16 +120,15 @@ fn resume_continues_exactly() {
         batch_size: 32,
         seed: 5,
         steps_per_chunk: 4,
-        verbose: false,
         save: None,
     };
-    let straight = train(&gpu, &data, fresh(adam(1e-3)), &settings(2)).unwrap();
-    let first = train(&gpu, &data, fresh(adam(1e-3)), &settings(1)).unwrap();
+    let straight = train(&gpu, &data, fresh(adam(1e-3)), &settings(2), &mut ()).unwrap();
+    let first = train(&gpu, &data, fresh(adam(1e-3)), &settings(1), &mut ()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("one.safetensors");
     first.checkpoint.save(&path).unwrap();
     let resumed = Start::Resume(Box::new(Checkpoint::load(&path).unwrap()));
-    let second = train(&gpu, &data, resumed, &settings(1)).unwrap();
+    let second = train(&gpu, &data, resumed, &settings(1), &mut ()).unwrap();
     let (a, b) = (&straight.checkpoint, &second.checkpoint);
     assert_eq!(b.epoch, 2);
     assert_eq!(b.optimizer_state.step, 2 * 10);
@@ -106,4 +137,54 @@ fn resume_continues_exactly() {
     assert_eq!(a.history.len(), b.history.len());
     assert_eq!(a.history[1].train_loss, b.history[1].train_loss);
     assert_eq!(straight.test_accuracy, second.test_accuracy);
+}
+
+/// Checkpoints written before the serde metadata (commit 82f9de3; see
+/// `crates/mlp/tests/fixtures/README.md`) resume with today's trainer: one more epoch on the same
+/// 500 training images gives what the old trainer gave (`-resumed` files), within float
+/// tolerance (kernels may sum in another order since).
+#[test]
+fn old_checkpoints_resume_as_they_did() {
+    let gpu = Gpu::new().expect("a GPU or software adapter");
+    let data = mnist(500, 100);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/mlp/tests/fixtures");
+    for kind in ["sgd", "adam"] {
+        let old =
+            Checkpoint::load(&fixtures.join(format!("v1-{kind}-784-16-10.safetensors"))).unwrap();
+        let then =
+            Checkpoint::load(&fixtures.join(format!("v1-{kind}-784-16-10-resumed.safetensors")))
+                .unwrap();
+        let settings = TrainSettings {
+            epochs: 1,
+            batch_size: old.batch_size,
+            seed: old.seed,
+            steps_per_chunk: 40,
+            save: None,
+        };
+        let now = train(
+            &gpu,
+            &data,
+            Start::Resume(Box::new(old)),
+            &settings,
+            &mut (),
+        )
+        .unwrap()
+        .checkpoint;
+        assert_eq!(now.epoch, 3);
+        assert_eq!(now.optimizer_state.step, then.optimizer_state.step);
+        assert_eq!(now.history.len(), 3);
+        assert_eq!(now.history[..2], then.history[..2]);
+        let (a, b) = (&now.history[2], &then.history[2]);
+        assert!(
+            (a.train_loss - b.train_loss).abs() < 1e-4,
+            "{kind}: {a:?} vs {b:?}"
+        );
+        let (p, q) = (now.params.flatten(), then.params.flatten());
+        let worst = p
+            .iter()
+            .zip(&q)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-4, "{kind}: parameters differ by up to {worst}");
+    }
 }

@@ -9,13 +9,17 @@
 //!   `optimizer.velocity.layers.{i}.weight` / `.bias`; Adam (Kingma & Ba 2015)
 //!   `optimizer.m.layers.{i}.weight`, ..., then `optimizer.v.layers.{i}.weight`, ...
 //!
-//! Metadata (string to string; values are JSON):
-//! - `format`: [`FORMAT`];
-//! - `config`: `{"inputs": 784, "hidden": [128], "classes": 10}`;
-//! - `optimizer`: `{"kind": "sgd", "lr", "momentum", "weight_decay"}` or
+//! Metadata (string to string; every value is JSON, written and read with serde):
+//! - `format`: [`FORMAT`] (a JSON-less plain string, as in every version);
+//! - `config`: [`MlpConfig`], `{"inputs": 784, "hidden": [128], "classes": 10}`;
+//! - `optimizer`: [`OptimizerConfig`], `{"kind": "sgd", "lr", "momentum", "weight_decay"}` or
 //!   `{"kind": "adam", "lr", "beta1", "beta2", "eps"}`;
 //! - `optimizer_slots`: the number of slot tensors; `step`: optimizer steps taken;
-//! - `epoch`: epochs completed; `batch_size`; `seed`; `history`: one record per epoch.
+//! - `epoch`: epochs completed; `batch_size`; `seed`; `history`: one [`EpochRecord`] per epoch,
+//!   `{"epoch", "train_loss", "test_accuracy", "seconds", "eval_seconds"}`.
+//!
+//! Files written before the metadata was derived with serde (the same format, `wgsl-dsl-mlp/1`,
+//! without `eval_seconds`) load unchanged: `tests/mnist_checkpoint.rs` reads fixtures written then.
 //!
 //! Files are written atomically ([`write_atomic`]): a temporary file in the same directory,
 //! flushed to disk, then renamed over the destination, so a reader sees the old file or the new
@@ -26,7 +30,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::config::{ConfigError, MlpConfig};
 use crate::model::{OptimizerConfig, OptimizerState};
@@ -107,7 +112,7 @@ pub enum CheckpointError {
 }
 
 /// What one epoch of training achieved (kept in checkpoints, so plots survive `--resume`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EpochRecord {
     /// The epoch, counted from 1.
     pub epoch: usize,
@@ -115,8 +120,13 @@ pub struct EpochRecord {
     pub train_loss: f32,
     /// Test accuracy after the epoch, in `[0, 1]`.
     pub test_accuracy: f64,
-    /// Wall-clock seconds the epoch's training took.
-    pub seconds: f64,
+    /// Wall-clock seconds the epoch's training took (in files written before `eval_seconds`
+    /// existed, training and evaluation).
+    #[serde(rename = "seconds")]
+    pub train_seconds: f64,
+    /// Wall-clock seconds the evaluation after the epoch took (0 in older files).
+    #[serde(default)]
+    pub eval_seconds: f64,
 }
 
 /// A model, its optimizer and where training stands.
@@ -178,22 +188,6 @@ fn slot_tensors(
         .collect()
 }
 
-fn optimizer_json(o: &OptimizerConfig) -> Value {
-    match *o {
-        OptimizerConfig::Sgd {
-            lr,
-            momentum,
-            weight_decay,
-        } => json!({"kind": "sgd", "lr": lr, "momentum": momentum, "weight_decay": weight_decay}),
-        OptimizerConfig::Adam {
-            lr,
-            beta1,
-            beta2,
-            eps,
-        } => json!({"kind": "adam", "lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps}),
-    }
-}
-
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -240,31 +234,20 @@ impl Checkpoint {
             }
             named.push((name, shape, f32_bytes(data)));
         }
-        let history: Vec<Value> = self
-            .history
-            .iter()
-            .map(|r| {
-                json!({"epoch": r.epoch, "train_loss": r.train_loss,
-                       "test_accuracy": r.test_accuracy, "seconds": r.seconds})
-            })
-            .collect();
-        let c = &self.config;
+        let c = self;
         let metadata: HashMap<String, String> = [
             ("format", FORMAT.to_string()),
-            (
-                "config",
-                json!({"inputs": c.inputs, "hidden": c.hidden, "classes": c.classes}).to_string(),
-            ),
-            ("optimizer", optimizer_json(&self.optimizer).to_string()),
+            ("config", to_json(&c.config, path)?),
+            ("optimizer", to_json(&c.optimizer, path)?),
             (
                 "optimizer_slots",
-                self.optimizer_state.slots.len().to_string(),
+                to_json(&c.optimizer_state.slots.len(), path)?,
             ),
-            ("step", self.optimizer_state.step.to_string()),
-            ("epoch", self.epoch.to_string()),
-            ("batch_size", self.batch_size.to_string()),
-            ("seed", self.seed.to_string()),
-            ("history", Value::Array(history).to_string()),
+            ("step", to_json(&c.optimizer_state.step, path)?),
+            ("epoch", to_json(&c.epoch, path)?),
+            ("batch_size", to_json(&c.batch_size, path)?),
+            ("seed", to_json(&c.seed, path)?),
+            ("history", to_json(&c.history, path)?),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -328,41 +311,15 @@ impl Checkpoint {
         if format != FORMAT {
             return Err(meta.error("format", format!("`{format}`, expected `{FORMAT}`")));
         }
-        let config = meta.json("config", |v| {
-            Some(MlpConfig {
-                inputs: usize_of(&v["inputs"])?,
-                hidden: v["hidden"]
-                    .as_array()?
-                    .iter()
-                    .map(usize_of)
-                    .collect::<Option<_>>()?,
-                classes: usize_of(&v["classes"])?,
-            })
-        })?;
+        let config: MlpConfig = meta.json("config")?;
         config
             .validate()
             .map_err(|source| CheckpointError::Config {
                 path: path.to_path_buf(),
                 source,
             })?;
-        let optimizer = meta.json("optimizer", |v| {
-            let f = |k: &str| v[k].as_f64().map(|x| x as f32);
-            match v["kind"].as_str()? {
-                "sgd" => Some(OptimizerConfig::Sgd {
-                    lr: f("lr")?,
-                    momentum: f("momentum")?,
-                    weight_decay: f("weight_decay")?,
-                }),
-                "adam" => Some(OptimizerConfig::Adam {
-                    lr: f("lr")?,
-                    beta1: f("beta1")?,
-                    beta2: f("beta2")?,
-                    eps: f("eps")?,
-                }),
-                _ => None,
-            }
-        })?;
-        let n_slots: usize = meta.parse("optimizer_slots")?;
+        let optimizer: OptimizerConfig = meta.json("optimizer")?;
+        let n_slots: usize = meta.json("optimizer_slots")?;
         let expected = optimizer.slots_per_tensor() * 2 * config.num_layers();
         if n_slots != expected {
             return Err(meta.error(
@@ -370,19 +327,7 @@ impl Checkpoint {
                 format!("{n_slots}, but the optimizer keeps {expected} slot tensors"),
             ));
         }
-        let history = meta.json("history", |v| {
-            v.as_array()?
-                .iter()
-                .map(|r| {
-                    Some(EpochRecord {
-                        epoch: usize_of(&r["epoch"])?,
-                        train_loss: r["train_loss"].as_f64()? as f32,
-                        test_accuracy: r["test_accuracy"].as_f64()?,
-                        seconds: r["seconds"].as_f64()?,
-                    })
-                })
-                .collect()
-        })?;
+        let history: Vec<EpochRecord> = meta.json("history")?;
 
         let read = |name: &str, shape: &[usize]| -> Result<Vec<f32>, CheckpointError> {
             let t = st
@@ -427,21 +372,26 @@ impl Checkpoint {
         Ok(Checkpoint {
             params: Params { layers },
             optimizer_state: OptimizerState {
-                step: meta.parse("step")?,
+                step: meta.json("step")?,
                 slots,
             },
             optimizer,
-            epoch: meta.parse("epoch")?,
-            batch_size: meta.parse("batch_size")?,
-            seed: meta.parse("seed")?,
+            epoch: meta.json("epoch")?,
+            batch_size: meta.json("batch_size")?,
+            seed: meta.json("seed")?,
             history,
             config,
         })
     }
 }
 
-fn usize_of(v: &Value) -> Option<usize> {
-    v.as_u64().and_then(|x| usize::try_from(x).ok())
+/// `value` as JSON (`path` names the destination in errors; serde_json fails only on types
+/// it cannot represent, which the metadata has none of).
+fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, CheckpointError> {
+    serde_json::to_string(value).map_err(|e| CheckpointError::Inconsistent {
+        path: path.to_path_buf(),
+        reason: format!("metadata cannot be written as JSON: {e}"),
+    })
 }
 
 /// The metadata of one file, with errors naming it.
@@ -466,21 +416,10 @@ impl Meta<'_> {
             .ok_or_else(|| self.error(key, "missing".into()))
     }
 
-    fn parse<T: std::str::FromStr>(&self, key: &'static str) -> Result<T, CheckpointError> {
+    /// The value of `key`, parsed from JSON with serde.
+    fn json<T: DeserializeOwned>(&self, key: &'static str) -> Result<T, CheckpointError> {
         let s = self.string(key)?;
-        s.parse()
-            .map_err(|_| self.error(key, format!("`{s}` is not a valid number")))
-    }
-
-    fn json<T>(
-        &self,
-        key: &'static str,
-        f: impl FnOnce(&Value) -> Option<T>,
-    ) -> Result<T, CheckpointError> {
-        let s = self.string(key)?;
-        let v: Value =
-            serde_json::from_str(s).map_err(|e| self.error(key, format!("invalid JSON: {e}")))?;
-        f(&v).ok_or_else(|| self.error(key, format!("unexpected content `{s}`")))
+        serde_json::from_str(s).map_err(|e| self.error(key, format!("`{s}`: {e}")))
     }
 }
 

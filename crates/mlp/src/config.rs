@@ -31,7 +31,9 @@ pub const MAX_ELEMENTS: usize = u32::MAX as usize / 2;
 /// A multi-layer perceptron: `inputs -> hidden[0] (ReLU) -> ... -> hidden[n-1] (ReLU) -> classes`
 /// (softmax, inside the loss). Every hidden layer is a linear layer followed by ReLU; the last
 /// linear layer produces the logits.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Serialized (checkpoint metadata) as `{"inputs": 784, "hidden": [128], "classes": 10}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MlpConfig {
     /// Input features (784 for MNIST's 28x28 images).
     pub inputs: usize,

@@ -3,6 +3,9 @@
 //! Forward, loss, backward and optimizer kernels are built with the DSL (no WGSL text in this
 //! crate), each paired with an independent CPU specification. The `mnist` binary trains the
 //! network on real MNIST.
+//!
+//! The library prints nothing: training reports through [`train::Observer`] events, and the
+//! binary decides what to show.
 
 pub mod checkpoint;
 pub mod config;
@@ -11,6 +14,7 @@ pub mod error;
 pub mod kernels;
 pub mod model;
 pub mod params;
+pub mod plot;
 pub mod profile;
 pub mod reference;
 pub mod train;

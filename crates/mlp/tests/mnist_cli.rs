@@ -67,7 +67,7 @@ fn bad_arguments() {
     fails(&mnist(&["eval"]), 2, &["--model"]);
     fails(&mnist(&["predict", "--model", "m"]), 2, &["IMAGE"]);
     let mom = mnist(&["train", "--optimizer", "adam", "--momentum", "0.5"]);
-    fails(&mom, 1, &["--momentum applies to SGD only"]);
+    fails(&mom, 2, &["--momentum applies to SGD only"]);
     let help = mnist(&["predict", "--help"]);
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("rejected, not resized"));

@@ -3,7 +3,12 @@
 use crate::error::MlpError;
 
 /// The optimizer and its hyperparameters.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Serialized (checkpoint metadata) with its kind as a tag:
+/// `{"kind": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 0.0}` or
+/// `{"kind": "adam", "lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum OptimizerConfig {
     /// PyTorch's `torch.optim.SGD` (dampening 0, no Nesterov): `g = grad + weight_decay * p;
     /// v = momentum * v + g; p -= lr * v`.

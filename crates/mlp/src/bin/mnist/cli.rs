@@ -1,0 +1,153 @@
+//! The command line as typed ("low" arguments, as ripgrep's `lowargs`): clap parses it, checks
+//! each value on its own, and nothing more. Options whose default depends on another (the
+//! learning rate on the optimizer; everything the checkpoint holds when resuming) stay `None`
+//! here; [`crate::plan`] resolves them, with every default in [`crate::plan::defaults`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::plan::defaults;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mnist",
+    version,
+    about = "Train, evaluate and use a multi-layer perceptron on MNIST; every GPU kernel is \
+             written with wgsl-dsl",
+    after_help = "Data: a directory with train-images, train-labels, t10k-images and t10k-labels \
+                  in IDX format (raw or .gz, spelled `NAME-idxD-ubyte` or `NAME.idxD-ubyte`); \
+                  by default the repository's data/mnist. Fashion-MNIST: \
+                  `--data /usr/share/datasets/fashion-mnist` (Debian package dataset-fashion-mnist)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Train a model (784-128-10 on the full data by default) and report test accuracy.
+    Train(TrainArgs),
+    /// Accuracy and confusion matrix of a saved model on the test set.
+    Eval(EvalArgs),
+    /// Classify 28x28 images (PNG or PGM) with a saved model.
+    Predict(PredictArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DataArgs {
+    /// Data directory [default: the repository's data/mnist].
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Use only the first N test images.
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub limit_test: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Optimizer {
+    /// Stochastic gradient descent with (heavy-ball) momentum.
+    Sgd,
+    /// Adam (Kingma & Ba 2015), betas 0.9 and 0.999, eps 1e-8.
+    Adam,
+}
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Epochs to train (with --resume: epochs to add to the checkpoint's).
+    #[arg(long, default_value_t = defaults::EPOCHS, value_parser = positive_usize)]
+    pub epochs: usize,
+    #[arg(long, value_name = "N", value_parser = positive_usize,
+          help = format!("Samples per step [default: {}; with --resume, the checkpoint's]",
+                         defaults::BATCH_SIZE))]
+    pub batch_size: Option<usize>,
+    #[arg(long, value_parser = positive_f32,
+          help = format!("Learning rate [default: {} for SGD, {} for Adam; with --resume, the \
+                          checkpoint's]", defaults::SGD_LR, defaults::ADAM_LR))]
+    pub lr: Option<f32>,
+    #[arg(
+        long,
+        value_enum,
+        help = "Optimizer [default: sgd; with --resume, the checkpoint's, which cannot change]"
+    )]
+    pub optimizer: Option<Optimizer>,
+    #[arg(long, value_parser = momentum,
+          help = format!("SGD momentum in [0, 1) [default: {}; with --resume, the checkpoint's]",
+                         defaults::MOMENTUM))]
+    pub momentum: Option<f32>,
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = positive_usize,
+          help = format!("Hidden layer widths, comma-separated [default: {}; with --resume, the \
+                          checkpoint's, which cannot change]", defaults::hidden_text()))]
+    pub hidden: Option<Vec<usize>>,
+    #[arg(long, help = format!("Seed of initialisation and shuffling [default: {}; with \
+                                --resume, the checkpoint's]", defaults::SEED))]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Use only the first N training images.
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub limit_train: Option<usize>,
+    /// Save a checkpoint (safetensors) here after every epoch.
+    #[arg(long, value_name = "PATH")]
+    pub save: Option<PathBuf>,
+    /// Continue from a checkpoint (parameters, optimizer state, epoch count).
+    #[arg(long, value_name = "PATH")]
+    pub resume: Option<PathBuf>,
+    /// Write a PNG of training loss and test accuracy per epoch here.
+    #[arg(long, value_name = "PATH")]
+    pub plot: Option<PathBuf>,
+    /// Training steps recorded per GPU submit (the loss is read back once per chunk).
+    #[arg(long, value_name = "N", default_value_t = defaults::STEPS_PER_CHUNK,
+          value_parser = positive_usize)]
+    pub steps_per_chunk: usize,
+    /// Before training, profile --steps-per-chunk training steps on the GPU and print where
+    /// the time goes: per kernel, dispatches per step, GPU time, share of the step, and the
+    /// host's recording time.
+    #[arg(long)]
+    pub profile: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// A checkpoint written by `mnist train --save`.
+    #[arg(long, value_name = "PATH")]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = crate::predict::HELP)]
+pub struct PredictArgs {
+    /// A checkpoint written by `mnist train --save`.
+    #[arg(long, value_name = "PATH")]
+    pub model: PathBuf,
+    /// Invert the images (for dark digits on a light background).
+    #[arg(long)]
+    pub invert: bool,
+    /// PNG or PGM images of the model's input size (28x28 for MNIST).
+    #[arg(value_name = "IMAGE", required = true)]
+    pub images: Vec<PathBuf>,
+}
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}` is not a positive integer")),
+    }
+}
+
+fn positive_f32(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a positive number")),
+    }
+}
+
+fn momentum(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a number in [0, 1)")),
+    }
+}

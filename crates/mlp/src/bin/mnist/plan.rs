@@ -1,0 +1,405 @@
+//! The resolved plan ("high" arguments, as ripgrep's `hiargs`): the command line
+//! ([`crate::cli`]) with every default filled in from [`defaults`], the checkpoint to resume
+//! loaded, paths checked, and contradictions refused, before any work starts. Nothing after
+//! this module reads the command line.
+
+use std::path::{Path, PathBuf};
+
+use mlp::checkpoint::Checkpoint;
+use mlp::config::MlpConfig;
+use mlp::data::CLASSES;
+use mlp::model::OptimizerConfig;
+use mlp::train::{Start, TrainSettings};
+
+use crate::cli::{Cli, Command, DataArgs, EvalArgs, Optimizer, PredictArgs, TrainArgs};
+use crate::error::CliError;
+
+/// Every default of the binary, in one place (the `--help` texts are made from these).
+pub mod defaults {
+    /// Epochs of `train` (and epochs added with `--resume`).
+    pub const EPOCHS: usize = 5;
+    /// Samples per training step.
+    pub const BATCH_SIZE: usize = 64;
+    /// SGD's learning rate (measured in README: >= 97.5% test accuracy in 5 epochs).
+    pub const SGD_LR: f32 = 0.05;
+    /// SGD's momentum.
+    pub const MOMENTUM: f32 = 0.9;
+    /// Adam's learning rate.
+    pub const ADAM_LR: f32 = 1e-3;
+    /// Adam's moment decays and epsilon (Kingma & Ba 2015's).
+    pub const ADAM_BETAS_EPS: (f32, f32, f32) = (0.9, 0.999, 1e-8);
+    /// Hidden layer widths: the source's 784-128-10 network.
+    pub const HIDDEN: &[usize] = &[128];
+    /// Seed of initialisation and shuffling.
+    pub const SEED: u64 = 0;
+    /// Training steps per GPU submit.
+    pub const STEPS_PER_CHUNK: usize = 40;
+    /// Batch of evaluation and prediction (the test set goes through the GPU in such batches).
+    pub const EVAL_BATCH: usize = 500;
+
+    /// [`HIDDEN`] as typed on the command line.
+    pub fn hidden_text() -> String {
+        let widths: Vec<String> = HIDDEN.iter().map(|w| w.to_string()).collect();
+        widths.join(",")
+    }
+}
+
+/// What the binary will do.
+#[derive(Debug)]
+pub enum Plan {
+    /// `mnist train`.
+    Train(TrainPlan),
+    /// `mnist eval`.
+    Eval(EvalPlan),
+    /// `mnist predict`.
+    Predict(PredictPlan),
+}
+
+/// Which data, and how much of it.
+#[derive(Debug)]
+pub struct DataPlan {
+    /// The directory with the four IDX files.
+    pub dir: PathBuf,
+    /// Keep only the first N training images.
+    pub limit_train: Option<usize>,
+    /// Keep only the first N test images.
+    pub limit_test: Option<usize>,
+}
+
+/// The model training starts from.
+#[derive(Debug)]
+pub enum ModelPlan {
+    /// A new model of these hidden widths (the input width comes from the data).
+    Fresh {
+        /// Hidden layer widths.
+        hidden: Vec<usize>,
+        /// The optimizer.
+        optimizer: OptimizerConfig,
+    },
+    /// A checkpoint, with the optimizer's hyperparameters the command line overrides.
+    Resume {
+        /// Where it was read from.
+        path: PathBuf,
+        /// What was read.
+        checkpoint: Box<Checkpoint>,
+    },
+}
+
+/// `mnist train`, resolved.
+#[derive(Debug)]
+pub struct TrainPlan {
+    /// The data.
+    pub data: DataPlan,
+    /// Where training starts.
+    pub model: ModelPlan,
+    /// Epochs, batch, seed, chunk, checkpoint path.
+    pub settings: TrainSettings,
+    /// Where to write the PNG of the history.
+    pub plot: Option<PathBuf>,
+    /// Profile a chunk of training steps before training (`--profile`).
+    pub profile: bool,
+}
+
+/// `mnist eval`, resolved.
+#[derive(Debug)]
+pub struct EvalPlan {
+    /// The checkpoint to evaluate.
+    pub model: PathBuf,
+    /// The data (its test set).
+    pub data: DataPlan,
+    /// Examples per GPU batch.
+    pub batch: usize,
+}
+
+/// `mnist predict`, resolved.
+#[derive(Debug)]
+pub struct PredictPlan {
+    /// The checkpoint.
+    pub model: PathBuf,
+    /// Dark digits on a light background.
+    pub invert: bool,
+    /// The images, in order.
+    pub images: Vec<PathBuf>,
+    /// Images per GPU batch, at most.
+    pub batch: usize,
+}
+
+impl Plan {
+    /// Resolves the parsed command line.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for contradicting options; [`CliError::Path`] for a data directory
+    /// that is not one, or an output that cannot be written; [`CliError::Checkpoint`] for a
+    /// checkpoint to resume that cannot be read.
+    pub fn resolve(cli: Cli) -> Result<Plan, CliError> {
+        Ok(match cli.command {
+            Command::Train(args) => Plan::Train(TrainPlan::resolve(args)?),
+            Command::Eval(EvalArgs { model, data }) => Plan::Eval(EvalPlan {
+                model,
+                data: DataPlan::resolve(&data, None)?,
+                batch: defaults::EVAL_BATCH,
+            }),
+            Command::Predict(PredictArgs {
+                model,
+                invert,
+                images,
+            }) => Plan::Predict(PredictPlan {
+                model,
+                invert,
+                images,
+                batch: defaults::EVAL_BATCH,
+            }),
+        })
+    }
+}
+
+impl DataPlan {
+    fn resolve(args: &DataArgs, limit_train: Option<usize>) -> Result<DataPlan, CliError> {
+        let dir = match &args.data {
+            Some(dir) if dir.is_dir() => dir.clone(),
+            Some(dir) => return Err(CliError::path(dir, "not a directory")),
+            None => default_data_dir()?,
+        };
+        Ok(DataPlan {
+            dir,
+            limit_train,
+            limit_test: args.limit_test,
+        })
+    }
+}
+
+/// The repository's `data/mnist`, found from the build's source directory or the current
+/// directory.
+fn default_data_dir() -> Result<PathBuf, CliError> {
+    let candidates = [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist"),
+        PathBuf::from("data/mnist"),
+    ];
+    candidates
+        .iter()
+        .find(|p| p.is_dir())
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "no MNIST directory found (looked for {} and {}); pass --data DIR",
+                candidates[0].display(),
+                candidates[1].display()
+            ))
+        })
+}
+
+/// Fails early (before training) if `path` cannot be written: its directory must exist.
+fn check_writable(path: &Path, what: &str) -> Result<(), CliError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(CliError::path(
+            path,
+            format!("is a directory, not a {what} file"),
+        ));
+    }
+    tempfile::tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| CliError::path(path, format!("cannot write the {what} there: {e}")))
+}
+
+fn momentum_is_sgd_only() -> CliError {
+    CliError::Usage("--momentum applies to SGD only (Adam uses beta1 = 0.9)".into())
+}
+
+impl TrainPlan {
+    fn resolve(args: TrainArgs) -> Result<TrainPlan, CliError> {
+        for (path, what) in [(&args.save, "checkpoint"), (&args.plot, "plot")] {
+            if let Some(p) = path {
+                check_writable(p, what)?;
+            }
+        }
+        let data = DataPlan::resolve(&args.data, args.limit_train)?;
+        let (model, batch_size, seed) = match &args.resume {
+            Some(path) => {
+                let checkpoint = Checkpoint::load(path)?;
+                let batch = args.batch_size.unwrap_or(checkpoint.batch_size);
+                let seed = args.seed.unwrap_or(checkpoint.seed);
+                (resume(&args, path, checkpoint)?, batch, seed)
+            }
+            None => (
+                fresh(&args)?,
+                args.batch_size.unwrap_or(defaults::BATCH_SIZE),
+                args.seed.unwrap_or(defaults::SEED),
+            ),
+        };
+        Ok(TrainPlan {
+            data,
+            model,
+            settings: TrainSettings {
+                epochs: args.epochs,
+                batch_size,
+                seed,
+                steps_per_chunk: args.steps_per_chunk,
+                save: args.save,
+            },
+            plot: args.plot,
+            profile: args.profile,
+        })
+    }
+}
+
+fn fresh(args: &TrainArgs) -> Result<ModelPlan, CliError> {
+    let optimizer = match args.optimizer.unwrap_or(Optimizer::Sgd) {
+        Optimizer::Sgd => OptimizerConfig::Sgd {
+            lr: args.lr.unwrap_or(defaults::SGD_LR),
+            momentum: args.momentum.unwrap_or(defaults::MOMENTUM),
+            weight_decay: 0.0,
+        },
+        Optimizer::Adam if args.momentum.is_some() => return Err(momentum_is_sgd_only()),
+        Optimizer::Adam => {
+            let (beta1, beta2, eps) = defaults::ADAM_BETAS_EPS;
+            OptimizerConfig::Adam {
+                lr: args.lr.unwrap_or(defaults::ADAM_LR),
+                beta1,
+                beta2,
+                eps,
+            }
+        }
+    };
+    Ok(ModelPlan::Fresh {
+        hidden: args
+            .hidden
+            .clone()
+            .unwrap_or_else(|| defaults::HIDDEN.to_vec()),
+        optimizer,
+    })
+}
+
+/// Continue from `c`: the model's shape and optimizer kind are the checkpoint's (asking for
+/// others is an error); the learning rate, momentum, batch size and seed may be changed.
+fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan, CliError> {
+    if let Some(h) = args.hidden.as_ref().filter(|h| **h != c.config.hidden) {
+        return Err(CliError::path(
+            path,
+            format!(
+                "the checkpoint has hidden layers {:?}, --hidden asks for {h:?}",
+                c.config.hidden
+            ),
+        ));
+    }
+    let kind = match c.optimizer {
+        OptimizerConfig::Sgd { .. } => Optimizer::Sgd,
+        OptimizerConfig::Adam { .. } => Optimizer::Adam,
+    };
+    if args.optimizer.is_some_and(|o| o != kind) {
+        return Err(CliError::path(
+            path,
+            format!(
+                "the checkpoint was trained with {kind:?}; its optimizer state cannot continue \
+                 another optimizer"
+            ),
+        ));
+    }
+    match &mut c.optimizer {
+        OptimizerConfig::Sgd { lr, momentum, .. } => {
+            *lr = args.lr.unwrap_or(*lr);
+            *momentum = args.momentum.unwrap_or(*momentum);
+        }
+        OptimizerConfig::Adam { .. } if args.momentum.is_some() => {
+            return Err(momentum_is_sgd_only());
+        }
+        OptimizerConfig::Adam { lr, .. } => *lr = args.lr.unwrap_or(*lr),
+    }
+    Ok(ModelPlan::Resume {
+        path: path.to_path_buf(),
+        checkpoint: Box::new(c),
+    })
+}
+
+impl ModelPlan {
+    /// The trainer's [`Start`] for images of `inputs` features.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for a fresh model that cannot exist (too large).
+    pub fn into_start(self, inputs: usize) -> Result<Start, CliError> {
+        Ok(match self {
+            ModelPlan::Fresh { hidden, optimizer } => {
+                let config = MlpConfig {
+                    inputs,
+                    hidden,
+                    classes: CLASSES,
+                };
+                config
+                    .validate()
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+                Start::Fresh { config, optimizer }
+            }
+            ModelPlan::Resume { checkpoint, .. } => Start::Resume(checkpoint),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<TrainPlan, CliError> {
+        let cli = Cli::try_parse_from(["mnist", "train"].iter().chain(args)).unwrap();
+        match Plan::resolve(cli)? {
+            Plan::Train(t) => Ok(t),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_fill_what_the_command_line_leaves_out() {
+        let p = plan(&[]).unwrap();
+        assert_eq!(p.settings.epochs, defaults::EPOCHS);
+        assert_eq!(p.settings.batch_size, defaults::BATCH_SIZE);
+        assert_eq!(p.settings.seed, defaults::SEED);
+        assert_eq!(p.settings.steps_per_chunk, defaults::STEPS_PER_CHUNK);
+        match p.model {
+            ModelPlan::Fresh { hidden, optimizer } => {
+                assert_eq!(hidden, defaults::HIDDEN);
+                assert_eq!(
+                    optimizer,
+                    OptimizerConfig::Sgd {
+                        lr: defaults::SGD_LR,
+                        momentum: defaults::MOMENTUM,
+                        weight_decay: 0.0
+                    }
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let adam = plan(&["--optimizer", "adam"]).unwrap();
+        assert!(matches!(
+            adam.model,
+            ModelPlan::Fresh { optimizer: OptimizerConfig::Adam { lr, .. }, .. }
+                if lr == defaults::ADAM_LR
+        ));
+        let err = plan(&["--optimizer", "adam", "--momentum", "0.5"]).unwrap_err();
+        assert!(matches!(err, CliError::Usage(_)), "{err}");
+    }
+
+    #[test]
+    fn help_shows_the_defaults() {
+        let help = <Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("train")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for needle in [
+            format!("[default: {}]", defaults::EPOCHS),
+            format!("[default: {};", defaults::BATCH_SIZE),
+            format!(
+                "{} for SGD, {} for Adam",
+                defaults::SGD_LR,
+                defaults::ADAM_LR
+            ),
+            format!("[default: {}]", defaults::STEPS_PER_CHUNK),
+        ] {
+            assert!(help.contains(&needle), "`{needle}` not in {help}");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The training loop: the data set on the GPU once, each epoch shuffled and recorded as GPU work
+//! in chunks of steps, the host reading the losses back once per chunk. It reports through an
+//! [`Observer`] ([`events`]) and prints nothing.
+//!
+//! - [`shard`]: the data set on the GPU in shards, the epoch's shuffle and order of chunks;
+//! - [`events`]: what training reports;
+//! - this module: [`train`], its settings and its errors.
+//!
+//! # One epoch
+//! 1. A permutation of the training samples is drawn with ChaCha8 seeded from `(seed, epoch)`
+//!    (so a resumed run shuffles exactly as an uninterrupted one) and written to a
+//!    `GpuBuffer<u32>`.
+//! 2. The epoch's `ceil(len / batch_size)` steps are recorded `steps_per_chunk` at a time into one
+//!    [`Recorder`](wgsl_dsl::runtime::Recorder) and submitted; no host round trip between steps.
+//! 3. After each chunk the host reads that chunk's per-step losses ([`Event::Chunk`]); the
+//!    epoch's training loss is the mean of its steps' mean cross-entropy losses.
+//! 4. The test set is evaluated on the GPU (argmax and correct count) ([`Event::Epoch`]), and,
+//!    with a save path, a [`Checkpoint`] is written atomically ([`Event::CheckpointSaved`]).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+
+use crate::checkpoint::{Checkpoint, CheckpointError, EpochRecord};
+use crate::config::MlpConfig;
+use crate::data::Mnist;
+use crate::error::MlpError;
+use crate::model::{GpuMlp, OptimizerConfig};
+use crate::params::Params;
+
+pub mod events;
+pub mod shard;
+
+pub use events::{ChunkReport, EpochReport, Event, Observer, Started};
+pub use shard::{chunk_plan, epoch_order, evaluate, shard_len, upload};
+
+/// What can stop training.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    /// The GPU model failed (building kernels, dispatching, reading back).
+    #[error(transparent)]
+    Model(#[from] MlpError),
+    /// Writing the checkpoint failed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// The model's input size differs from the data's image size.
+    #[error("the model takes {model} input features but the images have {data} pixels")]
+    InputSize {
+        /// The model's input features.
+        model: usize,
+        /// Pixels per image.
+        data: usize,
+    },
+    /// A setting is out of range.
+    #[error("{0}")]
+    Settings(String),
+    /// The loss became NaN or infinite.
+    #[error(
+        "training diverged: the loss is {loss} at epoch {epoch}, step {step}; \
+         try a smaller learning rate"
+    )]
+    Diverged {
+        /// The epoch (from 1).
+        epoch: usize,
+        /// The step within the epoch (from 0).
+        step: usize,
+        /// The loss read back.
+        loss: f32,
+    },
+}
+
+/// Where training starts.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// A new model, initialised from the seed ([`Params::init`]).
+    Fresh {
+        /// The model's shape.
+        config: MlpConfig,
+        /// The optimizer.
+        optimizer: OptimizerConfig,
+    },
+    /// Continue from a checkpoint: parameters, optimizer state, epoch count and history.
+    Resume(Box<Checkpoint>),
+}
+
+/// How to train. There are no defaults here: the caller decides (the `mnist` binary's are in
+/// its plan).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainSettings {
+    /// Epochs to train in this run (after those already in a resumed checkpoint).
+    pub epochs: usize,
+    /// Samples per step (the last step of an epoch may have fewer).
+    pub batch_size: usize,
+    /// Seed of initialisation and shuffling.
+    pub seed: u64,
+    /// Steps recorded into one submit; the losses are read back once per chunk.
+    pub steps_per_chunk: usize,
+    /// Write a checkpoint here after every epoch.
+    pub save: Option<PathBuf>,
+}
+
+/// What a training run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The final model, optimizer state and full history (resumed epochs included).
+    pub checkpoint: Checkpoint,
+    /// The test accuracy after the last epoch, in `[0, 1]` (`None` when no epoch ran).
+    pub test_accuracy: Option<f64>,
+    /// Time spent training this run's epochs (evaluation excluded).
+    pub train_time: Duration,
+    /// Time spent evaluating after each epoch.
+    pub eval_time: Duration,
+    /// Training samples per second over this run (training only).
+    pub samples_per_second: f64,
+}
+
+/// Trains on `data.train`, evaluating on `data.test` after every epoch, reporting to
+/// `observer`.
+///
+/// When the training images exceed one storage buffer binding they are split into shards
+/// ([`upload`]); each shard is shuffled on its own and the shards' chunks alternate, so a batch
+/// never mixes shards. With one shard (any device for the MNIST test set; devices with
+/// bindings of 188 MB or more for its training set) the shuffle is global.
+///
+/// # Errors
+/// [`TrainError::Settings`] (zero batch size or chunk, empty data), [`TrainError::InputSize`],
+/// [`TrainError::Diverged`], [`TrainError::Model`], [`TrainError::Checkpoint`].
+pub fn train(
+    gpu: &Gpu,
+    data: &Mnist,
+    start: Start,
+    settings: &TrainSettings,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, TrainError> {
+    if settings.batch_size == 0 || settings.steps_per_chunk == 0 {
+        return Err(TrainError::Settings(
+            "the batch size and the steps per chunk must be at least 1".into(),
+        ));
+    }
+    if data.train.is_empty() || data.test.is_empty() {
+        return Err(TrainError::Settings(
+            "the training and test sets must not be empty".into(),
+        ));
+    }
+    let (config, optimizer, params, state, mut history, first_epoch) = match start {
+        Start::Fresh { config, optimizer } => {
+            let params = Params::init(&config, settings.seed);
+            (config, optimizer, params, None, Vec::new(), 1)
+        }
+        Start::Resume(c) => {
+            let c = *c;
+            let next = c.epoch + 1;
+            let state = Some(c.optimizer_state);
+            (c.config, c.optimizer, c.params, state, c.history, next)
+        }
+    };
+    let optimizer_step = state.as_ref().map_or(0, |s| s.step);
+    let batch = settings.batch_size.min(data.train.len());
+    let mut model = GpuMlp::new(gpu, &config, &params, &optimizer, state.as_ref(), batch)?;
+    let train_shards = upload(gpu, &model, &data.train)?;
+    let test_shards = upload(gpu, &model, &data.test)?;
+    let samples = data.train.len();
+    let orders = train_shards
+        .iter()
+        .map(|s| GpuBuffer::<u32>::zeroed(gpu, s.len()).map_err(MlpError::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shard_steps: Vec<usize> = train_shards
+        .iter()
+        .map(|s| s.len().div_ceil(batch))
+        .collect();
+    let steps: usize = shard_steps.iter().sum();
+    let last_epoch = first_epoch + settings.epochs - 1;
+    observer.event(&Event::Started(&Started {
+        first_epoch,
+        last_epoch,
+        optimizer_step,
+        samples_per_epoch: samples,
+        steps_per_epoch: steps,
+        shards: train_shards.len(),
+    }));
+
+    let (mut train_time, mut eval_time) = (Duration::ZERO, Duration::ZERO);
+    let mut test_accuracy = None;
+    for epoch in first_epoch..=last_epoch {
+        let epoch_start = Instant::now();
+        for (k, (order, shard)) in orders.iter().zip(&train_shards).enumerate() {
+            let seed = settings.seed.wrapping_add(k as u64);
+            order
+                .write(gpu, &epoch_order(shard.len(), seed, epoch))
+                .map_err(MlpError::from)?;
+        }
+        observer.event(&Event::EpochStarted {
+            epoch,
+            last_epoch,
+            samples,
+        });
+        let mut loss_sum = 0.0f64;
+        let (mut steps_done, mut samples_done) = (0, 0);
+        for (k, chunk) in chunk_plan(&shard_steps, settings.steps_per_chunk) {
+            let shard = &train_shards[k];
+            let mut rec = gpu.recorder();
+            model.record_train_steps(gpu, &mut rec, shard, &orders[k], batch, chunk.clone())?;
+            rec.submit().map_err(MlpError::from)?;
+            let losses = model.read_losses(gpu, chunk.len())?;
+            if let Some((i, &loss)) = losses.iter().enumerate().find(|(_, l)| !l.is_finite()) {
+                return Err(TrainError::Diverged {
+                    epoch,
+                    step: steps_done + i,
+                    loss,
+                });
+            }
+            loss_sum += losses.iter().map(|&l| f64::from(l)).sum::<f64>();
+            steps_done += chunk.len();
+            samples_done += (chunk.end * batch).min(shard.len()) - chunk.start * batch;
+            observer.event(&Event::Chunk(&ChunkReport {
+                epoch,
+                mean_loss: losses.iter().sum::<f32>() / losses.len() as f32,
+                steps: chunk,
+                steps_done,
+                samples_done,
+                elapsed: epoch_start.elapsed(),
+            }));
+        }
+        let epoch_train = epoch_start.elapsed();
+        let eval_start = Instant::now();
+        let eval = evaluate(gpu, &mut model, &test_shards)?;
+        let epoch_eval = eval_start.elapsed();
+        train_time += epoch_train;
+        eval_time += epoch_eval;
+        test_accuracy = Some(eval.accuracy());
+        let report = EpochReport {
+            last_epoch,
+            record: EpochRecord {
+                epoch,
+                train_loss: (loss_sum / steps as f64) as f32,
+                test_accuracy: eval.accuracy(),
+                train_seconds: epoch_train.as_secs_f64(),
+                eval_seconds: epoch_eval.as_secs_f64(),
+            },
+            correct: eval.correct,
+            total: eval.total,
+            samples,
+            train_time: epoch_train,
+            eval_time: epoch_eval,
+        };
+        observer.event(&Event::Epoch(&report));
+        history.push(report.record);
+        if let Some(path) = &settings.save {
+            snapshot(gpu, &model, &optimizer, epoch, settings, &history)?.save(path)?;
+            observer.event(&Event::CheckpointSaved { epoch, path });
+        }
+    }
+    let checkpoint = snapshot(gpu, &model, &optimizer, last_epoch, settings, &history)?;
+    let samples_per_second =
+        (samples * settings.epochs) as f64 / train_time.as_secs_f64().max(1e-9);
+    Ok(Outcome {
+        checkpoint,
+        test_accuracy,
+        train_time,
+        eval_time,
+        samples_per_second,
+    })
+}
+
+/// Reads the model back into a checkpoint after `epoch`.
+fn snapshot(
+    gpu: &Gpu,
+    model: &GpuMlp,
+    optimizer: &OptimizerConfig,
+    epoch: usize,
+    settings: &TrainSettings,
+    history: &[EpochRecord],
+) -> Result<Checkpoint, TrainError> {
+    Ok(Checkpoint {
+        config: model.config().clone(),
+        params: model.params(gpu)?,
+        optimizer: optimizer.clone(),
+        optimizer_state: model.optimizer_state(gpu)?,
+        epoch,
+        batch_size: settings.batch_size,
+        seed: settings.seed,
+        history: history.to_vec(),
+    })
+}
