@@ -342,3 +342,95 @@ fn train_eval_predict() {
         .count();
     assert!(right >= 3, "{stdout} vs {:?}", &test.labels[..4]);
 }
+
+/// The part of a `predict` line after the file name: class, probability, all probabilities.
+fn prediction(line: &str) -> &str {
+    line.split_once(": ").map_or(line, |(_, p)| p)
+}
+
+/// A drawing whose content is in the alpha channel (black strokes on transparency, as a
+/// browser canvas exports it), RGBA or gray+alpha, predicts exactly as its opaque white-on-black
+/// version, and as its dark-on-light version with --invert; a blank image gets a warning.
+#[test]
+fn transparent_drawings_predict_as_opaque_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/v1-sgd-784-16-10-resumed.safetensors");
+    let test = Mnist::load(&repo_data()).unwrap().test;
+    let file = |name: String| dir.path().join(name).to_str().unwrap().to_string();
+    let (mut plain, mut inverted) = (Vec::new(), Vec::new());
+    for i in 0..3 {
+        let ink: Vec<u8> = test.images[i * 784..(i + 1) * 784]
+            .iter()
+            .map(|&v| (v * 255.0).round() as u8)
+            .collect();
+        let at = |x: u32, y: u32| ink[(y * 28 + x) as usize];
+        let versions = [
+            (
+                format!("rgba{i}.png"),
+                image::DynamicImage::from(image::RgbaImage::from_fn(28, 28, |x, y| {
+                    image::Rgba([0, 0, 0, at(x, y)])
+                })),
+            ),
+            (
+                format!("la{i}.png"),
+                image::GrayAlphaImage::from_fn(28, 28, |x, y| image::LumaA([0, at(x, y)])).into(),
+            ),
+            (
+                format!("white_on_black{i}.png"),
+                image::GrayImage::from_fn(28, 28, |x, y| image::Luma([at(x, y)])).into(),
+            ),
+        ];
+        for (name, img) in versions {
+            img.save(file(name.clone())).unwrap();
+            plain.push(file(name));
+        }
+        let dark_on_light =
+            image::RgbImage::from_fn(28, 28, |x, y| image::Rgb([255 - at(x, y); 3]));
+        dark_on_light.save(file(format!("dark{i}.png"))).unwrap();
+        inverted.push(file(format!("dark{i}.png")));
+    }
+    let m = model.to_str().unwrap();
+    let run = |files: &[String], invert: bool| -> Vec<String> {
+        let mut args = vec!["predict", "--model", m];
+        if invert {
+            args.push("--invert");
+        }
+        args.extend(files.iter().map(String::as_str));
+        let out = mnist(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout.lines().map(|l| prediction(l).to_string()).collect()
+    };
+    let plain = run(&plain, false);
+    let inverted = run(&inverted, true);
+    assert_eq!(plain.len(), 9);
+    for i in 0..3 {
+        let reference = &plain[3 * i + 2];
+        assert_eq!(&plain[3 * i], reference, "RGBA drawing {i}");
+        assert_eq!(&plain[3 * i + 1], reference, "gray+alpha drawing {i}");
+        assert_eq!(&inverted[i], reference, "dark on light, --invert, {i}");
+    }
+    // The same drawing is read alike with --invert (the transparency is the background).
+    assert_eq!(run(&[file("rgba0.png".into())], true)[0], plain[2]);
+
+    let blank = file("blank.png".into());
+    image::RgbaImage::from_pixel(28, 28, image::Rgba([0, 0, 0, 0]))
+        .save(&blank)
+        .unwrap();
+    let white = file("white.png".into());
+    image::GrayImage::from_pixel(28, 28, image::Luma([255]))
+        .save(&white)
+        .unwrap();
+    let out = mnist(&["predict", "--model", m, &blank, &white]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .map(String::from)
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("blank.png") && warnings[0].contains("blank after conversion"));
+    assert!(warnings[1].contains("white.png") && warnings[1].contains("--invert"));
+}

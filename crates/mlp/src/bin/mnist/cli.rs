@@ -31,7 +31,7 @@ pub enum Command {
     Train(TrainArgs),
     /// Accuracy and confusion matrix of a saved model on the test set.
     Eval(EvalArgs),
-    /// Classify 28x28 images (PNG or PGM) with a saved model.
+    /// Classify 28x28 images (PNG or PGM; gray, colour, with or without alpha) with a saved model.
     Predict(PredictArgs),
 }
 
@@ -123,7 +123,7 @@ pub struct PredictArgs {
     /// A checkpoint written by `mnist train --save`.
     #[arg(long, value_name = "PATH")]
     pub model: PathBuf,
-    /// Invert the images (for dark digits on a light background).
+    /// Dark digits on a light background (see the rule for transparency below).
     #[arg(long)]
     pub invert: bool,
     /// PNG or PGM images of the model's input size (28x28 for MNIST).

@@ -254,7 +254,11 @@ fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
     }
     let mut pixels = Vec::new();
     for path in &plan.images {
-        pixels.extend(predict::read_image(path, side, plan.invert)?);
+        let (values, warning) = predict::read_image(path, side, plan.invert)?;
+        if let Some(w) = warning {
+            eprintln!("warning: {w}");
+        }
+        pixels.extend(values);
     }
     let gpu = gpu()?;
     let mut model = load_model(&gpu, &c, plan.images.len().min(plan.batch))?;

@@ -1,18 +1,30 @@
-//! `mnist predict`: images into the model's input pixels.
+//! `mnist predict`: pictures into the model's input pixels ([`mlp::data::picture`]).
 
 use std::path::Path;
+
+use mlp::data::picture::{self, Reading};
 
 use crate::error::CliError;
 
 /// The `--help` text after the options of `mnist predict`.
 pub const HELP: &str = "Images must have the model's input size (28x28 for MNIST); other sizes \
-                        are rejected, not resized (resize first, keeping the digit centred, e.g. \
-                        `convert in.png -resize 20x20 -gravity center -extent 28x28 out.png`). \
-                        Colour images are converted to luminance, alpha is ignored. MNIST digits \
-                        are white on black: pass --invert for dark digits on a light background.";
+     are rejected, not resized (resize first, keeping the digit centred, e.g. `convert in.png \
+     -resize 20x20 -gravity center -extent 28x28 out.png`). MNIST digits are white ink on black. \
+     Colour becomes luminance. Opaque images: pass --invert for dark digits on a light \
+     background. Transparency: a drawing in one colour on a transparent background (as a \
+     browser canvas exports it) is read by its opacity, black or white strokes alike, with or \
+     without --invert; other images with transparency are composited onto black (white with \
+     --invert). A warning says when an image is blank (uniform) after this conversion.";
 
-/// An image as `[rows * cols]` pixels in [0, 1] (white digit on black).
-pub fn read_image(path: &Path, side: usize, invert: bool) -> Result<Vec<f32>, CliError> {
+/// A picture as `[side * side]` input pixels, and a warning when it is blank after conversion.
+///
+/// # Errors
+/// [`CliError::Path`] when the file cannot be read or decoded, or is not `side` x `side`.
+pub fn read_image(
+    path: &Path,
+    side: usize,
+    invert: bool,
+) -> Result<(Vec<f32>, Option<String>), CliError> {
     let fail = |e: String| CliError::path(path, e);
     let img = image::ImageReader::open(path)
         .map_err(|e| fail(e.to_string()))?
@@ -28,12 +40,22 @@ pub fn read_image(path: &Path, side: usize, invert: bool) -> Result<Vec<f32>, Cl
             img.height()
         )));
     }
-    Ok(img
-        .to_luma8()
-        .pixels()
-        .map(|p| {
-            let v = f32::from(p.0[0]) / 255.0;
-            if invert { 1.0 - v } else { v }
-        })
-        .collect())
+    let pixels = picture::pixels(&img, invert);
+    let warning = pixels.is_blank().then(|| {
+        let hint = match pixels.reading {
+            Reading::Opaque if invert => "an opaque image, inverted: is it dark on light?",
+            Reading::Opaque => {
+                "an opaque image: for dark digits on a light background pass --invert"
+            }
+            Reading::Drawing => "a drawing on transparency with nothing drawn",
+            Reading::Composited => "an image with transparency, composited onto the background",
+        };
+        format!(
+            "{}: blank after conversion (every input pixel is {:.2}; {hint}): its prediction \
+             says nothing about it",
+            path.display(),
+            pixels.first()
+        )
+    });
+    Ok((pixels.values, warning))
 }
