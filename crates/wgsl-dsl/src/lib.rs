@@ -34,6 +34,8 @@
 //! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
 
 pub mod exp;
+#[cfg(feature = "runtime")]
+pub mod interp;
 pub mod kernel;
 mod lower;
 #[cfg(feature = "runtime")]
@@ -41,6 +43,7 @@ pub mod runtime;
 pub mod shader;
 mod site;
 pub mod types;
+mod uniformity;
 
 pub use exp::{Exp, IntoExp, lit};
 pub use kernel::{
@@ -48,7 +51,7 @@ pub use kernel::{
     Place, ReadOnly, ReadWrite, Var,
 };
 pub use naga;
-pub use shader::{BuildError, Shader, TargetLimits};
+pub use shader::{BuildError, NonUniformControlFlow, Shader, TargetLimits};
 pub use site::CallSite;
 pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 

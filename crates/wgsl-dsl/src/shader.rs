@@ -18,6 +18,16 @@ pub struct Shader {
     pub wgsl: String,
     /// Entry point, workgroup size, bindings.
     pub signature: KernelSignature,
+    /// The Rust call sites of the module's expressions and statements (through their spans).
+    pub(crate) sites: crate::lower::SiteTable,
+}
+
+impl Shader {
+    /// The Rust call site that built the naga expression or statement with this span (every
+    /// expression and statement of the module has one; see ARCHITECTURE decision 3).
+    pub fn call_site(&self, span: naga::Span) -> Option<CallSite> {
+        self.sites.lookup(span)
+    }
 }
 
 /// Limits a kernel is built against. The defaults are WebGPU's default limits
@@ -146,6 +156,12 @@ pub enum BuildError {
         /// Where the node was built.
         site: CallSite,
     },
+    /// A barrier or subgroup operation is reached in control flow that depends on a value
+    /// that may differ between the invocations of a workgroup (WGSL spec §15.2 "Uniformity
+    /// Analysis"). On a GPU such a barrier is undefined behaviour (a hang or corrupted
+    /// memory); naga does not reject it.
+    #[error("{0}")]
+    NonUniformControlFlow(Box<NonUniformControlFlow>),
     /// naga's WGSL writer failed.
     #[error("kernel `{kernel}`: WGSL emission failed: {message}")]
     Emit {
@@ -200,6 +216,9 @@ impl KernelBuilder {
                     .filter_map(|(span, _)| lowered.sites.lookup(*span))
                     .next(),
             })?;
+        if self.check_uniformity {
+            crate::uniformity::check(&self.name, &module, &lowered.sites)?;
+        }
         let wgsl =
             naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
                 .map_err(|e| BuildError::Emit {
@@ -211,7 +230,18 @@ impl KernelBuilder {
             info,
             wgsl,
             signature,
+            sites: lowered.sites,
         })
+    }
+
+    /// Build even if a barrier or subgroup operation is reached in non-uniform control flow
+    /// ([`BuildError::NonUniformControlFlow`] is not returned). For kernels the static
+    /// analysis rejects although their control flow is uniform at run time, and for testing
+    /// the interpreter's run-time check ([`crate::interp`] reports a barrier that some
+    /// invocations of a workgroup miss). On a GPU, a divergent barrier is undefined
+    /// behaviour.
+    pub fn skip_uniformity_check(&mut self) {
+        self.check_uniformity = false;
     }
 
     fn check_name(&self) -> Result<(), BuildError> {
@@ -272,6 +302,45 @@ impl KernelBuilder {
             ));
         }
         Ok(())
+    }
+}
+
+/// Details of [`BuildError::NonUniformControlFlow`]: an operation that needs uniform control
+/// flow, and why the flow reaching it is not uniform, with Rust call sites.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonUniformControlFlow {
+    /// The kernel.
+    pub kernel: String,
+    /// The operation (`workgroupBarrier`, `subgroupAdd`, ...).
+    pub operation: &'static str,
+    /// Where the operation was built.
+    pub site: Option<CallSite>,
+    /// The control flow statement (`if`, loop, `return`, call) that made the flow
+    /// non-uniform.
+    pub branch: Option<CallSite>,
+    /// Where the non-uniform value the flow depends on was built.
+    pub value: Option<CallSite>,
+    /// What that value is (`local_invocation_index`, a load from workgroup memory, ...).
+    pub value_kind: &'static str,
+}
+
+impl std::fmt::Display for NonUniformControlFlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} at {} must be reached in uniform control flow (WGSL spec §15.2), but ",
+            self.kernel,
+            self.operation,
+            crate::site::OptSite(self.site)
+        )?;
+        let value = match self.value {
+            Some(v) => format!("{} (built at {v})", self.value_kind),
+            None => self.value_kind.to_string(),
+        };
+        match self.branch {
+            Some(b) => write!(f, "the control flow at {b} depends on {value}"),
+            None => write!(f, "its control flow depends on {value}"),
+        }
     }
 }
 

@@ -40,3 +40,15 @@ impl fmt::Display for CallSite {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
     }
 }
+
+/// An optional call site, for messages.
+pub(crate) struct OptSite(pub Option<CallSite>);
+
+impl fmt::Display for OptSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(s) => write!(f, "{s}"),
+            None => f.write_str("<unknown Rust location>"),
+        }
+    }
+}

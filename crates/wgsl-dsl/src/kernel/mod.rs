@@ -160,6 +160,8 @@ pub struct KernelBuilder {
     pub(crate) capabilities: naga::valid::Capabilities,
     /// Unique among all builders of the process: tells this builder's nodes from others'.
     pub(crate) uid: usize,
+    /// Whether `build` runs the uniformity check (see `skip_uniformity_check`).
+    pub(crate) check_uniformity: bool,
     next_binding: u32,
     stack: Vec<FnCtx>,
 }
@@ -177,6 +179,7 @@ impl KernelBuilder {
             functions: Vec::new(),
             capabilities: naga::valid::Capabilities::empty(),
             uid: fresh_id(),
+            check_uniformity: true,
             next_binding: 0,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],

@@ -24,7 +24,7 @@ use crate::types::Ty;
 use types::TypeLowerer;
 
 /// Maps naga spans back to Rust call sites.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct SiteTable {
     sites: Vec<CallSite>,
     index: HashMap<CallSite, u32>,

@@ -49,7 +49,7 @@ impl<T> std::fmt::Debug for GpuBuffer<T> {
 
 /// `bytes` rounded up to `COPY_BUFFER_ALIGNMENT`, and at least one element (`elem` bytes) and
 /// [`MIN_BYTES`], so an empty buffer can still be bound to an `array<T>` binding.
-fn padded_size(bytes: u64, elem: u64) -> u64 {
+pub(crate) fn padded_size(bytes: u64, elem: u64) -> u64 {
     let align = wgpu::COPY_BUFFER_ALIGNMENT;
     bytes
         .max(elem)
@@ -258,13 +258,6 @@ pub struct Arg<'a> {
     pub(crate) gpu_id: u64,
     pub(crate) id: u64,
     pub(crate) alive: &'a Arc<()>,
-}
-
-impl Arg<'_> {
-    /// Bytes of the elements, without padding.
-    pub(crate) fn byte_len(&self) -> u64 {
-        (self.len as u64).saturating_mul(self.elem_size)
-    }
 }
 
 /// Something that can be bound to a kernel's binding: any [`GpuBuffer<T>`].

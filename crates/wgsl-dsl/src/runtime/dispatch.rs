@@ -5,7 +5,7 @@ use super::buffer::{Arg, BindArg};
 use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::{BindingLayout, Kernel};
-use crate::kernel::{BindingDesc, BindingKind};
+use crate::kernel::{BindingDesc, BindingKind, KernelSignature};
 use crate::types::Ty;
 
 impl Gpu {
@@ -75,17 +75,11 @@ impl Gpu {
         if kernel.gpu_id != self.id {
             return Err(DispatchError::WrongDevice("the kernel"));
         }
-        let limit = self.limits().max_compute_workgroups_per_dimension;
-        if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
-            return Err(DispatchError::Limit {
-                what: format!(
-                    "kernel `{}`: workgroup count {workgroups:?}",
-                    kernel.signature.name
-                ),
-                value: u64::from(n),
-                limit: u64::from(limit),
-            });
-        }
+        check_grid(
+            &kernel.signature.name,
+            workgroups,
+            self.limits().max_compute_workgroups_per_dimension,
+        )?;
         // The key: the pipeline's id, then each buffer's (ids are unique in the process).
         let mut stack = [0u64; KEY_ON_STACK];
         let mut heap = Vec::new();
@@ -138,7 +132,52 @@ impl Gpu {
 const KEY_ON_STACK: usize = 16;
 
 fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), DispatchError> {
-    let sig = &kernel.signature;
+    // Count first, then the device of every buffer, then the shared checks.
+    if args.len() == kernel.signature.bindings.len() && args.iter().any(|a| a.gpu_id != gpu.id) {
+        return Err(DispatchError::WrongDevice("a buffer argument"));
+    }
+    let shapes: Vec<ArgShape> = args
+        .iter()
+        .map(|a| ArgShape {
+            ty: (a.ty)(),
+            elem_size: a.elem_size,
+            len: a.len,
+            bound_bytes: a.buffer.size(),
+            id: a.id,
+        })
+        .collect();
+    check_bindings(
+        &kernel.signature,
+        &kernel.compiled.layouts,
+        &shapes,
+        gpu.limits(),
+    )
+}
+
+/// One dispatch argument as the checks see it, whichever executor runs the kernel (the GPU
+/// runtime or the CPU interpreter, [`crate::interp`]).
+#[derive(Clone, Debug)]
+pub(crate) struct ArgShape {
+    /// The WGSL type of the host elements.
+    pub ty: Ty,
+    /// `size_of` one host element.
+    pub elem_size: u64,
+    /// Number of elements.
+    pub len: usize,
+    /// Bytes bound (the allocation, padding included), checked against the binding size limits.
+    pub bound_bytes: u64,
+    /// Unique buffer id: the same id twice is the same buffer bound twice.
+    pub id: u64,
+}
+
+/// The argument checks of [`Gpu::check`], shared by every executor: count, element types and
+/// strides, minimum sizes, binding size limits, aliasing of read-write bindings.
+pub(crate) fn check_bindings(
+    sig: &KernelSignature,
+    layouts: &[BindingLayout],
+    args: &[ArgShape],
+    limits: &wgpu::Limits,
+) -> Result<(), DispatchError> {
     if args.len() != sig.bindings.len() {
         return Err(DispatchError::ArgCount {
             kernel: sig.name.clone(),
@@ -146,11 +185,7 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
             found: args.len(),
         });
     }
-    let limits = gpu.limits();
-    for ((b, layout), a) in sig.bindings.iter().zip(&kernel.compiled.layouts).zip(args) {
-        if a.gpu_id != gpu.id {
-            return Err(DispatchError::WrongDevice("a buffer argument"));
-        }
+    for ((b, layout), a) in sig.bindings.iter().zip(layouts).zip(args) {
         check_one(&sig.name, b, layout, a)?;
         let (limit, which) = match b.kind {
             BindingKind::Uniform => (
@@ -162,13 +197,13 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
                 "max_storage_buffer_binding_size",
             ),
         };
-        if a.buffer.size() > limit {
+        if a.bound_bytes > limit {
             return Err(DispatchError::Limit {
                 what: format!(
                     "kernel `{}`, binding {} `{}`: binding size ({which})",
                     sig.name, b.binding, b.name
                 ),
-                value: a.buffer.size(),
+                value: a.bound_bytes,
                 limit,
             });
         }
@@ -190,6 +225,23 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
     Ok(())
 }
 
+/// The grid check shared by every executor: each workgroup count within
+/// `max_compute_workgroups_per_dimension`.
+pub(crate) fn check_grid(
+    kernel: &str,
+    workgroups: [u32; 3],
+    limit: u32,
+) -> Result<(), DispatchError> {
+    if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
+        return Err(DispatchError::Limit {
+            what: format!("kernel `{kernel}`: workgroup count {workgroups:?}"),
+            value: u64::from(n),
+            limit: u64::from(limit),
+        });
+    }
+    Ok(())
+}
+
 /// `t` with an `atomic<S>` replaced by `S`: what the host stores for it.
 fn host_of(t: &Ty) -> &Ty {
     static U32: Ty = Ty::Scalar(crate::types::ScalarTy::U32);
@@ -205,9 +257,9 @@ fn check_one(
     kernel: &str,
     b: &BindingDesc,
     layout: &BindingLayout,
-    a: &Arg<'_>,
+    a: &ArgShape,
 ) -> Result<(), DispatchError> {
-    let found = (a.ty)();
+    let found = a.ty.clone();
     let mismatch = |expected: String, found: String| DispatchError::Binding {
         kernel: kernel.to_string(),
         binding: b.name.clone(),
@@ -236,7 +288,7 @@ fn check_one(
     } else if *host_of(&b.ty) != found || matches!(b.ty, Ty::Array { len: None, .. }) {
         return Err(mismatch(b.ty.wgsl_name(), found.wgsl_name()));
     }
-    let bytes = a.byte_len();
+    let bytes = (a.len as u64).saturating_mul(a.elem_size);
     let needed = match &b.ty {
         Ty::Array { len: None, .. } => 0,
         _ => layout.min_size,

@@ -56,9 +56,12 @@ mod profile;
 mod recorder;
 mod typed;
 
+pub(crate) use buffer::padded_size;
 pub use buffer::{Arg, BindArg, GpuBuffer};
+pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};
+pub(crate) use pipeline::{BindingLayout, binding_layouts};
 pub use pipeline::{Kernel, ceil_div};
 pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
 pub use recorder::Recorder;

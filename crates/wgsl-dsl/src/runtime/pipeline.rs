@@ -204,7 +204,7 @@ impl Gpu {
 }
 
 /// The size and stride of each declared binding's store type, from the module.
-fn binding_layouts(shader: &Shader) -> Result<Vec<BindingLayout>, DispatchError> {
+pub(crate) fn binding_layouts(shader: &Shader) -> Result<Vec<BindingLayout>, DispatchError> {
     let module = &shader.module;
     let kernel = || shader.signature.name.clone();
     let mut layouter = naga::proc::Layouter::default();

@@ -1,0 +1,250 @@
+//! Running kernels on the CPU: an interpreter of the built module that reports the bugs a GPU
+//! hides (design decision 12: one module, two executors).
+//!
+//! [`Interpreter`] executes a [`Shader`]'s validated `naga::Module`, the very module the GPU
+//! runs, for a dispatch grid over [`HostBuffer`]s, after the same argument checks as
+//! [`Gpu::dispatch`](crate::runtime::Gpu::dispatch). Every workgroup and invocation runs;
+//! workgroup memory starts zeroed in each workgroup; barriers separate phases; atomics,
+//! loops, helper functions, `f16` and subgroup operations (with a configurable subgroup size)
+//! are executed with WGSL's semantics ([`semantics`], each rule citing the spec). Besides the
+//! results, a run reports what no GPU does, as an [`InterpError`] naming the kernel, the
+//! invocation and the Rust `file:line:col` of the node at fault:
+//!
+//! - an index out of bounds ([`InterpError::OutOfBounds`]);
+//! - a data race: two invocations touching one element of storage or workgroup memory with
+//!   no barrier between, at least one writing, not both atomic ([`InterpError::DataRace`],
+//!   both Rust call sites named);
+//! - a barrier some invocations of a workgroup reach and others do not
+//!   ([`InterpError::DivergentBarrier`]);
+//! - and, as a [`Warning`] in the [`Report`], a variable read before anything was written to it
+//!   (WGSL reads the zero value).
+//!
+//! ```
+//! use wgsl_dsl::prelude::*;
+//! use wgsl_dsl::interp::{HostBuffer, Interpreter, InterpError};
+//!
+//! // Every invocation writes out[0]: a data race.
+//! let mut k = KernelBuilder::new("last_writer_wins", [64, 1, 1]);
+//! let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+//! let i = k.let_("i", global_invocation_id().x());
+//! k.store(&out.at(0u32), i);
+//! let shader = k.build()?;
+//!
+//! let cpu = Interpreter::new();
+//! let program = cpu.compile(&shader)?;
+//! let out_buf = HostBuffer::from_slice(&[0u32; 4]);
+//! let err = cpu.dispatch(&program, &[&out_buf], [1, 1, 1]).unwrap_err();
+//! assert!(matches!(err, InterpError::DataRace { .. }));
+//! assert!(err.to_string().contains(file!()), "{err}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # How it runs
+//! The module is resolved once ([`Interpreter::compile`]) into a compact form: expressions
+//! become register slots or constants, each emitted expression an operation that loops over
+//! the active invocations. The invocations of a workgroup run in lockstep, like a GPU's SIMD
+//! lanes, with a set of active lanes per statement (`exec.rs`), so that each operation is
+//! dispatched once per workgroup rather than once per invocation, and a barrier is a point
+//! all lanes reach together, or a divergence to report. Workgroups run one after another.
+//! Cooperative matrices are not interpreted ([`InterpError::Unsupported`]).
+//!
+//! The interpreter shares the runtime's argument checks and error types, so it is built with
+//! the `runtime` feature; it needs no GPU or driver at run time.
+
+mod buffer;
+mod checks;
+mod compile;
+mod error;
+mod exec;
+mod mask;
+mod ops;
+mod program;
+pub mod semantics;
+
+use std::sync::Arc;
+
+pub use buffer::{HostArg, HostArgRef, HostBuffer};
+pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
+
+use crate::runtime::{ArgShape, BindingLayout};
+use crate::shader::Shader;
+
+/// How the interpreter runs kernels.
+#[derive(Clone, Debug)]
+pub struct InterpOptions {
+    /// Invocations per subgroup (`subgroup_size`); subgroups are consecutive local
+    /// invocation indices. Default 32.
+    pub subgroup_size: u32,
+    /// Check for data races and reads of unwritten variables (costs shadow memory of about
+    /// 48 bytes per 4-byte word of read-write storage and workgroup memory). Default on.
+    pub checks: bool,
+    /// Iterations after which one execution of a loop is reported as endless
+    /// ([`InterpError::LoopLimit`]). Default 2^24.
+    pub max_loop_iterations: u64,
+    /// Limits the argument checks use (binding sizes, workgroup counts). Default WebGPU's
+    /// (`wgpu::Limits::default()`); pass a [`Gpu`](crate::runtime::Gpu)'s to check as it would.
+    pub limits: wgpu::Limits,
+}
+
+impl Default for InterpOptions {
+    fn default() -> Self {
+        InterpOptions {
+            subgroup_size: 32,
+            checks: true,
+            max_loop_iterations: 1 << 24,
+            limits: wgpu::Limits::default(),
+        }
+    }
+}
+
+/// Runs kernels on the CPU: [`Interpreter::compile`] a [`Shader`] once, then
+/// [`Interpreter::dispatch`] it like [`Gpu::dispatch`](crate::runtime::Gpu::dispatch).
+#[derive(Clone, Debug, Default)]
+pub struct Interpreter {
+    options: InterpOptions,
+}
+
+/// A shader resolved for the interpreter, ready to dispatch. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Program {
+    compiled: Arc<program::Compiled>,
+    shader: Arc<Shader>,
+    layouts: Arc<Vec<BindingLayout>>,
+}
+
+/// What a successful run reports besides the buffers' new contents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Suspicious things the kernel did (each kind and call site once).
+    pub warnings: Vec<Warning>,
+    /// Workgroups run.
+    pub workgroups: u64,
+    /// Invocations run.
+    pub invocations: u64,
+}
+
+impl Interpreter {
+    /// An interpreter with the default [`InterpOptions`].
+    pub fn new() -> Self {
+        Interpreter::default()
+    }
+
+    /// An interpreter with `options`.
+    pub fn with_options(options: InterpOptions) -> Self {
+        Interpreter { options }
+    }
+
+    /// Its options.
+    pub fn options(&self) -> &InterpOptions {
+        &self.options
+    }
+
+    /// Resolve `shader`'s module for execution (once per shader).
+    ///
+    /// # Errors
+    /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
+    /// execute (cooperative matrices, textures, 64-bit types); [`InterpError::Dispatch`]
+    /// ([`DispatchError::Layout`]) if a binding's type cannot be laid out.
+    pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
+        let compiled = compile::compile(shader)?;
+        let layouts = crate::runtime::binding_layouts(shader)?;
+        Ok(Program {
+            compiled: Arc::new(compiled),
+            shader: Arc::new(shader.clone()),
+            layouts: Arc::new(layouts),
+        })
+    }
+
+    /// Check `args` against `program`'s bindings as [`Gpu::check`](crate::runtime::Gpu::check)
+    /// does, without running anything.
+    ///
+    /// # Errors
+    /// [`InterpError::Dispatch`] with the same [`DispatchError`] the GPU runtime gives.
+    pub fn check(&self, program: &Program, args: &[&dyn HostArg]) -> Result<(), InterpError> {
+        let shapes: Vec<ArgShape> = args
+            .iter()
+            .map(|a| {
+                let a = a.host_arg();
+                ArgShape {
+                    ty: (a.ty)(),
+                    elem_size: a.elem_size,
+                    len: a.len,
+                    bound_bytes: a.bytes.borrow().len() as u64,
+                    id: a.id,
+                }
+            })
+            .collect();
+        crate::runtime::check_bindings(
+            &program.shader.signature,
+            &program.layouts,
+            &shapes,
+            &self.options.limits,
+        )?;
+        Ok(())
+    }
+
+    /// Run `program` over `workgroups` workgroups with `args` bound to its bindings in
+    /// declaration order. The buffers the kernel writes are updated when the whole run
+    /// succeeds, and left unchanged otherwise. A count of zero in any dimension is a no-op.
+    ///
+    /// # Errors
+    /// [`InterpError::Dispatch`] for an argument the GPU runtime would refuse too (checked
+    /// before anything runs); [`InterpError::OutOfBounds`], [`InterpError::DataRace`],
+    /// [`InterpError::DivergentBarrier`], [`InterpError::LoopLimit`] for bugs found while
+    /// running.
+    pub fn dispatch(
+        &self,
+        program: &Program,
+        args: &[&dyn HostArg],
+        workgroups: [u32; 3],
+    ) -> Result<Report, InterpError> {
+        self.check(program, args)?;
+        let sig = &program.shader.signature;
+        crate::runtime::check_grid(
+            &sig.name,
+            workgroups,
+            self.options.limits.max_compute_workgroups_per_dimension,
+        )?;
+        if workgroups.contains(&0) {
+            return Ok(Report::default());
+        }
+        let p = &program.compiled;
+        let args: Vec<HostArgRef<'_>> = args.iter().map(|a| a.host_arg()).collect();
+        let mem: Vec<Vec<u8>> = p
+            .globals
+            .iter()
+            .map(|g| match g.arg {
+                Some(i) => args[i].bytes.borrow().clone(),
+                None => vec![0; g.size as usize],
+            })
+            .collect();
+        let mut exec = exec::Exec::new(p, &program.shader, &self.options, mem, workgroups);
+        exec.run()?;
+        // Copy back what the kernel may have written.
+        for (g, bytes) in p.globals.iter().zip(&exec.mem) {
+            if let (Some(i), program::Space::Storage { write: true }) = (g.arg, g.space) {
+                args[i].bytes.borrow_mut().copy_from_slice(bytes);
+            }
+        }
+        let groups = workgroups.iter().map(|&n| u64::from(n)).product::<u64>();
+        Ok(Report {
+            warnings: exec.warnings,
+            workgroups: groups,
+            invocations: groups * p.lanes as u64,
+        })
+    }
+}
+
+impl Program {
+    /// The kernel's signature (entry point, workgroup size, bindings).
+    pub fn signature(&self) -> &crate::KernelSignature {
+        &self.shader.signature
+    }
+
+    /// Workgroups covering a grid of `size` invocations, as
+    /// [`Kernel::workgroups_for`](crate::runtime::Kernel::workgroups_for).
+    pub fn workgroups_for(&self, size: [u32; 3]) -> [u32; 3] {
+        let w = self.shader.signature.workgroup_size;
+        [0, 1, 2].map(|d| crate::runtime::ceil_div(size[d], w[d]))
+    }
+}
