@@ -245,15 +245,19 @@ fn a_non_uniform_barrier_is_rejected_when_built() {
     let mut k = KernelBuilder::new("half_a_barrier", [64, 1, 1]);
     let value = line!() + 1;
     let l = k.let_("l", local_invocation_index());
-    let (branch, barrier) = (line!() + 1, line!() + 1);
-    k.if_(l.lt(32u32), |k| k.workgroup_barrier());
+    let branch = line!() + 1;
+    k.if_(l.lt(32u32), |k| {
+        let _half = k.let_("half", 1u32);
+        k.workgroup_barrier();
+    });
+    let barrier = branch + 2;
     let err = k.build().unwrap_err();
     let msg = err.to_string();
     let BuildError::NonUniformControlFlow(e) = err else {
         panic!("expected a uniformity error, got {msg}")
     };
     assert_eq!(e.operation, "workgroupBarrier");
-    assert_eq!(at(e.site), this(barrier + 1), "{msg}");
+    assert_eq!(at(e.site), this(barrier), "{msg}");
     assert_eq!(at(e.branch), this(branch), "{msg}");
     assert_eq!(at(e.value), this(value), "{msg}");
     assert_eq!(e.value_kind, "local_invocation_index");

@@ -289,8 +289,10 @@ fn dot(
         let pairs: Vec<(Exp<f32>, Exp<f32>)> = (0..unroll)
             .map(|u| {
                 let j = k.let_(&format!("{name}_j"), &t * unroll + u);
-                let (a, b) = term(&j);
-                let a = k.let_(&format!("{name}_a"), j.lt(n.clone()).select(a, 0.0f32));
+                let live = k.let_(&format!("{name}_live"), j.lt(n.clone()));
+                // Past `n`, load term 0 (in bounds, written) and discard it.
+                let (a, b) = term(&live.select(&j, 0u32));
+                let a = k.let_(&format!("{name}_a"), live.select(a, 0.0f32));
                 let b = k.let_(&format!("{name}_b"), b);
                 (a, b)
             })
@@ -566,7 +568,12 @@ fn layer_update(
     let b = Source {
         rows: batch.clone(),
         cols: &inputs + 1u32,
-        value: Box::new(|r, i| i.lt(&inputs).select(x_at(r, i), 1.0f32)),
+        // Column `inputs` is the bias's 1; x is read at column 0 there (in bounds) and
+        // discarded.
+        value: Box::new(|r, i| {
+            let x = i.lt(&inputs);
+            x.select(x_at(r, &x.select(i, 0u32)), 1.0f32)
+        }),
         cols_contiguous: true,
     };
     product_at(

@@ -352,9 +352,13 @@ fn load_tile(
             .and(col.lt(col_limit.clone()))
             .and(row.lt(op.rows.clone()))
             .and(col.lt(op.cols.clone()));
+        // Outside the matrix, load element (0, 0) instead and discard it: the load stays in
+        // bounds (the interpreter reports out-of-bounds reads a GPU would hide).
+        let inside = k.let_(&format!("{prefix}_inside"), inside);
+        let (lr, lc) = (inside.select(&row, 0u32), inside.select(&col, 0u32));
         let v = k.let_(
             &format!("{prefix}_v"),
-            inside.select((op.value)(&row, &col), 0.0f32),
+            inside.select((op.value)(&lr, &lc), 0.0f32),
         );
         loaded.push((e, r * cols + c, v, (j + 1) * invocations > rows * cols));
     }
