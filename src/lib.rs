@@ -13,11 +13,40 @@
 pub mod examples;
 pub mod ops;
 
+use std::sync::OnceLock;
+
 use wgsl_dsl::KernelBuilder;
+use wgsl_dsl::runtime::Gpu;
 pub use wgsl_dsl_harness::{
     Case, Data, Expected, POISON_U32, Rng, VerifiedOp, groups_1d, random_f32, random_i32,
     random_u32,
 };
+
+/// The environment variable that turns the GPU tests off: `WGSL_DSL_GPU=off cargo test
+/// --workspace` runs everything else (the interpreter checks every kernel), on a machine
+/// without any Vulkan driver.
+pub const GPU_SWITCH: &str = "WGSL_DSL_GPU";
+
+/// True unless `WGSL_DSL_GPU=off`.
+pub fn gpu_tests_enabled() -> bool {
+    std::env::var(GPU_SWITCH).map_or(true, |v| v != "off")
+}
+
+/// The GPU the tests share (one per test binary), or `None` when GPU tests are off
+/// (`WGSL_DSL_GPU=off`; the caller skips its GPU part). With GPU tests on, no adapter is a
+/// failure, not a skip: CI installs lavapipe.
+pub fn gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    if !gpu_tests_enabled() {
+        eprintln!("{GPU_SWITCH}=off: skipping the GPU part of this test");
+        return None;
+    }
+    Some(GPU.get_or_init(|| {
+        Gpu::new().unwrap_or_else(|e| {
+            panic!("no wgpu adapter ({e}); install mesa-vulkan-drivers, or set {GPU_SWITCH}=off")
+        })
+    }))
+}
 
 /// An example kernel with its specification.
 #[derive(Debug, Clone, Copy)]
