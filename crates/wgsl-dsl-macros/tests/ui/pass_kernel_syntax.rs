@@ -36,12 +36,14 @@ fn all_forms<const TILE: usize>(
     bias: f32,
 ) {
     let i = gid.x + gid.y * 8u32;
+    // The barrier comes before the early return: every invocation reaches it (uniform
+    // control flow, checked by `build`).
+    tile[lidx % TILE as u32] = bias;
+    workgroup_barrier();
     if i >= y.len() || !(i < p.n) {
         return;
     }
     let v = x[i];
-    tile[lidx % TILE as u32] = v;
-    workgroup_barrier();
     let mut acc: f32 = 0.0;
     for j in 0..LIMIT {
         if j == 3 {
