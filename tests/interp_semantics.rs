@@ -14,6 +14,11 @@ use wgsl_dsl_workspace_tests::gpu;
 
 const POISON: u32 = 0xDEAD_BEEF;
 
+/// A kernel body over `u32` bit patterns.
+type Body = fn(&[Exp<u32>]) -> Exp<u32>;
+/// The same operation on `i32`, written out.
+type I32Rule = fn(i32, i32) -> i32;
+
 /// `out[i] = body(in0[i], in1[i], ...)` over `u32` bit patterns, on the interpreter and, with
 /// GPU tests on, on the GPU: `(interpreter, gpu)`.
 fn run(
@@ -42,7 +47,7 @@ fn run_with(
         let r = body(k, &vals);
         k.store(&out.at(&i), r);
     };
-    if n % 64 == 0 {
+    if n.is_multiple_of(64) {
         // Whole workgroups: no guard, so subgroup operations are in uniform control flow.
         compute(&mut k);
     } else {
@@ -171,7 +176,7 @@ fn integer_arithmetic_wraps() {
     let a = i32_operands(&mut r, &[i32::MAX, i32::MIN, -1, 0, 65536, i32::MAX]);
     let b = i32_operands(&mut r, &[1, -1, i32::MIN, 0, 65536, i32::MAX]);
     let ins = [a.clone(), b.clone()];
-    let cases: [(&str, fn(&[Exp<u32>]) -> Exp<u32>, fn(i32, i32) -> i32); 4] = [
+    let cases: [(&str, Body, I32Rule); 4] = [
         (
             "i32_add",
             |v| (as_i32(&v[0]) + as_i32(&v[1])).bitcast(),
@@ -247,7 +252,7 @@ fn integer_division_and_remainder_by_zero_and_overflow() {
     });
     for k in 0..a.len() {
         let (x, y) = (a[k], b[k]);
-        let q = if y == 0 { x } else { x / y };
+        let q = x.checked_div(y).unwrap_or(x);
         let m = if y == 0 { 0 } else { x % y };
         assert_eq!(out.0[k], q.wrapping_add(m.wrapping_mul(3)));
     }
@@ -280,7 +285,7 @@ fn float_arithmetic_is_ieee() {
     for (name, op, rule, tol) in [
         (
             "f32_add",
-            (|v| (as_f32(&v[0]) + as_f32(&v[1])).bitcast()) as fn(&[Exp<u32>]) -> Exp<u32>,
+            (|v| (as_f32(&v[0]) + as_f32(&v[1])).bitcast()) as Body,
             (|x, y| x + y) as fn(f32, f32) -> f32,
             0,
         ),
@@ -368,23 +373,18 @@ fn float_to_integer_conversion_saturates_to_representable_values() {
     let to_i32 = |x: f32| x.clamp(-2147483648.0, 2147483520.0) as i32;
     let to_u32 = |x: f32| x.clamp(0.0, 4294967040.0) as u32;
     let out = run("f32_to_i32", &ins, |v| as_f32(&v[0]).to_i32().bitcast());
-    for k in 0..a.len() {
+    for (k, &x) in a.iter().enumerate() {
         assert_eq!(
             out.0[k] as i32,
-            to_i32(f32::from_bits(a[k])),
+            to_i32(f32::from_bits(x)),
             "{}",
-            f32::from_bits(a[k])
+            f32::from_bits(x)
         );
     }
     same_bits("i32(f32)", &ins, &out);
     let out = run("f32_to_u32", &ins, |v| as_f32(&v[0]).to_u32());
-    for k in 0..a.len() {
-        assert_eq!(
-            out.0[k],
-            to_u32(f32::from_bits(a[k])),
-            "{}",
-            f32::from_bits(a[k])
-        );
+    for (k, &x) in a.iter().enumerate() {
+        assert_eq!(out.0[k], to_u32(f32::from_bits(x)), "{}", f32::from_bits(x));
     }
     same_bits("u32(f32)", &ins, &out);
 }
@@ -395,13 +395,13 @@ fn integer_to_float_and_bool_conversions() {
     let a = i32_operands(&mut r, &[i32::MAX, i32::MIN, 16777217, -16777217, 0, 1, -1]);
     let ins = [a.clone()];
     let out = run("i32_to_f32", &ins, |v| as_i32(&v[0]).to_f32().bitcast());
-    for k in 0..a.len() {
-        assert_eq!(f32::from_bits(out.0[k]), (a[k] as i32) as f32);
+    for (k, &x) in a.iter().enumerate() {
+        assert_eq!(f32::from_bits(out.0[k]), (x as i32) as f32);
     }
     same_bits("f32(i32)", &ins, &out);
     let out = run("u32_to_f32", &ins, |v| v[0].to_f32().bitcast());
-    for k in 0..a.len() {
-        assert_eq!(f32::from_bits(out.0[k]), a[k] as f32);
+    for (k, &x) in a.iter().enumerate() {
+        assert_eq!(f32::from_bits(out.0[k]), x as f32);
     }
     same_bits("f32(u32)", &ins, &out);
     // bool(x) is x != 0, also for -0.0; u32(bool) is 0 or 1.
@@ -467,7 +467,7 @@ fn min_max_clamp() {
     for (name, op, rule) in [
         (
             "f32_min",
-            (|v| min(as_f32(&v[0]), as_f32(&v[1])).bitcast()) as fn(&[Exp<u32>]) -> Exp<u32>,
+            (|v| min(as_f32(&v[0]), as_f32(&v[1])).bitcast()) as Body,
             (|x: f32, y: f32| x.min(y)) as fn(f32, f32) -> f32,
         ),
         (
@@ -519,7 +519,7 @@ fn rounding_built_ins() {
     for (name, op, rule) in [
         (
             "f32_round",
-            (|v| round(as_f32(&v[0])).bitcast()) as fn(&[Exp<u32>]) -> Exp<u32>,
+            (|v| round(as_f32(&v[0])).bitcast()) as Body,
             f32::round_ties_even as fn(f32) -> f32,
         ),
         ("f32_floor", |v| floor(as_f32(&v[0])).bitcast(), f32::floor),
@@ -545,13 +545,13 @@ fn rounding_built_ins() {
         ),
     ] {
         let out = run(name, &ins, op);
-        for k in 0..a.len() {
-            let want = rule(f32::from_bits(a[k]));
+        for (k, &x) in a.iter().enumerate() {
+            let want = rule(f32::from_bits(x));
             assert_eq!(
                 f32::from_bits(out.0[k]),
                 want,
                 "{name}({})",
-                f32::from_bits(a[k])
+                f32::from_bits(x)
             );
         }
         close(name, &ins, &out, 0, 0.0);
@@ -565,7 +565,7 @@ fn bit_built_ins() {
     let offsets: Vec<u32> = (0..a.len() as u32).map(|k| (k * 5) % 40).collect();
     let counts: Vec<u32> = (0..a.len() as u32).map(|k| (k * 11) % 37).collect();
     let ins = [a.clone(), offsets.clone(), counts.clone()];
-    let cases: [(&str, fn(&[Exp<u32>]) -> Exp<u32>); 8] = [
+    let cases: [(&str, Body); 8] = [
         ("count_one_bits", |v| count_one_bits(v[0].clone())),
         ("count_leading_zeros", |v| count_leading_zeros(v[0].clone())),
         ("count_trailing_zeros", |v| {
@@ -651,7 +651,7 @@ fn transcendentals_are_within_the_accuracy_wgsl_allows() {
     // (name, op, ulps, absolute): WGSL spec §15.7.4 "Floating Point Accuracy": exp and exp2
     // 3 + 2|x| ulp, log and log2 3 ulp outside [0.5, 2] and 2^-21 absolute inside, sin and
     // cos 2^-11 absolute, sqrt and inverseSqrt 2-3 ulp, pow inherited from exp2(y log2 x).
-    let cases: [(&str, fn(&[Exp<u32>]) -> Exp<u32>, u64, f32); 7] = [
+    let cases: [(&str, Body, u64, f32); 7] = [
         ("exp", |v| exp(as_f32(&v[0])).bitcast(), 9, 0.0),
         ("exp2", |v| exp2(as_f32(&v[0])).bitcast(), 9, 0.0),
         ("log", |v| log(as_f32(&v[0])).bitcast(), 3, 1.0 / 2097152.0),

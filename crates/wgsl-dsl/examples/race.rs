@@ -16,10 +16,14 @@ fn main() {
     // k.workgroup_barrier();
     let next = tile.at(&l + 1u32).load();
     k.store(&y.at(&g), next);
-    let shader = k.build().expect("the kernel builds: naga does not see the race");
+    let shader = k
+        .build()
+        .expect("the kernel builds: naga does not see the race");
 
     let cpu = Interpreter::new();
-    let program = cpu.compile(&shader).expect("the interpreter runs every DSL kernel");
+    let program = cpu
+        .compile(&shader)
+        .expect("the interpreter runs every DSL kernel");
     let xs = HostBuffer::from_slice(&[1.0f32; 128]);
     let ys = HostBuffer::from_slice(&[0.0f32; 128]);
     match cpu.dispatch(&program, &[&xs, &ys], [2, 1, 1]) {
