@@ -1,19 +1,21 @@
-//! Interpreter throughput on the example kernels, against the peer of the same kernel on the
-//! GPU (wgpu; lavapipe on a machine without one), in the same process:
-//! `cargo bench --bench interp` (append `-- NAME` to run examples whose name contains NAME).
-//! Set `WGSL_DSL_GPU=off` to time the interpreter alone.
+//! The interpreter against the GPU (wgpu; lavapipe on a machine without one), in one process:
+//! `cargo bench --bench interp` (append `-- NAME` to keep the examples whose name contains
+//! NAME). Set `WGSL_DSL_GPU=off` to time the interpreter alone.
 //!
-//! Per example: the case of seed 1 (the test suite's sizes), run once to warm up, then the
-//! median of 7 runs of one dispatch (interpreter: checks on, buffers copied in and back;
-//! GPU: upload, dispatch, read back of every binding, as the test harness does).
+//! 1. Throughput per example kernel: the case of seed 1 (the test suite's sizes), run once to
+//!    warm up, then the median of 7 runs of [`run`] (upload every binding, one dispatch, read
+//!    every binding back), the kernel compiled once. The interpreter with its checks (races,
+//!    unwritten reads) on and off.
+//! 2. The test suite's kernel checks: every [`verify`] of `interp_examples.rs`/`runtime_examples.rs`
+//!    and `interp_mlp.rs`/`mlp_kernels.rs`+`mlp_fused.rs` (build, compile, run, compare), timed
+//!    once in full on each executor.
 
 use std::time::{Duration, Instant};
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-use wgsl_dsl::interp::{HostArg, HostBuffer, InterpOptions, Interpreter};
-use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer};
-use wgsl_dsl_workspace_tests::{Data, examples};
+use wgsl_dsl::interp::{InterpOptions, Interpreter};
+use wgsl_dsl_harness::{Case, Executor, SeedableRng, VerifiedOp, run, verify};
+use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, fused};
+use wgsl_dsl_workspace_tests::{Rng, examples};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -33,18 +35,77 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
-fn host(d: &Data) -> Box<dyn HostArg> {
-    match d {
-        Data::F32(v) => Box::new(HostBuffer::from_slice(v)),
-        Data::U32(v) => Box::new(HostBuffer::from_slice(v)),
-        Data::I32(v) => Box::new(HostBuffer::from_slice(v)),
-    }
+/// The median time of one run of `case`, the kernel compiled before.
+fn run_time<E: Executor>(exec: &E, op: &dyn VerifiedOp, case: &Case) -> Duration {
+    let kernel = exec.compile(&op.kernel()).expect("compiles");
+    time(7, || {
+        run(exec, &kernel, case).expect("runs");
+    })
 }
 
-enum Dev {
-    F32(GpuBuffer<f32>),
-    U32(GpuBuffer<u32>),
-    I32(GpuBuffer<i32>),
+/// The kernels the test suite verifies, and its checks: (index of the kernel, case) in the
+/// tests' order.
+type Suite = (Vec<Box<dyn VerifiedOp>>, Vec<(usize, Case)>);
+
+fn suite() -> Suite {
+    let mut kernels: Vec<Box<dyn VerifiedOp>> = Vec::new();
+    let mut checks = Vec::new();
+    for e in examples::all() {
+        for seed in [1, 2] {
+            checks.push((kernels.len(), (e.case)(&mut Rng::seed_from_u64(seed))));
+        }
+        kernels.push(Box::new(e));
+    }
+    let sizes = [
+        CaseSizes::default(),
+        CaseSizes {
+            batch: 5,
+            inputs: 17,
+            outputs: 3,
+            classes: 2,
+        },
+    ];
+    for op in ops::all() {
+        for (i, s) in sizes.iter().enumerate() {
+            let case = op.case(&mut Rng::seed_from_u64(100 + i as u64), s);
+            checks.push((kernels.len(), case));
+        }
+        kernels.push(Box::new(op));
+    }
+    let fused_sizes = [
+        (1, 61, 45, 11),
+        (7, 33, 17, 10),
+        (65, 70, 37, 3),
+        (129, 45, 19, 10),
+    ];
+    for op in fused::all() {
+        for (i, &(batch, inputs, outputs, classes)) in fused_sizes.iter().enumerate() {
+            let s = CaseSizes {
+                batch,
+                inputs,
+                outputs,
+                classes,
+            };
+            let case = op.case(&mut Rng::seed_from_u64(200 + i as u64), &s);
+            checks.push((kernels.len(), case));
+        }
+        kernels.push(Box::new(op));
+    }
+    (kernels, checks)
+}
+
+/// Every check of [`suite`] on `exec`: (time, failures).
+fn suite_time<E: Executor>(exec: &E, (kernels, checks): &Suite) -> (Duration, usize) {
+    let t = Instant::now();
+    let failures = checks
+        .iter()
+        .filter(|(k, case)| verify(exec, kernels[*k].as_ref(), case).is_err())
+        .count();
+    (t.elapsed(), failures)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
 fn main() {
@@ -59,29 +120,38 @@ fn main() {
         ..Default::default()
     });
     println!(
-        "| example | invocations | interpreter, checks on | invocations/s | checks off | GPU (upload, dispatch, read back) | interpreter / GPU time |"
+        "| example | invocations | interpreter, checks on | invocations/s | checks off | GPU | interpreter / GPU time |"
     );
     println!("|---|---|---|---|---|---|---|");
     let (mut total_inv, mut total_cpu, mut total_gpu) = (0u64, Duration::ZERO, Duration::ZERO);
     for e in examples::all() {
-        if filter.as_ref().is_some_and(|f| !e.name.contains(f.as_str())) || e.needs_subgroups {
+        if filter
+            .as_ref()
+            .is_some_and(|f| !e.name.contains(f.as_str()))
+        {
             continue;
         }
-        let shader = (e.build)().build().expect("builds");
-        let case = (e.case)(&mut StdRng::seed_from_u64(1));
-        let program = checked.compile(&shader).expect("compiles");
-        let invocations = case.workgroups.iter().map(|&n| u64::from(n)).product::<u64>()
-            * shader.signature.workgroup_size.iter().map(|&n| u64::from(n)).product::<u64>();
-        let run_cpu = |cpu: &Interpreter| {
-            time(7, || {
-                let bufs: Vec<Box<dyn HostArg>> = case.buffers.iter().map(host).collect();
-                let args: Vec<&dyn HostArg> = bufs.iter().map(|b| b.as_ref()).collect();
-                cpu.dispatch(&program, &args, case.workgroups).expect("runs");
+        let case = (e.case)(&mut Rng::seed_from_u64(1));
+        let size = (e.build)()
+            .build()
+            .expect("builds")
+            .signature
+            .workgroup_size;
+        let invocations = case
+            .workgroups
+            .iter()
+            .map(|&n| u64::from(n))
+            .product::<u64>()
+            * size.iter().map(|&n| u64::from(n)).product::<u64>();
+        let on_cpu = run_time(&checked, &e, &case);
+        let on_cpu_unchecked = run_time(&unchecked, &e, &case);
+        let on_gpu = gpu
+            .filter(|g| {
+                !e.needs_subgroups
+                    || g.features()
+                        .contains(wgsl_dsl::runtime::wgpu::Features::SUBGROUP)
             })
-        };
-        let on_cpu = run_cpu(&checked);
-        let on_cpu_unchecked = run_cpu(&unchecked);
-        let on_gpu = gpu.map(|g| gpu_time(g, &shader, &case.buffers, case.workgroups));
+            .map(|g| run_time(g, &e, &case));
         total_inv += invocations;
         total_cpu += on_cpu;
         let ratio = match on_gpu {
@@ -92,53 +162,43 @@ fn main() {
             None => "-".into(),
         };
         println!(
-            "| {} | {invocations} | {:.3} ms | {:.1} M | {:.3} ms | {} | {ratio} |",
+            "| {} | {invocations} | {} | {:.2} M | {} | {} | {ratio} |",
             e.name,
-            on_cpu.as_secs_f64() * 1e3,
+            ms(on_cpu),
             invocations as f64 / on_cpu.as_secs_f64() / 1e6,
-            on_cpu_unchecked.as_secs_f64() * 1e3,
-            on_gpu.map_or("-".into(), |t| format!("{:.3} ms", t.as_secs_f64() * 1e3)),
+            ms(on_cpu_unchecked),
+            on_gpu.map_or("-".into(), ms),
         );
     }
     println!(
-        "| all | {total_inv} | {:.2} ms | {:.1} M | | {} | {} |",
-        total_cpu.as_secs_f64() * 1e3,
+        "| all | {total_inv} | {} | {:.2} M | | {} | {} |",
+        ms(total_cpu),
         total_inv as f64 / total_cpu.as_secs_f64() / 1e6,
-        if total_gpu.is_zero() { "-".into() } else { format!("{:.2} ms", total_gpu.as_secs_f64() * 1e3) },
+        if total_gpu.is_zero() {
+            "-".into()
+        } else {
+            ms(total_gpu)
+        },
         if total_gpu.is_zero() {
             "-".into()
         } else {
             format!("{:.2}", total_cpu.as_secs_f64() / total_gpu.as_secs_f64())
         },
     );
-}
-
-fn gpu_time(g: &Gpu, shader: &wgsl_dsl::Shader, data: &[Data], workgroups: [u32; 3]) -> Duration {
-    let kernel = g.compile(shader).expect("compiles");
-    time(7, || {
-        let bufs: Vec<Dev> = data
-            .iter()
-            .map(|d| match d {
-                Data::F32(v) => Dev::F32(GpuBuffer::from_slice(g, v).unwrap()),
-                Data::U32(v) => Dev::U32(GpuBuffer::from_slice(g, v).unwrap()),
-                Data::I32(v) => Dev::I32(GpuBuffer::from_slice(g, v).unwrap()),
-            })
-            .collect();
-        let args: Vec<&dyn BindArg> = bufs
-            .iter()
-            .map(|b| match b {
-                Dev::F32(b) => b as &dyn BindArg,
-                Dev::U32(b) => b,
-                Dev::I32(b) => b,
-            })
-            .collect();
-        g.dispatch(&kernel, &args, workgroups).expect("dispatch");
-        for b in &bufs {
-            match b {
-                Dev::F32(b) => drop(b.read(g).unwrap()),
-                Dev::U32(b) => drop(b.read(g).unwrap()),
-                Dev::I32(b) => drop(b.read(g).unwrap()),
-            }
-        }
-    })
+    if filter.is_some() {
+        return;
+    }
+    println!();
+    let checks = suite();
+    println!(
+        "| the test suite's {} kernel checks | time | failures |",
+        checks.1.len()
+    );
+    println!("|---|---|---|");
+    let (t, f) = suite_time(&checked, &checks);
+    println!("| interpreter, checks on | {} | {f} |", ms(t));
+    if let Some(g) = gpu {
+        let (t, f) = suite_time(g, &checks);
+        println!("| GPU ({}) | {} | {f} |", g.adapter_info().name, ms(t));
+    }
 }

@@ -2,6 +2,7 @@
 //! specification says a written binding must hold ([`Expected`]).
 
 use bytemuck::Pod;
+use wgsl_dsl::interp::{HostArg, HostBuffer};
 use wgsl_dsl::runtime::{BindArg, DispatchError, Gpu, GpuBuffer};
 use wgsl_dsl::types::{Ty, WgslType};
 
@@ -24,6 +25,8 @@ pub enum Data {
 
 /// Uploads a struct value's bytes as a `GpuBuffer` of its Rust type.
 type Upload = fn(&Gpu, &[u8]) -> Result<Box<dyn BindArg>, DispatchError>;
+/// Copies a struct value's bytes into a `HostBuffer` of its Rust type.
+type HostCopy = fn(&[u8]) -> Box<dyn HostArg>;
 
 /// One value of a `#[derive(WgslStruct)]` struct: its WGSL type and its bytes (the Rust layout,
 /// which the derive checks equals the WGSL layout).
@@ -34,6 +37,7 @@ pub struct StructValue {
     /// Its bytes.
     pub bytes: Vec<u8>,
     upload: Upload,
+    host: HostCopy,
 }
 
 impl std::fmt::Debug for StructValue {
@@ -56,6 +60,16 @@ impl StructValue {
     pub(crate) fn upload(&self, gpu: &Gpu) -> Result<Box<dyn BindArg>, DispatchError> {
         (self.upload)(gpu, &self.bytes)
     }
+
+    /// A `HostBuffer<T>` holding the value, for the interpreter.
+    pub(crate) fn host(&self) -> Box<dyn HostArg> {
+        (self.host)(&self.bytes)
+    }
+}
+
+fn host_as<T: Pod + WgslType>(bytes: &[u8]) -> Box<dyn HostArg> {
+    let value: T = bytemuck::pod_read_unaligned(bytes);
+    Box::new(HostBuffer::from_value(value))
 }
 
 fn upload_as<T: Pod + WgslType>(
@@ -73,6 +87,7 @@ impl Data {
             ty: T::ty(),
             bytes: bytemuck::bytes_of(&value).to_vec(),
             upload: upload_as::<T>,
+            host: host_as::<T>,
         })
     }
     /// An output buffer of `len` poisoned `f32`s (NaN).

@@ -1,6 +1,7 @@
 //! [`Executor`]: what runs a kernel for the harness, through the positional (untyped) layer.
-//! The wgpu runtime implements it here; the CPU interpreter implements it too.
+//! The wgpu runtime and the CPU interpreter (`wgsl_dsl::interp`) implement it here.
 
+use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter, Program};
 use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, Kernel};
 use wgsl_dsl::{KernelBuilder, KernelSignature};
 
@@ -110,6 +111,78 @@ impl Executor for Gpu {
             GpuBuffers::U32(b) => Data::U32(b.read(self)?),
             GpuBuffers::I32(b) => Data::I32(b.read(self)?),
             GpuBuffers::Struct(_, value) => Data::Struct(value.clone()),
+        })
+    }
+}
+
+/// A binding's buffer in host memory, for the interpreter.
+#[derive(Debug)]
+pub enum HostBuffers {
+    /// `f32` elements.
+    F32(HostBuffer<f32>),
+    /// `u32` elements.
+    U32(HostBuffer<u32>),
+    /// `i32` elements.
+    I32(HostBuffer<i32>),
+    /// A struct value, and what was uploaded.
+    Struct(Box<dyn HostArg>, StructValue),
+}
+
+/// The CPU interpreter: the kernel built with the default [`TargetLimits`]
+/// (`wgsl_dsl::TargetLimits`, WebGPU's), [`Interpreter::compile`], [`Interpreter::dispatch`]
+/// with the runtime's argument checks. Besides a wrong result, the harness fails a kernel the
+/// interpreter finds at fault: an out-of-bounds access, a data race, a divergent barrier
+/// (errors), or a read of a variable before anything was written to it (a warning of the
+/// interpreter, an error here: a verified kernel reads nothing it did not write).
+impl Executor for Interpreter {
+    type Kernel = Program;
+    type Buffer = HostBuffers;
+
+    fn compile(&self, kernel: &KernelBuilder) -> Result<Program, Error> {
+        Ok(Interpreter::compile(self, &kernel.build()?)?)
+    }
+
+    fn signature<'k>(&self, kernel: &'k Program) -> &'k KernelSignature {
+        kernel.signature()
+    }
+
+    fn upload(&self, data: &Data) -> Result<HostBuffers, Error> {
+        Ok(match data {
+            Data::F32(v) => HostBuffers::F32(HostBuffer::from_slice(v)),
+            Data::U32(v) => HostBuffers::U32(HostBuffer::from_slice(v)),
+            Data::I32(v) => HostBuffers::I32(HostBuffer::from_slice(v)),
+            Data::Struct(s) => HostBuffers::Struct(s.host(), s.clone()),
+        })
+    }
+
+    fn dispatch(
+        &self,
+        kernel: &Program,
+        args: &[&HostBuffers],
+        workgroups: [u32; 3],
+    ) -> Result<(), Error> {
+        let args: Vec<&dyn HostArg> = args
+            .iter()
+            .map(|b| match b {
+                HostBuffers::F32(b) => b as &dyn HostArg,
+                HostBuffers::U32(b) => b,
+                HostBuffers::I32(b) => b,
+                HostBuffers::Struct(b, _) => b.as_ref(),
+            })
+            .collect();
+        let report = Interpreter::dispatch(self, kernel, &args, workgroups)?;
+        match report.warnings.first() {
+            Some(w) => Err(format!("interpreter warning: {w}").into()),
+            None => Ok(()),
+        }
+    }
+
+    fn read(&self, buffer: &HostBuffers) -> Result<Data, Error> {
+        Ok(match buffer {
+            HostBuffers::F32(b) => Data::F32(b.read()),
+            HostBuffers::U32(b) => Data::U32(b.read()),
+            HostBuffers::I32(b) => Data::I32(b.read()),
+            HostBuffers::Struct(_, value) => Data::Struct(value.clone()),
         })
     }
 }

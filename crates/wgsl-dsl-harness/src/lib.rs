@@ -9,7 +9,8 @@
 //! every read-only binding with its initial contents.
 //!
 //! The executor is what runs the kernel: the wgpu runtime ([`Gpu`] implements [`Executor`])
-//! and the CPU interpreter (`wgsl_dsl::interp`, once it exists) run the same cases.
+//! and the CPU interpreter ([`Interpreter`], which also fails a kernel that races, reads out
+//! of bounds or reaches a barrier divergently) run the same cases.
 //!
 //! ```
 //! use wgsl_dsl::prelude::*;
@@ -50,12 +51,13 @@ mod executor;
 mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};
-pub use executor::{Error, Executor, GpuBuffers};
+pub use executor::{Error, Executor, GpuBuffers, HostBuffers};
 pub use verify::{VerifiedOp, compare, run, verify};
 
 use rand::Rng as _;
 pub use rand::SeedableRng;
 pub use rand_chacha::ChaCha8Rng as Rng;
+pub use wgsl_dsl::interp::Interpreter;
 pub use wgsl_dsl::runtime::Gpu;
 
 /// `n` values uniform in `[lo, hi)`.
