@@ -115,7 +115,7 @@ impl RefTrainer {
 fn fused_steps_match_reference(opt: OptimizerConfig, target: Target) {
     let gpu = Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)");
     // Widths that are multiples of no tile; 3 steps per pass over 41 examples, the last of 9.
-    // 197 inputs: the GPU configuration splits them in 3 (7 steps of 32, at least 2 per part).
+    // 197 inputs: the GPU configuration splits them (4 steps of 64, one per part).
     let config = MlpConfig {
         inputs: 197,
         hidden: vec![19],
@@ -127,7 +127,11 @@ fn fused_steps_match_reference(opt: OptimizerConfig, target: Target) {
     let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, batch).expect("model");
     assert!(model.set_fused(&gpu, Some(target)).expect("fused kernels"));
     let splits = model.fused_config().expect("fused").splits;
-    assert_eq!(splits, if target == Target::Cpu { 1 } else { 3 });
+    if target == Target::Cpu {
+        assert_eq!(splits, 1);
+    } else {
+        assert!(splits > 1, "K split");
+    }
     let dataset = model
         .upload_dataset(&gpu, &d.images, &d.labels)
         .expect("dataset");
@@ -183,7 +187,7 @@ const ADAM: OptimizerConfig = OptimizerConfig::Adam {
     beta2: 0.999,
     eps: 1e-8,
 };
-const GPU: Target = Target::Gpu { workgroups: 512 };
+const GPU: Target = Target::gpu(512);
 
 #[test]
 fn fused_sgd_steps_equal_the_reference_with_cpu_tiles() {

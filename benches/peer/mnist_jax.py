@@ -56,6 +56,16 @@ def loss_of(params, x, y, mask):
     return jnp.sum(ce * mask) / jnp.sum(mask)
 
 
+def wait_for_go(ready, go):
+    """Prepared: create `ready`, then wait until `go` exists (several peers prepare at once and
+    are timed one after another, see mnist_side_by_side.py --prepare-together)."""
+    if ready is None:
+        return
+    Path(ready).touch()
+    while go is not None and not Path(go).exists():
+        time.sleep(0.01)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "mnist"))
@@ -66,6 +76,9 @@ def main():
     p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit-train", type=int, default=None)
+    p.add_argument("--ready", default=None,
+                   help="after compiling, create this file, then wait for --go before timing")
+    p.add_argument("--go", default=None, help="the file whose existence starts the timed epochs")
     a = p.parse_args()
     d = Path(a.data)
     xtr = idx(d / "train-images.idx3-ubyte.gz").reshape(-1, 784).astype(np.float32) / 255
@@ -123,6 +136,8 @@ def main():
     permute = jax.jit(lambda k: jax.random.permutation(k, n))
     # Compile before timing (the compiled function is reused for every epoch).
     epoch_c = epoch.lower(params, opt, permute(key), xtr, ytr).compile()
+    jax.block_until_ready(accuracy(params, xte, yte))
+    wait_for_go(a.ready, a.go)
     for e in range(1, a.epochs + 1):
         key, ke = jax.random.split(key)
         jax.block_until_ready(params)

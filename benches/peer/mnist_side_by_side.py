@@ -9,10 +9,20 @@ epoch, and each peer's time over ours.
     python3 benches/peer/mnist_side_by_side.py --mnist target/release/mnist \\
         --burn benches/peer/burn/target/release/mnist-burn --epochs 5
 
+--prepare-together starts every Python peer at once: each loads the data, compiles (JAX) or
+captures its graph (PyTorch), then waits; the timed epochs still run one program at a time (a
+peer starts its epochs when the previous program has finished). This overlaps the peers'
+start-up and compilation (tens of seconds each) without sharing the GPU while anything is timed.
+
+--variant NAME=SPEC (repeatable) also runs `mnist train` with MLP_FUSED_CONFIG=SPEC (another
+configuration of the fused kernels, see crates/mlp/src/kernels/fused.rs `choose_with`) as the
+column `mnist:NAME`; --profile adds `--profile` to every `mnist train` and prints a table of
+the profiles' GPU time per step and per-kernel means.
+
 A peer that is missing (no torch, no jax, no Burn binary) or fails shows as `-` with its error
 in the log above the table.
 """
-import argparse, re, statistics, subprocess, sys, time
+import argparse, os, re, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,16 +36,23 @@ SETTINGS = {
     "default64": ("SGD lr 0.05 momentum 0.9, batch 64 (mnist's default)", "sgd", 64, 0.05, 0.9),
 }
 PEERS = ["mnist", "torch-eager", "torch-graph", "jax", "burn"]
+PYTHON_PEERS = ("torch-eager", "torch-graph", "jax")
 # Optional: another build of mnist (e.g. main's, before a change), run like "mnist".
 BASELINE = "mnist-baseline"
+
+
+def is_ours(peer):
+    return peer in ("mnist", BASELINE) or peer.startswith("mnist:")
 
 
 def command(peer, a, opt, batch, lr, mom):
     data = ["--data", str(ROOT / "data" / "mnist")]
     common = ["--epochs", str(a.epochs), "--batch-size", str(batch), "--lr", str(lr), *data]
-    if peer in ("mnist", BASELINE):
-        c = [a.mnist if peer == "mnist" else a.baseline, "train", *common,
+    if is_ours(peer):
+        c = [a.baseline if peer == BASELINE else a.mnist, "train", *common,
              "--steps-per-chunk", str(a.steps_per_chunk)]
+        if a.profile:
+            c.append("--profile")
         return c + (["--optimizer", "adam"] if opt == "adam" else ["--momentum", str(mom)])
     peer_opts = ["--optimizer", opt] + (["--momentum", str(mom)] if opt == "sgd" else [])
     if peer.startswith("torch"):
@@ -52,27 +69,62 @@ OURS = re.compile(r"epoch (\d+)/\d+: .*test accuracy ([\d.]+)%")
 OURS_TRAIN = re.compile(r"train(?:ing)?(?: time)? ([\d.]+) (ms|s)\b")
 OURS_RATE = re.compile(r"\(([\d.]+) samples/s\)")
 PEER = re.compile(r"^epoch (\d+) ms ([\d.]+) acc ([\d.]+)")
+PROFILE_STEP = re.compile(r"GPU time per step, the chunk timed as a whole.*: ([\d.]+) us")
+PROFILE_HOST = re.compile(r"host time per step, recording and submitting: ([\d.]+) us")
+PROFILE_KERNEL = re.compile(r"^(\S+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%$")
 
 
 def parse(peer, out, n_train=60000):
     """[(epoch, ms, accuracy in %)] from a program's output."""
     rows = []
     for line in out.splitlines():
-        if peer in ("mnist", BASELINE):
+        if is_ours(peer):
             m = OURS.search(line)
             if not m:
                 continue
-            t = OURS_TRAIN.search(line)
-            if t:
-                ms = float(t.group(1)) * (1000.0 if t.group(2) == "s" else 1.0)
+            # samples/s has more digits than the seconds printed beside it.
+            r = OURS_RATE.search(line)
+            if r:
+                ms = 1000.0 * n_train / float(r.group(1))
             else:
-                ms = 1000.0 * n_train / float(OURS_RATE.search(line).group(1))
+                t = OURS_TRAIN.search(line)
+                ms = float(t.group(1)) * (1000.0 if t.group(2) == "s" else 1.0)
             rows.append((int(m.group(1)), ms, float(m.group(2))))
         else:
             m = PEER.search(line)
             if m:
                 rows.append((int(m.group(1)), float(m.group(2)), 100.0 * float(m.group(3))))
     return rows
+
+
+def parse_profile(out):
+    """(GPU us per step, host us per step, {kernel: mean us}) of `mnist train --profile`."""
+    step = host = None
+    kernels = {}
+    for line in out.splitlines():
+        if m := PROFILE_STEP.search(line):
+            step = float(m.group(1))
+        elif m := PROFILE_HOST.search(line):
+            host = float(m.group(1))
+        elif m := PROFILE_KERNEL.match(line.strip()):
+            kernels[m.group(1)] = float(m.group(4))
+    return step, host, kernels
+
+
+def report(s, peer, out, t0, results, profiles):
+    rows = parse(peer, out)
+    for e, ms, acc in rows:
+        print(f"   epoch {e}: {ms:.2f} ms, test accuracy {acc:.2f}%", flush=True)
+    print(f"   ({time.time() - t0:.1f} s wall)", flush=True)
+    if rows:
+        later = [ms for e, ms, _ in rows if e >= 2] or [rows[0][1]]
+        results[(s, peer)] = (statistics.median(later), rows[-1][2], len(rows))
+    if is_ours(peer) and "GPU time per step" in out:
+        profiles[(s, peer)] = parse_profile(out)
+        for line in out.splitlines():
+            if line.startswith(("kernel ", "step (sum")) or PROFILE_KERNEL.match(line.strip()) \
+                    or line.startswith(("GPU time per step", "host time per step")):
+                print(f"   | {line}", flush=True)
 
 
 def main():
@@ -85,44 +137,102 @@ def main():
     p.add_argument("--steps-per-chunk", type=int, default=100)
     p.add_argument("--settings", default=",".join(SETTINGS), help="of " + ",".join(SETTINGS))
     p.add_argument("--peers", default=",".join(PEERS), help="of " + ",".join(PEERS))
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
+                   help="also run mnist with MLP_FUSED_CONFIG=SPEC as the column mnist:NAME")
+    p.add_argument("--variant-settings", default=None,
+                   help="settings the variants run in (default: all)")
+    p.add_argument("--profile", action="store_true", help="mnist train --profile")
+    p.add_argument("--prepare-together", action="store_true",
+                   help="start every Python peer at once, time them one at a time")
     p.add_argument("--timeout", type=float, default=300)
     a = p.parse_args()
     settings = a.settings.split(",")
     peers = a.peers.split(",")
     if a.baseline:
         peers.insert(1, BASELINE)
-    results = {}
+    variants = dict(v.split("=", 1) for v in a.variant)
+    variant_settings = set((a.variant_settings or a.settings).split(","))
+    ours_columns = [q for q in peers if is_ours(q)] + [f"mnist:{n}" for n in variants]
+    results, profiles = {}, {}
+    started = {}
+    tmp = Path(tempfile.mkdtemp(prefix="side_by_side_"))
+    if a.prepare_together:
+        t0 = time.time()
+        for s in settings:
+            title, opt, batch, lr, mom = SETTINGS[s]
+            for peer in peers:
+                if peer not in PYTHON_PEERS:
+                    continue
+                ready, go = tmp / f"{s}-{peer}.ready", tmp / f"{s}-{peer}.go"
+                cmd = command(peer, a, opt, batch, lr, mom) + ["--ready", str(ready), "--go", str(go)]
+                try:
+                    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            text=True)
+                except OSError as e:
+                    print(f"## {s} {peer}: failed to start: {e}", flush=True)
+                    continue
+                started[(s, peer)] = (cmd, proc, ready, go)
+        deadline = time.time() + a.timeout
+        while time.time() < deadline and any(
+                not r.exists() and p.poll() is None for _, p, r, _ in started.values()):
+            time.sleep(0.05)
+        print(f"## {len(started)} peers prepared together in {time.time() - t0:.1f} s", flush=True)
     for s in settings:
         title, opt, batch, lr, mom = SETTINGS[s]
-        for peer in peers:
-            cmd = command(peer, a, opt, batch, lr, mom)
-            print(f"## {s} {peer}: {' '.join(cmd)}", flush=True)
+        columns = [q for q in peers if not is_ours(q)]
+        runs = [q for q in ours_columns if not q.startswith("mnist:") or s in variant_settings]
+        for peer in runs + columns:
             t0 = time.time()
+            if (s, peer) in started:
+                cmd, proc, ready, go = started[(s, peer)]
+                print(f"## {s} {peer}: {' '.join(cmd)}", flush=True)
+                go.touch()
+                try:
+                    out, err = proc.communicate(timeout=a.timeout)
+                    if proc.returncode != 0:
+                        print(f"   exit {proc.returncode}: {err.strip()[-1500:]}", flush=True)
+                except subprocess.TimeoutExpired as e:
+                    proc.kill()
+                    out = ""
+                    print(f"   failed: {e}", flush=True)
+                report(s, peer, out, t0, results, profiles)
+                continue
+            env = dict(os.environ)
+            base = peer.split(":")[0] if peer.startswith("mnist:") else peer
+            if peer.startswith("mnist:"):
+                env["MLP_FUSED_CONFIG"] = variants[peer.split(":", 1)[1]]
+            cmd = command(base, a, opt, batch, lr, mom)
+            spec = f"MLP_FUSED_CONFIG={env['MLP_FUSED_CONFIG']} " if "MLP_FUSED_CONFIG" in env else ""
+            print(f"## {s} {peer}: {spec}{' '.join(cmd)}", flush=True)
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
                 out = r.stdout
                 if r.returncode != 0:
                     print(f"   exit {r.returncode}: {r.stderr.strip()[-1500:]}", flush=True)
             except (OSError, subprocess.TimeoutExpired) as e:
                 out = ""
                 print(f"   failed: {e}", flush=True)
-            rows = parse(peer, out)
-            for e, ms, acc in rows:
-                print(f"   epoch {e}: {ms:.2f} ms, test accuracy {acc:.2f}%", flush=True)
-            print(f"   ({time.time() - t0:.1f} s wall)", flush=True)
-            if rows:
-                later = [ms for e, ms, _ in rows if e >= 2] or [rows[0][1]]
-                results[(s, peer)] = (statistics.median(later), rows[-1][2], len(rows))
+            report(s, peer, out, t0, results, profiles)
+    for _, proc, _, _ in started.values():
+        if proc.poll() is None:
+            proc.kill()
+    columns = ours_columns + [q for q in peers if not is_ours(q)]
+    if profiles:
+        print()
+        print("profiles (`mnist train --profile`): GPU us per step (chunk timed whole), host us per "
+              "step; per kernel: mean us with a timestamp after every dispatch")
+        for (s, peer), (step, host, kernels) in profiles.items():
+            ks = ", ".join(f"{k} {v:.2f}" for k, v in kernels.items() if k != "begin_chunk")
+            print(f"{s:10} {peer:22} step {step} host {host} | {ks}")
     print()
     print(f"median epoch time over epochs 2..{a.epochs} (ms), test accuracy after epoch {a.epochs}; "
           "ratio = peer's time / ours (above 1: ours is faster)")
-    head = "| setting | " + " | ".join(peers) + " |"
-    print(head)
-    print("|" + "---|" * (len(peers) + 1))
+    print("| setting | " + " | ".join(columns) + " |")
+    print("|" + "---|" * (len(columns) + 1))
     for s in settings:
         ours = results.get((s, "mnist"))
         cells = []
-        for peer in peers:
+        for peer in columns:
             r = results.get((s, peer))
             if r is None:
                 cells.append("-")

@@ -40,6 +40,9 @@ def main():
     p.add_argument("--mode", choices=["eager", "graph"], default="eager")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--ready", default=None,
+                   help="after the set-up, create this file, then wait for --go before timing")
+    p.add_argument("--go", default=None, help="the file whose existence starts the timed epochs")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -94,6 +97,16 @@ def main():
                     if torch.is_tensor(v):
                         v.zero_()
         sync()
+
+    with torch.no_grad():
+        model(xte).argmax(1)
+    sync()
+    if a.ready is not None:
+        # Prepared: several peers set up at once and are timed one after another
+        # (mnist_side_by_side.py --prepare-together).
+        Path(a.ready).touch()
+        while a.go is not None and not Path(a.go).exists():
+            time.sleep(0.01)
 
     for epoch in range(1, a.epochs + 1):
         sync()

@@ -115,7 +115,7 @@ fn forward_spec(case: &Case, config: &fused::FusedConfig) -> Vec<Expected> {
     let labels = case.u32s(5);
     let layer = layer_from_flat(&case.f64s(6), &d);
     let splits = config.splits;
-    let part = split_len(inputs as u32, splits, config.forward.tk) as usize;
+    let part = split_len(inputs as u32, splits, config.forward.depth()) as usize;
     let mut partial = vec![0.0; splits as usize * batch * outputs];
     for s in 0..splits as usize {
         let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);

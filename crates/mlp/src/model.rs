@@ -42,6 +42,7 @@ mod fused;
 mod inference;
 mod optimizer;
 
+pub use fused::FUSED_CONFIG_VAR;
 pub use inference::Evaluation;
 pub use optimizer::{OptimizerConfig, OptimizerState};
 

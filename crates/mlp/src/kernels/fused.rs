@@ -26,19 +26,19 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::optim::expm1;
-use super::product::{Output, Source, Target, TileMemory, Tiles, product, product_at, split_k};
+use super::product::{
+    Epilogue, Output, SharedArray, Source, Target, TileMemory, Tiles, product, product_at, split_k,
+    store_only,
+};
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
     SgdParams, SgdParamsFields,
 };
 
-/// Workgroup size of `softmax_head`.
-pub const HEAD_WORKGROUP: u32 = 64;
-/// Workgroup memory of `softmax_head` for the rows' hidden activations: `rows * hidden` must
-/// fit (with [`HEAD_CLASS_CAPACITY`], WebGPU's default 16 KiB of workgroup memory).
-pub const HEAD_HIDDEN_CAPACITY: usize = 3840;
-/// Workgroup memory of `softmax_head` for the rows' logits: `rows * classes` must fit.
-pub const HEAD_CLASS_CAPACITY: usize = 256;
+/// The most hidden units one `softmax_head` invocation holds (`per`), and the most classes.
+pub const HEAD_MAX_PER: u32 = 8;
+/// The most classes `softmax_head` holds in registers.
+pub const HEAD_MAX_CLASSES: u32 = 32;
 
 /// A `&'static str` for a configuration's kernel name (interned: each name leaks once).
 fn static_name(name: String) -> &'static str {
@@ -53,6 +53,64 @@ fn static_name(name: String) -> &'static str {
     leaked
 }
 
+/// The shape of `softmax_head`: one workgroup of `invocations` per row, each invocation holding
+/// `per` hidden units (`j = lid + i * invocations`) and the last layer's weights of its units
+/// for up to `classes` classes in registers. It serves hidden layers up to `invocations * per`
+/// wide and up to `classes` classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HeadTiles {
+    /// Invocations per workgroup (at least `classes`).
+    pub invocations: u32,
+    /// Hidden units per invocation.
+    pub per: u32,
+    /// Classes held (at most [`HEAD_MAX_CLASSES`]).
+    pub classes: u32,
+}
+
+impl HeadTiles {
+    /// The head for `hidden` units and `classes` on `target`: invocations a multiple of 32 up
+    /// to 256 (or the target's maximum), as few units per invocation as that allows; `None`
+    /// past [`HEAD_MAX_PER`] units per invocation or [`HEAD_MAX_CLASSES`] classes, or when the
+    /// workgroup memory does not fit.
+    pub fn choose(hidden: usize, classes: usize, target: Target) -> Option<HeadTiles> {
+        let max = target.max_invocations().min(256) as usize;
+        let invocations = hidden.div_ceil(32).max(1).saturating_mul(32).min(max);
+        let head = HeadTiles {
+            invocations: u32::try_from(invocations).ok()?,
+            per: u32::try_from(hidden.div_ceil(invocations.max(1)).max(1)).ok()?,
+            classes: u32::try_from(classes).ok()?,
+        };
+        (head.is_valid() && head.shared_floats() <= target.shared_floats()).then_some(head)
+    }
+
+    /// True if usable: 1 to [`HEAD_MAX_CLASSES`] classes, at most as many as invocations (the
+    /// logits' reduction gives each class a share of the invocations), 1 to
+    /// [`HEAD_MAX_PER`] units per invocation, 1 to 1024 invocations.
+    pub fn is_valid(&self) -> bool {
+        (1..=HEAD_MAX_CLASSES).contains(&self.classes)
+            && self.classes <= self.invocations
+            && (1..=HEAD_MAX_PER).contains(&self.per)
+            && (1..=1024).contains(&self.invocations)
+    }
+
+    /// `f32` elements of workgroup memory: each invocation's share of every logit, the
+    /// reduction's second stage, the logits.
+    pub fn shared_floats(&self) -> usize {
+        let (n, c) = (self.invocations as usize, self.classes as usize);
+        c * n + n + c
+    }
+
+    /// `h{invocations}x{per}c{classes}`.
+    pub fn suffix(&self) -> String {
+        format!("h{}x{}c{}", self.invocations, self.per, self.classes)
+    }
+
+    /// Hidden units served: `invocations * per`.
+    pub fn hidden_capacity(&self) -> usize {
+        self.invocations as usize * self.per as usize
+    }
+}
+
 /// The fused kernels' configuration for one model and device, chosen at build time from the
 /// shapes ([`FusedConfig::choose`]); it is part of every kernel's name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,11 +119,11 @@ pub struct FusedConfig {
     pub forward: Tiles,
     /// Parts `K` (the inputs) is split into by `forward_gather`, summed by `softmax_head`.
     pub splits: u32,
-    /// Rows per workgroup of `softmax_head`.
-    pub head_rows: u32,
+    /// The shape of `softmax_head`.
+    pub head: HeadTiles,
     /// Tiles of `grad_update` for the first layer (`[hidden, inputs + 1]` over the batch).
     pub first_grad: Tiles,
-    /// Tiles of `grad_update` for the other layers.
+    /// Tiles of `grad_update` for the other layers (the same workgroup size).
     pub grad: Tiles,
 }
 
@@ -73,32 +131,94 @@ impl FusedConfig {
     /// The configuration for a model of `layer_sizes` (`(inputs, outputs)` per layer, at least
     /// two layers) trained in batches of up to `batch` on `target`; `None` when the model cannot
     /// be fused (one layer only, or a last hidden layer or class count too wide for
-    /// `softmax_head`'s workgroup memory).
+    /// `softmax_head`, see [`HeadTiles::choose`]).
     pub fn choose(layer_sizes: &[(usize, usize)], batch: usize, target: Target) -> Option<Self> {
         let (&(inputs, hidden), _) = layer_sizes.split_first()?;
         let &(last_in, classes) = layer_sizes.last()?;
         if layer_sizes.len() < 2 || last_in == 0 || classes == 0 {
             return None;
         }
-        let capacity = (HEAD_HIDDEN_CAPACITY / last_in).min(HEAD_CLASS_CAPACITY / classes);
-        let wanted = match target {
-            Target::Cpu => 16,
-            Target::Gpu { .. } => 4,
-        };
-        let head_rows = wanted.min(capacity) as u32;
-        if head_rows == 0 {
-            return None;
-        }
-        let forward = Tiles::for_product(batch, hidden, target);
+        let head = HeadTiles::choose(last_in, classes, target)?;
+        let forward = Tiles::for_product(batch, hidden, inputs, target);
         let [x, y, _] = forward.grid(batch, hidden);
-        let splits = split_k(x * y, inputs, forward.tk, target);
+        let splits = split_k(x * y, inputs, forward.depth(), target);
+        // Both layers' gradients walk K = batch; the first layer's shape decides.
+        let grad = Tiles::for_product(hidden, inputs + 1, batch, target);
         Some(FusedConfig {
             forward,
             splits,
-            head_rows,
-            first_grad: Tiles::for_product(hidden, inputs + 1, target),
-            grad: Tiles::for_product(classes, last_in + 1, target),
+            head,
+            first_grad: grad,
+            grad,
         })
+    }
+
+    /// [`FusedConfig::choose`], then the settings of `spec` (for measuring other
+    /// configurations): comma-separated `forward=TILES`, `splits=N`, `grad=TILES` (both
+    /// layers), `head=h{invocations}x{per}c{classes}`, with `TILES` as
+    /// `t{tm}x{tn}x{tk}r{rm}x{rn}` and an optional `g{kg}` ([`Tiles::suffix`]). A new
+    /// `forward` without `splits` gets the split [`split_k`] chooses for it.
+    ///
+    /// # Errors
+    /// A message for a setting that does not parse, an invalid configuration, or a head too
+    /// small for the model.
+    pub fn choose_with(
+        layer_sizes: &[(usize, usize)],
+        batch: usize,
+        target: Target,
+        spec: Option<&str>,
+    ) -> Result<Option<Self>, String> {
+        let Some(mut c) = Self::choose(layer_sizes, batch, target) else {
+            return Ok(None);
+        };
+        let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else {
+            return Ok(Some(c));
+        };
+        let mut splits = None;
+        for item in spec.split(',').map(str::trim) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}`: expected key=value"))?;
+            match key {
+                "forward" => c.forward = parse_tiles(value)?,
+                "grad" => {
+                    c.first_grad = parse_tiles(value)?;
+                    c.grad = c.first_grad;
+                }
+                "splits" => {
+                    splits = Some(
+                        value
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|&s| (1..=64).contains(&s))
+                            .ok_or_else(|| format!("`{item}`: splits from 1 to 64"))?,
+                    )
+                }
+                "head" => c.head = parse_head(value)?,
+                _ => return Err(format!("`{item}`: unknown setting `{key}`")),
+            }
+        }
+        let (inputs, hidden) = layer_sizes[0];
+        let (last_in, classes) = layer_sizes[layer_sizes.len() - 1];
+        c.splits = splits.unwrap_or_else(|| {
+            let [x, y, _] = c.forward.grid(batch, hidden);
+            split_k(x * y, inputs, c.forward.depth(), target)
+        });
+        if !c.head.is_valid()
+            || c.head.hidden_capacity() < last_in
+            || (c.head.classes as usize) < classes
+        {
+            return Err(format!(
+                "head {} does not serve {last_in} hidden units and {classes} classes",
+                c.head.suffix()
+            ));
+        }
+        for t in [c.forward, c.grad] {
+            if !t.is_valid() {
+                return Err(format!("tiles {} are not valid", t.suffix()));
+            }
+        }
+        Ok(Some(c))
     }
 
     /// `forward_gather_s{splits}_{tiles}_tiles` (kernel names must not end in a digit).
@@ -110,11 +230,12 @@ impl FusedConfig {
         ))
     }
 
-    /// `softmax_head_s{splits}_{rows}rows`.
+    /// `softmax_head_s{splits}_{head}_rows`.
     pub fn head_name(&self) -> &'static str {
         static_name(format!(
-            "softmax_head_s{}_{}rows",
-            self.splits, self.head_rows
+            "softmax_head_s{}_{}_rows",
+            self.splits,
+            self.head.suffix()
         ))
     }
 
@@ -149,9 +270,59 @@ impl FusedConfig {
         }
     }
 
-    /// The workgroups of `softmax_head` for a batch of `rows`.
+    /// The workgroups of `softmax_head` for a batch of `rows`: one per row.
     pub fn head_grid(&self, rows: usize) -> [u32; 3] {
-        [rows.div_ceil(self.head_rows as usize).max(1) as u32, 1, 1]
+        [rows.max(1) as u32, 1, 1]
+    }
+}
+
+/// `[prefix]{a}x{b}...`: the numbers after each of `prefixes`, in order.
+fn parse_numbers(s: &str, prefixes: &[char]) -> Option<Vec<u32>> {
+    let mut rest = s;
+    let mut out = Vec::new();
+    for (i, &p) in prefixes.iter().enumerate() {
+        rest = rest.strip_prefix(p)?;
+        let end = rest
+            .find(|ch: char| !ch.is_ascii_digit())
+            .unwrap_or(rest.len());
+        out.push(rest[..end].parse().ok()?);
+        rest = &rest[end..];
+        if i + 1 == prefixes.len() && !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// `t{tm}x{tn}x{tk}r{rm}x{rn}` with an optional `g{kg}`.
+fn parse_tiles(s: &str) -> Result<Tiles, String> {
+    let (body, kg) = match s.split_once('g') {
+        Some((body, g)) => (body, g.parse::<u32>().ok()),
+        None => (s, Some(1)),
+    };
+    let n = parse_numbers(body, &['t', 'x', 'x', 'r', 'x']);
+    match (n.as_deref(), kg) {
+        (Some(&[tm, tn, tk, rm, rn]), Some(kg)) => Ok(Tiles {
+            tm,
+            tn,
+            tk,
+            rm,
+            rn,
+            kg,
+        }),
+        _ => Err(format!("`{s}`: expected tiles as t16x16x32r2x2g4")),
+    }
+}
+
+/// `h{invocations}x{per}c{classes}`.
+fn parse_head(s: &str) -> Result<HeadTiles, String> {
+    match parse_numbers(s, &['h', 'x', 'c']).as_deref() {
+        Some(&[invocations, per, classes]) => Ok(HeadTiles {
+            invocations,
+            per,
+            classes,
+        }),
+        _ => Err(format!("`{s}`: expected a head as h128x1c10")),
     }
 }
 
@@ -206,6 +377,7 @@ impl KernelDef for ForwardGather {
 
 fn forward_gather(config: &FusedConfig) -> KernelBuilder {
     let tiles = config.forward;
+    let depth = tiles.depth();
     let mut k = KernelBuilder::new(config.forward_name(), tiles.workgroup());
     let ForwardGatherBindings {
         dims: d,
@@ -230,18 +402,17 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
     let splits = num_workgroups().z();
     let part = k.let_(
         "part",
-        ((&inputs + &splits - 1u32) / splits + (tiles.tk - 1)) / tiles.tk * tiles.tk,
+        ((&inputs + &splits - 1u32) / splits + (depth - 1)) / depth * depth,
     );
     let k_begin = &split * &part;
     let k_end = &k_begin + &part;
-    // A = the batch [batch, inputs], row r is example order[start + r].
+    // A = the batch [batch, inputs], row r is example order[start + r]: its offset in the
+    // dataset is read once per row (the row key), not once per step.
     let a = Source {
         rows: batch.clone(),
         cols: inputs.clone(),
-        value: Box::new(|r, c| {
-            let example = order.at(&start + r).load();
-            images.at(example * &inputs + c).load()
-        }),
+        value: Box::new(|offset, c| images.at(offset + c).load()),
+        row_key: Some(Box::new(|r| order.at(&start + r).load() * &inputs)),
         cols_contiguous: true,
     };
     // B = W0^T [inputs, outputs]: B[i, o] = W0[o, i], rows (i) contiguous.
@@ -249,73 +420,39 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         rows: inputs.clone(),
         cols: outputs.clone(),
         value: Box::new(|r, c| params.at(&w_off + c * &inputs + r).load()),
+        row_key: None,
         cols_contiguous: false,
     };
-    product(&mut k, tiles, a, b, k_begin, k_end, |k, out: Output| {
-        k.store(
-            &partial.at((&split * &batch + &out.row) * &outputs + &out.col),
-            out.value,
-        );
-        k.if_(out.col.eq(0u32).and(split.eq(0u32)), |k| {
-            let example = order.at(&start + &out.row).load();
-            k.store(&batch_labels.at(&out.row), labels.at(example).load());
+    let epilogue = store_only(|k: &mut KernelBuilder, out: &Output, _| {
+        k.if_(out.inside.clone(), |k| {
+            k.store(
+                &partial.at((&split * &batch + &out.row) * &outputs + &out.col),
+                out.value.clone(),
+            );
+            k.if_(out.col.eq(0u32).and(split.eq(0u32)), |k| {
+                let example = order.at(&start + &out.row).load();
+                k.store(&batch_labels.at(&out.row), labels.at(example).load());
+            });
         });
     });
+    product(&mut k, tiles, a, b, k_begin, k_end, epilogue);
     k
 }
 
-/// `init + sum_{j < n} a(j) b(j)` with `unroll` independent accumulators: each round reads
-/// `unroll` pairs before using any, so their memory latencies overlap instead of adding up
-/// (a plain loop waits for each load). Terms past `n` count as zero.
-fn dot(
-    k: &mut KernelBuilder,
-    name: &str,
-    n: &Exp<u32>,
-    init: Exp<f32>,
-    unroll: u32,
-    term: impl Fn(&Exp<u32>) -> (Exp<f32>, Exp<f32>),
-) -> Exp<f32> {
-    let acc: Vec<Var<f32>> = (0..unroll)
-        .map(|u| {
-            if u == 0 {
-                k.var(&format!("{name}_acc0"), init.clone())
-            } else {
-                k.var(&format!("{name}_acc{u}"), 0.0f32)
-            }
-        })
-        .collect();
-    let rounds = (n + (unroll - 1)) / unroll;
-    k.for_range(&format!("{name}_round"), 0u32, rounds, |k, t| {
-        let pairs: Vec<(Exp<f32>, Exp<f32>)> = (0..unroll)
-            .map(|u| {
-                let j = k.let_(&format!("{name}_j"), &t * unroll + u);
-                let live = k.let_(&format!("{name}_live"), j.lt(n.clone()));
-                // Past `n`, load term 0 (in bounds, written) and discard it.
-                let (a, b) = term(&live.select(&j, 0u32));
-                let a = k.let_(&format!("{name}_a"), live.select(a, 0.0f32));
-                let b = k.let_(&format!("{name}_b"), b);
-                (a, b)
-            })
-            .collect();
-        for (u, (a, b)) in pairs.into_iter().enumerate() {
-            k.update(&acc[u], |s| fma(a, b, s));
-        }
-    });
-    acc.iter()
-        .map(|a| a.load())
-        .reduce(|x, y| x + y)
-        .unwrap_or(init)
-}
-
 /// Kernel `softmax_head_*`: the rest of the forward pass and the start of the backward pass,
-/// row by row, `head_rows` rows per workgroup. For each row `r < dims.batch` (`H =
-/// dims.inputs`, `C = dims.outputs`, `W, b` the last layer at `dims`' offsets, `b0` the hidden
-/// layer's bias at `prev.bias_offset`):
+/// one workgroup per row ([`HeadTiles`]). For each row `r < dims.batch` (`H = dims.inputs` at
+/// most [`HeadTiles::hidden_capacity`], `C = dims.outputs` at most `head.classes`, `W, b` the
+/// last layer at `dims`' offsets, `b0` the hidden layer's bias at `prev.bias_offset`):
 /// `h = relu(sum_s partial[s, r] + b0)`, `z = h W^T + b`, `p = softmax(z)`,
 /// `losses[r] = -ln p[label]` (as `lse - (z[label] - max z)`), `dz[r] = (p - onehot(label)) /
 /// batch`, `dh[r] = (dz[r] W) * [h > 0]`; written: `hidden[r] = h`, `dlogits[r]`, `dhidden[r]`,
 /// `losses[r]`. The invocation 0 of workgroup 0 advances the step state (`t += 1`,
 /// `cursor += 1`).
+///
+/// Each invocation reads its hidden units' partial sums and their column of `W` in one round
+/// of independent loads, keeps the column in registers for `dh`, and the logits are summed
+/// over the invocations in two stages through workgroup memory (each class's values in
+/// segments, then the segments): three barriers, no loop waiting on memory.
 ///
 /// Bindings: [`SoftmaxHeadBindings`]. Problem size: `rows`, covered by
 /// [`FusedConfig::head_grid`].
@@ -360,10 +497,20 @@ impl KernelDef for SoftmaxHead {
     }
 }
 
+/// `values[c]` for the `c` equal to `index` (0 past the end).
+fn pick(values: &[Exp<f32>], index: &Exp<u32>) -> Exp<f32> {
+    values.iter().enumerate().fold(lit(0.0f32), |acc, (c, v)| {
+        index.eq(c as u32).select(v.clone(), acc)
+    })
+}
+
 fn softmax_head(config: &FusedConfig) -> KernelBuilder {
-    let rows_per = config.head_rows;
-    let wg = HEAD_WORKGROUP;
-    let mut k = KernelBuilder::new(config.head_name(), [wg, 1, 1]);
+    let HeadTiles {
+        invocations: n,
+        per,
+        classes: cc,
+    } = config.head;
+    let mut k = KernelBuilder::new(config.head_name(), [n, 1, 1]);
     let SoftmaxHeadBindings {
         dims: d,
         prev,
@@ -376,8 +523,10 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
         dhidden,
         losses,
     } = k.bindings();
-    let sh_h = k.workgroup::<Array<f32, HEAD_HIDDEN_CAPACITY>>("rows_hidden");
-    let sh_z = k.workgroup::<Array<f32, HEAD_CLASS_CAPACITY>>("rows_logits");
+    let sums = SharedArray::declare(&mut k, "head_sums", config.head.shared_floats())
+        .unwrap_or_else(|| panic!("head {:?} needs too much memory", config.head));
+    // Regions of `sums`: [cc][n] per-invocation shares, [cc][segments], [cc] logits.
+    let (stage2, logits_at) = (cc * n, cc * n + n);
     let batch = k.let_("batch", d.batch().load());
     let h_size = k.let_("h_size", d.inputs().load());
     let classes = k.let_("classes", d.outputs().load());
@@ -385,94 +534,109 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
     let b_off = k.let_("bias_offset", d.bias_offset().load());
     let b0_off = k.let_("hidden_bias_offset", prev.bias_offset().load());
     let lid = k.let_("lid", local_invocation_index());
-    let row0 = k.let_("row0", workgroup_id().x() * rows_per);
-    k.if_(workgroup_id().x().eq(0u32).and(lid.eq(0u32)), |k| {
+    let row = k.let_("row", workgroup_id().x());
+    k.if_(row.eq(0u32).and(lid.eq(0u32)), |k| {
         k.update(&state.at(0u32), |t| t + 1u32);
         k.update(&state.at(1u32), |c| c + 1u32);
     });
-    // 1. The rows' hidden activations.
-    let rh = k.let_("rows_h", &h_size * rows_per);
-    k.for_step("e", lid.clone(), rh.clone(), wg, |k, e| {
-        let r = k.let_("r", &e / &h_size);
-        let j = k.let_("j", &e % &h_size);
-        let row = k.let_("row", &row0 + &r);
-        k.if_(row.lt(&batch), |k| {
-            let sum = k.var("sum", params.at(&b0_off + &j).load());
-            for s in 0..config.splits {
-                k.update(&sum, |v| {
-                    v + partial.at((&batch * s + &row) * &h_size + &j).load()
-                });
-            }
-            let h = k.let_("h", max(sum.load(), 0.0f32));
-            k.store(&sh_h.at(&e), h.clone());
-            k.store(&hidden.at(&row * &h_size + &j), h);
+    // Rows past the batch read row 0 and store nothing.
+    let live = k.let_("live_row", row.lt(&batch));
+    let srow = k.let_("safe_row", live.select(&row, 0u32));
+    let label = k.let_("label", batch_labels.at(&srow).load());
+    // 1. This invocation's hidden units and their columns of W, in one round of loads.
+    let mut units = Vec::new();
+    for i in 0..per {
+        let j = k.let_(&format!("j{i}"), &lid + i * n);
+        let in_h = k.let_(&format!("in_h{i}"), j.lt(&h_size));
+        let sj = k.let_(&format!("safe_j{i}"), in_h.select(&j, 0u32));
+        let sum = (0..config.splits).fold(params.at(&b0_off + &sj).load(), |acc, s| {
+            acc + partial.at((&batch * s + &srow) * &h_size + &sj).load()
         });
-    });
-    k.workgroup_barrier();
-    // 2. Logits.
-    let rc = k.let_("rows_c", &classes * rows_per);
-    k.for_step("e", lid.clone(), rc.clone(), wg, |k, e| {
-        let r = k.let_("r", &e / &classes);
-        let c = k.let_("c", &e % &classes);
-        k.if_((&row0 + &r).lt(&batch), |k| {
-            let hb = k.let_("hidden_base", &r * &h_size);
-            let wb = k.let_("weight_base", &w_off + &c * &h_size);
-            let z = dot(k, "z", &h_size, params.at(&b_off + &c).load(), 8, |j| {
-                (params.at(&wb + j).load(), sh_h.at(&hb + j).load())
-            });
-            k.store(&sh_z.at(&e), z);
-        });
-    });
-    k.workgroup_barrier();
-    // 3. Softmax cross-entropy, one invocation per row; dz replaces the row's logits.
-    k.if_(lid.lt(rows_per), |k| {
-        let row = k.let_("row", &row0 + &lid);
-        k.if_(row.lt(&batch), |k| {
-            let base = k.let_("base", &lid * &classes);
-            let z_max = k.var("z_max", sh_z.at(&base).load());
-            k.for_range("c", 1u32, classes.clone(), |k, c| {
-                k.update(&z_max, |m| max(m, sh_z.at(&base + c).load()));
-            });
-            let m = k.let_("m", z_max.load());
-            let sum = k.var("sum", 0.0f32);
-            k.for_range("c", 0u32, classes.clone(), |k, c| {
-                k.update(&sum, |s| s + exp(sh_z.at(&base + c).load() - &m));
-            });
-            let lse = k.let_("lse", log(sum.load()));
-            let label = k.let_("label", batch_labels.at(&row).load());
-            k.store(
-                &losses.at(&row),
-                &lse - (sh_z.at(&base + &label).load() - &m),
-            );
-            let inv_batch = k.let_("inv_batch", 1.0f32 / batch.to_f32());
-            k.for_range("c", 0u32, classes.clone(), |k, c| {
-                let at = k.let_("at", &base + &c);
-                let p = k.let_("p", exp(sh_z.at(&at).load() - &m - &lse));
-                let onehot = c.eq(&label).select(1.0f32, 0.0f32);
-                let dz = k.let_("dz", (p - onehot) * &inv_batch);
-                k.store(&sh_z.at(&at), dz.clone());
-                k.store(&dlogits.at(&row * &classes + &c), dz);
-            });
-        });
-    });
-    k.workgroup_barrier();
-    // 4. The hidden layer's gradient: (dz W) * [h > 0], with W before this step's update.
-    k.for_step("e", lid.clone(), rh, wg, |k, e| {
-        let r = k.let_("r", &e / &h_size);
-        let j = k.let_("j", &e % &h_size);
-        let row = k.let_("row", &row0 + &r);
-        k.if_(row.lt(&batch), |k| {
-            let zb = k.let_("dz_base", &r * &classes);
-            let g = dot(k, "g", &classes, lit(0.0f32), 4, |c| {
-                (
-                    params.at(&w_off + c * &h_size + &j).load(),
-                    sh_z.at(&zb + c).load(),
+        let h = k.let_(&format!("h{i}"), in_h.select(max(sum, 0.0f32), 0.0f32));
+        let w: Vec<Exp<f32>> = (0..cc)
+            .map(|c| {
+                let inside = in_h.and(classes.gt(c));
+                let at = inside.select(&w_off + &h_size * c + &sj, 0u32);
+                k.let_(
+                    &format!("w{i}_{c}"),
+                    inside.select(params.at(at).load(), 0.0f32),
                 )
-            });
-            let active = sh_h.at(&e).load().gt(0.0f32);
-            k.store(&dhidden.at(&row * &h_size + &j), active.select(g, 0.0f32));
+            })
+            .collect();
+        units.push((j, in_h, h, w));
+    }
+    // 2. Logits: each invocation's share, summed by class in segments, then the segments.
+    for c in 0..cc {
+        let share = units.iter().fold(lit(0.0f32), |acc, (_, _, h, w)| {
+            fma(h.clone(), w[c as usize].clone(), acc)
         });
+        k.store(&sums.at(&lid + c * n), share);
+    }
+    k.workgroup_barrier();
+    let segments = n / cc;
+    let seg_len = n.div_ceil(segments);
+    k.if_(lid.lt(cc * segments), |k| {
+        let c = k.let_("seg_class", &lid / segments);
+        let s = k.let_("segment", &lid % segments);
+        let first = k.let_("seg_first", &s * seg_len);
+        let total = (0..seg_len).fold(lit(0.0f32), |acc, m| {
+            let inside = (&first + m).lt(n);
+            let at = &c * n + inside.select(&first + m, 0u32);
+            acc + inside.select(sums.at(at).load(), 0.0f32)
+        });
+        k.store(&sums.at(&lid + stage2), total);
     });
+    k.workgroup_barrier();
+    k.if_(lid.lt(cc), |k| {
+        let in_c = lid.lt(&classes);
+        let bias = params.at(in_c.select(&b_off + &lid, 0u32)).load();
+        let z = (0..segments).fold(bias, |acc, s| {
+            acc + sums.at(&lid * segments + (stage2 + s)).load()
+        });
+        k.store(&sums.at(&lid + logits_at), z);
+    });
+    k.workgroup_barrier();
+    // 3. Softmax cross-entropy of the row, in every invocation (classes past C ignored).
+    let z: Vec<Exp<f32>> = (0..cc)
+        .map(|c| k.let_(&format!("z{c}"), sums.at(c + logits_at).load()))
+        .collect();
+    let m = (1..cc as usize).fold(z[0].clone(), |m, c| {
+        classes.gt(c as u32).select(max(m.clone(), z[c].clone()), m)
+    });
+    let m = k.let_("z_max", m);
+    let sum = (0..cc as usize).fold(lit(0.0f32), |s, c| {
+        s + classes.gt(c as u32).select(exp(&z[c] - &m), 0.0f32)
+    });
+    let lse = k.let_("lse", log(sum));
+    let inv_batch = k.let_("inv_batch", 1.0f32 / batch.to_f32());
+    let dz: Vec<Exp<f32>> = (0..cc as usize)
+        .map(|c| {
+            let p = exp(&z[c] - &m - &lse);
+            let onehot = label.eq(c as u32).select(1.0f32, 0.0f32);
+            k.let_(
+                &format!("dz{c}"),
+                classes
+                    .gt(c as u32)
+                    .select((p - onehot) * &inv_batch, 0.0f32),
+            )
+        })
+        .collect();
+    k.if_(live.clone().and(lid.eq(0u32)), |k| {
+        k.store(&losses.at(&row), &lse - (pick(&z, &label) - &m));
+    });
+    k.if_(live.clone().and(lid.lt(&classes)), |k| {
+        k.store(&dlogits.at(&row * &classes + &lid), pick(&dz, &lid));
+    });
+    // 4. The hidden layer's gradient: (dz W) * [h > 0], with W before this step's update.
+    for (j, in_h, h, w) in &units {
+        k.if_(live.clone().and(in_h.clone()), |k| {
+            let g =
+                (0..cc as usize).fold(lit(0.0f32), |acc, c| fma(dz[c].clone(), w[c].clone(), acc));
+            let at = k.let_("unit_at", &row * &h_size + j);
+            k.store(&hidden.at(&at), h.clone());
+            k.store(&dhidden.at(&at), h.gt(0.0f32).select(g, 0.0f32));
+        });
+    }
     k
 }
 
@@ -562,6 +726,7 @@ fn layer_update(
         rows: outputs.clone(),
         cols: batch.clone(),
         value: Box::new(|o, r| dz.at(r * &outputs + o).load()),
+        row_key: None,
         cols_contiguous: false,
     };
     // B = [x 1] [batch, inputs + 1].
@@ -574,6 +739,7 @@ fn layer_update(
             let x = i.lt(&inputs);
             x.select(x_at(r, &x.select(i, 0u32)), 1.0f32)
         }),
+        row_key: None,
         cols_contiguous: true,
     };
     product_at(
@@ -585,42 +751,59 @@ fn layer_update(
         b,
         lit(0u32),
         batch.clone(),
-        |k, out: Output| {
-            let at = k.let_(
-                "at",
-                out.col
+        Epilogue {
+            // The parameter and its optimizer slots (at parameter 0 outside the layer).
+            load: |k: &mut KernelBuilder, out: &Output| {
+                let at = out
+                    .col
                     .lt(&inputs)
-                    .select(&w_off + &out.row * &inputs + &out.col, &b_off + &out.row),
-            );
-            let p = k.let_("p", params.at(&at).load());
-            let slots = &opt.slots;
-            match (&opt.sgd, &opt.adam) {
-                (Some(hp), _) => {
-                    let g = k.let_("g", fma(hp.weight_decay().load(), p.clone(), out.value));
-                    let v = k.let_("v", fma(hp.momentum().load(), slots[0].at(&at).load(), g));
-                    k.store(&slots[0].at(&at), v.clone());
-                    k.store(&params.at(&at), p - hp.lr().load() * v);
+                    .select(&w_off + &out.row * &inputs + &out.col, &b_off + &out.row);
+                let at = k.let_("at", out.inside.select(at, 0u32));
+                let mut loaded = vec![k.let_("p", params.at(&at).load())];
+                for (i, slot) in opt.slots.iter().enumerate() {
+                    loaded.push(k.let_(&format!("slot{i}"), slot.at(&at).load()));
                 }
-                (None, Some((hp, c1, c2))) => {
-                    let g = k.let_("g", out.value);
-                    let b1 = k.let_("beta1", hp.beta1().load());
-                    let b2 = k.let_("beta2", hp.beta2().load());
-                    let m_new =
-                        k.let_("m_new", &b1 * slots[0].at(&at).load() + (1.0f32 - &b1) * &g);
-                    let v_new = k.let_(
-                        "v_new",
-                        &b2 * slots[1].at(&at).load() + (1.0f32 - &b2) * &g * &g,
-                    );
-                    k.store(&slots[0].at(&at), m_new.clone());
-                    k.store(&slots[1].at(&at), v_new.clone());
-                    k.store(
-                        &params.at(&at),
-                        p - hp.lr().load() * (m_new / c1.clone())
-                            / (sqrt(v_new / c2.clone()) + hp.eps().load()),
-                    );
-                }
-                _ => unreachable!("one optimizer is declared"),
-            }
+                loaded
+            },
+            store: |k: &mut KernelBuilder, out: &Output, loaded: Vec<Exp<f32>>| {
+                let slots = &opt.slots;
+                let at = out
+                    .col
+                    .lt(&inputs)
+                    .select(&w_off + &out.row * &inputs + &out.col, &b_off + &out.row);
+                let p = loaded[0].clone();
+                k.if_(out.inside.clone(), |k| {
+                    let at = k.let_("at", at);
+                    match (&opt.sgd, &opt.adam) {
+                        (Some(hp), _) => {
+                            let g = k.let_(
+                                "g",
+                                fma(hp.weight_decay().load(), p.clone(), out.value.clone()),
+                            );
+                            let v = k.let_("v", fma(hp.momentum().load(), loaded[1].clone(), g));
+                            k.store(&slots[0].at(&at), v.clone());
+                            k.store(&params.at(&at), p - hp.lr().load() * v);
+                        }
+                        (None, Some((hp, c1, c2))) => {
+                            let g = k.let_("g", out.value.clone());
+                            let b1 = k.let_("beta1", hp.beta1().load());
+                            let b2 = k.let_("beta2", hp.beta2().load());
+                            let m_new =
+                                k.let_("m_new", &b1 * loaded[1].clone() + (1.0f32 - &b1) * &g);
+                            let v_new =
+                                k.let_("v_new", &b2 * loaded[2].clone() + (1.0f32 - &b2) * &g * &g);
+                            k.store(&slots[0].at(&at), m_new.clone());
+                            k.store(&slots[1].at(&at), v_new.clone());
+                            k.store(
+                                &params.at(&at),
+                                p - hp.lr().load() * (m_new / c1.clone())
+                                    / (sqrt(v_new / c2.clone()) + hp.eps().load()),
+                            );
+                        }
+                        _ => unreachable!("one optimizer is declared"),
+                    }
+                });
+            },
         },
     );
 }
@@ -871,8 +1054,7 @@ fn grad_update(
         GradOptimizer::Sgd(hp, velocity) => (Some(hp), None, vec![velocity]),
         GradOptimizer::Adam(hp, m, v) => (None, Some(hp), vec![m, v]),
     };
-    let memory = TileMemory::declare(&mut k);
-    let scratch = k.workgroup::<Array<f32, 64>>("loss_partial");
+    let memory = TileMemory::declare(&mut k, &[config.first, config.last]);
     let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
     let adam = adam_hp.map(|hp| {
         let t = k.let_("t", state.at(0u32).load().to_f32());
@@ -939,35 +1121,66 @@ fn grad_update(
             );
         },
     );
-    // The step's mean loss, by workgroup 0 (every workgroup runs the reduction's barriers).
-    let batch = k.let_("loss_batch", first.batch().load());
-    let lid = k.let_("loss_lid", local_invocation_index());
-    let first_wg = k.let_("first_workgroup", w.eq(0u32));
-    let sum = k.var("loss_sum", 0.0f32);
-    k.if_(first_wg.clone(), |k| {
-        k.for_step("r", lid.clone(), batch.clone(), 64, |k, r| {
+    // The step's mean loss, by workgroup 0 (a branch uniform per workgroup) in the tile memory
+    // once its product is done: a tree over the invocations' strided sums.
+    let invocations = config.first.invocations();
+    k.if_(w.eq(0u32), |k| {
+        let batch = k.let_("loss_batch", first.batch().load());
+        let lid = k.let_("loss_lid", local_invocation_index());
+        let sum = k.var("loss_sum", 0.0f32);
+        k.for_step("r", lid.clone(), batch.clone(), invocations, |k, r| {
             k.update(&sum, |s| s + losses.at(r).load());
         });
-    });
-    let total = k.workgroup_reduce(&scratch, &lid, sum.load(), |a, b| a + b);
-    k.if_(first_wg.and(lid.eq(0u32)), |k| {
-        k.store(&history.at(&cursor), total / batch.to_f32());
+        k.workgroup_barrier();
+        k.store(&memory.tiles.at(&lid), sum.load());
+        k.workgroup_barrier();
+        let mut stride = invocations.next_power_of_two() / 2;
+        while stride > 0 {
+            k.if_(lid.lt(stride).and((&lid + stride).lt(invocations)), |k| {
+                let other = memory.tiles.at(&lid + stride).load();
+                k.update(&memory.tiles.at(&lid), |s| s + other);
+            });
+            k.workgroup_barrier();
+            stride /= 2;
+        }
+        k.if_(lid.eq(0u32), |k| {
+            let total = memory.tiles.at(0u32).load();
+            k.store(&history.at(&cursor), total / batch.to_f32());
+        });
     });
     k
 }
 
-/// The configurations the tests verify and the snapshots pin: the CPU's (large tiles, no
-/// split), and a GPU's (small tiles, `K` split in 3, 3 rows per `softmax_head` workgroup)
-/// whose split leaves parts empty at the verified sizes.
+/// The configurations the tests verify and the snapshots pin: the CPU's (32 x 32 tiles, one
+/// group, no split, a head of 64 invocations of one unit each), and a GPU-like one with shallow
+/// steps so that the verified sizes walk several of them: the forward in the GPU's 32 x 32
+/// tiles of four groups, 4 deep, with `K` split in 3 (parts left empty at some sizes), a head of 32 invocations
+/// of two units each for up to 12 classes, and the gradients in 16 x 32 tiles of 2 x 4 per
+/// invocation in two groups 8 deep.
 pub fn verified_configs() -> [FusedConfig; 2] {
     let sizes = [(61, 45), (45, 11)];
     let cpu = FusedConfig::choose(&sizes, 37, Target::Cpu).expect("fusable");
+    let grad = Tiles {
+        tm: 16,
+        tn: 32,
+        tk: 8,
+        rm: 2,
+        rn: 4,
+        kg: 2,
+    };
     let gpu = FusedConfig {
-        forward: super::product::SMALL,
+        forward: Tiles {
+            tk: 4,
+            ..super::product::GROUPED
+        },
         splits: 3,
-        head_rows: 3,
-        first_grad: super::product::SMALL,
-        grad: super::product::SMALL,
+        head: HeadTiles {
+            invocations: 32,
+            per: 2,
+            classes: 12,
+        },
+        first_grad: grad,
+        grad,
     };
     [cpu, gpu]
 }
@@ -996,22 +1209,106 @@ pub fn all() -> Vec<KernelBuilder> {
 mod tests {
     use super::*;
 
+    const H200: Target = Target::Gpu {
+        workgroups: 512,
+        max_invocations: 1024,
+        shared_bytes: 49152,
+    };
+
     #[test]
     fn the_mnist_model_is_fused_with_tiles_for_its_device() {
         let sizes = [(784, 128), (128, 10)];
         let cpu = FusedConfig::choose(&sizes, 64, Target::Cpu).expect("fusable");
-        assert_eq!((cpu.splits, cpu.head_rows), (1, 16));
+        assert_eq!(cpu.splits, 1);
         assert_eq!(cpu.forward, super::super::product::LARGE);
-        let gpu =
-            FusedConfig::choose(&sizes, 128, Target::Gpu { workgroups: 512 }).expect("fusable");
-        assert_eq!(gpu.forward, super::super::product::SMALL);
-        assert_eq!(gpu.splits, 8);
-        assert_eq!(gpu.forward_grid(128, 128), [8, 8, 8]);
-        assert_eq!(gpu.head_rows, 4);
-        assert_eq!(gpu.forward_name(), "forward_gather_s8_t16x16x32r2x2_tiles");
+        assert_eq!(cpu.head.suffix(), "h128x1c10");
+        let gpu = FusedConfig::choose(&sizes, 128, H200).expect("fusable");
+        assert_eq!(gpu.forward.suffix(), "t32x32x16r4x4g4");
+        assert_eq!(gpu.splits, 13);
+        assert_eq!(gpu.forward_grid(128, 128), [4, 4, 13]);
+        assert_eq!(gpu.head_grid(128), [128, 1, 1]);
+        assert_eq!(
+            gpu.forward_name(),
+            "forward_gather_s13_t32x32x16r4x4g4_tiles"
+        );
+        assert_eq!(gpu.head_name(), "softmax_head_s13_h128x1c10_rows");
+        assert_eq!(gpu.first_grad, gpu.grad);
+        assert_eq!(gpu.grad.suffix(), "t32x32x16r4x4g4");
+        // Batch 1024: 128 forward tiles, K in 4 parts.
+        let b1024 = FusedConfig::choose(&sizes, 1024, H200).expect("fusable");
+        assert_eq!(b1024.splits, 4);
         // One layer, or a too wide last hidden layer: not fused.
         assert!(FusedConfig::choose(&[(784, 10)], 64, Target::Cpu).is_none());
         assert!(FusedConfig::choose(&[(784, 5000), (5000, 10)], 64, Target::Cpu).is_none());
+        assert!(FusedConfig::choose(&[(784, 64), (64, 40)], 64, Target::Cpu).is_none());
+    }
+
+    #[test]
+    fn heads_cover_their_layer() {
+        for hidden in [1usize, 19, 45, 128, 300, 2048] {
+            for classes in [1usize, 3, 10, 32] {
+                let h = HeadTiles::choose(hidden, classes, H200).expect("a head");
+                assert!(h.is_valid());
+                assert!(h.hidden_capacity() >= hidden);
+                assert!(h.hidden_capacity() < hidden + h.invocations as usize);
+                assert_eq!(h.classes as usize, classes);
+            }
+        }
+        // 64 invocations at most: wider layers take more units per invocation.
+        let narrow = Target::Gpu {
+            workgroups: 512,
+            max_invocations: 64,
+            shared_bytes: 16384,
+        };
+        let h = HeadTiles::choose(128, 10, narrow).expect("a head");
+        assert_eq!((h.invocations, h.per), (64, 2));
+    }
+
+    #[test]
+    fn configurations_can_be_set_for_measurements() {
+        let sizes = [(784, 128), (128, 10)];
+        let chosen = FusedConfig::choose(&sizes, 128, H200);
+        assert_eq!(
+            FusedConfig::choose_with(&sizes, 128, H200, None),
+            Ok(chosen)
+        );
+        assert_eq!(
+            FusedConfig::choose_with(&sizes, 128, H200, Some(" ")),
+            Ok(chosen)
+        );
+        let c = FusedConfig::choose_with(
+            &sizes,
+            128,
+            H200,
+            Some("forward=t32x32x16r4x4, grad=t16x16x16r2x2g2,head=h64x2c10"),
+        )
+        .expect("parses")
+        .expect("fused");
+        assert_eq!(c.forward, super::super::product::LARGE);
+        // 16 tiles of 32 x 32, 49 steps of 16: 32 parts wanted, 16 at most.
+        assert_eq!(c.splits, 16);
+        assert_eq!(c.grad.suffix(), "t16x16x16r2x2g2");
+        assert_eq!(c.first_grad, c.grad);
+        assert_eq!(c.head.suffix(), "h64x2c10");
+        let c = FusedConfig::choose_with(&sizes, 128, H200, Some("splits=4"))
+            .expect("parses")
+            .expect("fused");
+        assert_eq!(c.splits, 4);
+        for bad in [
+            "forward",
+            "forward=t16",
+            "forward=t16x16x16r2x2gx",
+            "forward=t16x16x16r3x2",
+            "splits=0",
+            "head=h32x1c10",
+            "head=h128x1c9",
+            "tiles=t16x16x16r2x2",
+        ] {
+            assert!(
+                FusedConfig::choose_with(&sizes, 128, H200, Some(bad)).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -1,18 +1,24 @@
-//! The shape-aware tiled product of the fused training step (design decision 14): the same
-//! algorithm as [`super::tiled`] (a workgroup computes a `tm x tn` tile of `C`, each invocation
-//! `rm x rn` outputs in registers, `K` walked `tk` at a time through workgroup memory), with the
-//! tile sizes a [`Tiles`] value chosen at kernel-build time from the problem's shape and the
-//! device ([`Tiles::for_product`]), a `K` range (for split-K), and operands given as loads
-//! rather than buffers (a batch read through the permutation, a column of ones that turns a
-//! weight gradient's product into the bias gradient too).
+//! The shape-aware tiled product of the fused training step (design decision 14): a workgroup
+//! computes a `tm x tn` tile of `C = A B`, each invocation `rm x rn` outputs in registers, with
+//! the tile sizes a [`Tiles`] value chosen at kernel-build time from the problem's shape and the
+//! device's limits ([`Tiles::for_product`]), a `K` range (for split-K), and operands given as
+//! loads rather than buffers (a batch read through the permutation, a column of ones that turns
+//! a weight gradient's product into the bias gradient too).
+//!
+//! The workgroup walks `K` `depth = kg * tk` at a time. Its `kg` groups of
+//! `(tm / rm) x (tn / rn)` invocations (`local_invocation_id.z` is the group) each multiply one
+//! `tk`-deep slice of the step, and at the end the groups' partial sums are added through
+//! workgroup memory: `kg` times the warps per tile, and `kg` times fewer serial multiply-adds
+//! per step than one group walking the same depth. The next step's elements are read from
+//! memory into registers while the current step is multiplied (one memory latency per step
+//! overlapped with the arithmetic, instead of one after it). Tiles are stored `K`-major with
+//! one element of padding per column (`[depth][tm + 1]`, `[depth][tn + 1]`), so that neither the
+//! cooperative stores nor the inner loop's reads hit one memory bank several times.
 //!
 //! Elements outside `[M, K]`, `[K, N]` or the `K` range are zero and outputs outside `[M, N]` are
 //! not stored, so any sizes work. Every barrier is in uniform control flow.
 
 use wgsl_dsl::prelude::*;
-
-/// Elements of each workgroup tile buffer: `tm * tk` and `tk * tn` must fit.
-pub const TILE_CAPACITY: usize = 1024;
 
 /// Where the product runs: what [`Tiles::for_product`] optimises for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,68 +27,124 @@ pub enum Target {
     /// fewest workgroup barriers; no split-K.
     Cpu,
     /// A GPU with many multiprocessors: enough workgroups to fill it (`workgroups` at least),
-    /// short `K` walks (split-K where the product's consumer sums the parts).
+    /// short `K` walks (split-K where the product's consumer sums the parts), `K` split across
+    /// the invocation groups of a workgroup.
     Gpu {
         /// Workgroups that fill the device (e.g. 4 per multiprocessor).
         workgroups: u32,
+        /// The device's `maxComputeInvocationsPerWorkgroup`.
+        max_invocations: u32,
+        /// The device's `maxComputeWorkgroupStorageSize`, in bytes.
+        shared_bytes: u32,
     },
 }
 
 impl Target {
+    /// A GPU to be filled with `workgroups` workgroups, with WebGPU's default limits (256
+    /// invocations and 16 KiB of workgroup memory per workgroup).
+    pub const fn gpu(workgroups: u32) -> Target {
+        Target::Gpu {
+            workgroups,
+            max_invocations: 256,
+            shared_bytes: 16384,
+        }
+    }
+
     /// The target of a device: [`Target::Cpu`] for software adapters, else a GPU to be filled
-    /// with 512 workgroups (4 per multiprocessor of an H100/H200).
+    /// with 512 workgroups (4 per multiprocessor of an H100/H200), with the device's limits.
     pub fn of(gpu: &wgsl_dsl::runtime::Gpu) -> Target {
         if gpu.is_software() {
             Target::Cpu
         } else {
-            Target::Gpu { workgroups: 512 }
+            let l = gpu.limits();
+            Target::Gpu {
+                workgroups: 512,
+                max_invocations: l.max_compute_invocations_per_workgroup,
+                shared_bytes: l.max_compute_workgroup_storage_size,
+            }
+        }
+    }
+
+    /// Invocations per workgroup the target allows (256 on a CPU).
+    pub fn max_invocations(&self) -> u32 {
+        match *self {
+            Target::Cpu => 256,
+            Target::Gpu {
+                max_invocations, ..
+            } => max_invocations,
+        }
+    }
+
+    /// `f32` elements of workgroup memory per workgroup the target allows (16 KiB on a CPU).
+    pub fn shared_floats(&self) -> usize {
+        match *self {
+            Target::Cpu => 4096,
+            Target::Gpu { shared_bytes, .. } => shared_bytes as usize / 4,
         }
     }
 }
 
-/// A tile configuration: `tm x tn` outputs per workgroup, `rm x rn` per invocation, `tk` deep
-/// steps along `K`. The workgroup is `[tn / rn, tm / rm, 1]`.
+/// A tile configuration: `tm x tn` outputs per workgroup, `rm x rn` per invocation, `kg` groups
+/// of invocations each taking `tk` of every `depth = kg * tk` deep step along `K`. The
+/// workgroup is `[tn / rn, tm / rm, kg]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     /// Rows of `C` per workgroup.
     pub tm: u32,
     /// Columns of `C` per workgroup.
     pub tn: u32,
-    /// Depth of one step along `K`.
+    /// Depth of one group's slice of a step along `K`.
     pub tk: u32,
     /// Rows of `C` per invocation.
     pub rm: u32,
     /// Columns of `C` per invocation.
     pub rn: u32,
+    /// Groups of invocations splitting each step's `K` (1: the whole workgroup is one group).
+    pub kg: u32,
 }
 
-/// 32 x 32 tiles of 4 x 4 per invocation, 16 deep: the CPU's (and [`super::tiled`]'s).
+/// 32 x 32 tiles of 4 x 4 per invocation, 16 deep, one group: the CPU's (and
+/// [`super::tiled`]'s tile sizes).
 pub const LARGE: Tiles = Tiles {
     tm: 32,
     tn: 32,
     tk: 16,
     rm: 4,
     rn: 4,
+    kg: 1,
 };
-/// 16 x 16 tiles of 2 x 2 per invocation, 32 deep: 4 times the workgroups of [`LARGE`], half the
-/// barriers per `K`.
+/// [`LARGE`] with four groups of 64 invocations each taking 16 of a 64-deep step: the GPU's
+/// (256 invocations; the fastest of the configurations measured on an H200 at batch 128 and
+/// 1024, benches/NOTES.md).
+pub const GROUPED: Tiles = Tiles { kg: 4, ..LARGE };
+/// 16 x 16 tiles of 2 x 2 per invocation, four groups of 64 invocations each taking 16 of a
+/// 64-deep step: 4 times the workgroups of [`GROUPED`].
 pub const SMALL: Tiles = Tiles {
     tm: 16,
     tn: 16,
-    tk: 32,
+    tk: 16,
     rm: 2,
     rn: 2,
+    kg: 4,
 };
+
+/// The largest workgroup array a product's kernel declares (`f32` elements; 48 KiB).
+pub const MAX_SHARED_FLOATS: usize = 12288;
 
 impl Tiles {
     /// The workgroup size.
     pub fn workgroup(&self) -> [u32; 3] {
-        [self.tn / self.rn, self.tm / self.rm, 1]
+        [self.tn / self.rn, self.tm / self.rm, self.kg]
     }
 
     /// Invocations per workgroup.
     pub fn invocations(&self) -> u32 {
-        (self.tn / self.rn) * (self.tm / self.rm)
+        (self.tn / self.rn) * (self.tm / self.rm) * self.kg
+    }
+
+    /// Depth of one step along `K`: `kg * tk`.
+    pub fn depth(&self) -> u32 {
+        self.kg * self.tk
     }
 
     /// Workgroups `[x, y, 1]` covering `C [rows, cols]` (`x` along columns).
@@ -94,70 +156,108 @@ impl Tiles {
         ]
     }
 
-    /// `t{tm}x{tn}x{tk}r{rm}x{rn}`: the configuration in a kernel name.
+    /// `t{tm}x{tn}x{tk}r{rm}x{rn}`, then `g{kg}` when `kg > 1`: the configuration in a kernel
+    /// name.
     pub fn suffix(&self) -> String {
+        let groups = if self.kg > 1 {
+            format!("g{}", self.kg)
+        } else {
+            String::new()
+        };
         format!(
-            "t{}x{}x{}r{}x{}",
+            "t{}x{}x{}r{}x{}{groups}",
             self.tm, self.tn, self.tk, self.rm, self.rn
         )
     }
 
+    /// `f32` elements of workgroup memory the product needs: the padded `A` and `B` tiles of one
+    /// step (`[depth][tm + 1]`, `[depth][tn + 1]`), and room for the groups' partial sums
+    /// (`kg * tm * tn`) and for one value per invocation (reductions after the product).
+    pub fn shared_floats(&self) -> usize {
+        let depth = self.depth() as usize;
+        let a = (self.tm as usize + 1) * depth;
+        let b = (self.tn as usize + 1) * depth;
+        let groups = if self.kg > 1 {
+            (self.kg * self.tm * self.tn) as usize
+        } else {
+            0
+        };
+        (a + b).max(groups).max(self.invocations() as usize)
+    }
+
     /// True if the configuration is usable: the tiles divide by the per-invocation block,
-    /// fit [`TILE_CAPACITY`], and give 1 to 256 invocations.
+    /// 1 to 1024 invocations, and the workgroup memory fits [`MAX_SHARED_FLOATS`].
     pub fn is_valid(&self) -> bool {
-        let fits = |a: u32, b: u32| (a as usize) * (b as usize) <= TILE_CAPACITY;
         self.rm > 0
             && self.rn > 0
             && self.tk > 0
+            && self.kg > 0
             && self.tm.is_multiple_of(self.rm)
             && self.tn.is_multiple_of(self.rn)
-            && fits(self.tm, self.tk)
-            && fits(self.tk, self.tn)
-            && (1..=256).contains(&self.invocations())
+            && (1..=1024).contains(&self.invocations())
+            && self.shared_floats() <= MAX_SHARED_FLOATS
     }
 
-    /// The tiles for `C [m, n] = A [m, k] B [k, n]` on `target`: [`LARGE`] on a CPU, and on a GPU
-    /// [`LARGE`] when it already gives the target's workgroups, else [`SMALL`].
-    pub fn for_product(m: usize, n: usize, target: Target) -> Tiles {
+    /// True if the configuration is valid and fits `target`'s invocations and workgroup
+    /// memory.
+    pub fn fits(&self, target: Target) -> bool {
+        self.is_valid()
+            && self.invocations() <= target.max_invocations()
+            && self.shared_floats() <= target.shared_floats()
+    }
+
+    /// The tiles for `C [m, n] = A [m, k] B [k, n]` on `target`: [`LARGE`] on a CPU; on a GPU
+    /// [`GROUPED`], or as many groups (2, 1) and as deep a slice (16, 8) as the target's
+    /// invocations and workgroup memory allow, 8 deep when `k` is shorter than a step of 16.
+    /// `m` and `n` decide the split ([`split_k`]), not the tiles: on the H200, 32 x 32 tiles of
+    /// 4 x 4 outputs per invocation beat 16 x 16 tiles of 2 x 2 also where they give 4 times
+    /// fewer workgroups (benches/NOTES.md).
+    pub fn for_product(_m: usize, _n: usize, k: usize, target: Target) -> Tiles {
         match target {
             Target::Cpu => LARGE,
-            Target::Gpu { workgroups } => {
-                let [x, y, _] = LARGE.grid(m, n);
-                if u64::from(x) * u64::from(y) >= u64::from(workgroups) {
-                    LARGE
-                } else {
-                    SMALL
-                }
-            }
+            Target::Gpu { .. } => [(4, 16), (2, 16), (1, 16), (4, 8), (2, 8), (1, 8)]
+                .iter()
+                .map(|&(kg, tk)| Tiles { kg, tk, ..GROUPED })
+                .filter(|t| t.tk == 8 || k >= t.depth() as usize)
+                .find(|t| t.fits(target))
+                .unwrap_or(Tiles {
+                    kg: 1,
+                    tk: 8,
+                    ..GROUPED
+                }),
         }
     }
 }
 
-/// How many parts to split `K` into for a product of `tiles_count` workgroups whose consumer
-/// sums the parts: 1 on a CPU; on a GPU enough parts to reach the target's workgroups, each at
-/// least two `tk` steps deep, at most 16.
-pub fn split_k(tiles_count: u32, k: usize, tk: u32, target: Target) -> u32 {
+/// How many parts to split `K` into for a product of `tiles_count` workgroups of `depth`-deep
+/// steps whose consumer sums the parts: 1 on a CPU; on a GPU enough parts to reach the
+/// target's workgroups, each a whole number of steps (as few steps as that allows), at most 16.
+pub fn split_k(tiles_count: u32, k: usize, depth: u32, target: Target) -> u32 {
     match target {
         Target::Cpu => 1,
-        Target::Gpu { workgroups } => {
-            let steps = k.div_ceil(tk as usize).max(1) as u32;
-            let wanted = workgroups.div_ceil(tiles_count.max(1));
-            wanted.min(steps / 2).clamp(1, 16)
+        Target::Gpu { workgroups, .. } => {
+            let steps = k.div_ceil(depth as usize).max(1) as u32;
+            let wanted = workgroups.div_ceil(tiles_count.max(1)).max(1);
+            let per_part = steps.div_ceil(wanted).max(1);
+            steps.div_ceil(per_part).clamp(1, 16)
         }
     }
 }
 
-/// `K` elements per part when `k` is split into `parts`: a multiple of `tk`.
-pub fn split_len(k: u32, parts: u32, tk: u32) -> u32 {
-    k.div_ceil(parts.max(1)).div_ceil(tk) * tk
+/// `K` elements per part when `k` is split into `parts`: a multiple of `depth`.
+pub fn split_len(k: u32, parts: u32, depth: u32) -> u32 {
+    k.div_ceil(parts.max(1)).div_ceil(depth) * depth
 }
 
 /// The operand's element `(row, col)`. It is evaluated for every slot of a tile, also outside
-/// the operand (then its value is discarded), so it must only read memory: WGSL bounds every
-/// access (an out-of-bounds read returns a value of the buffer or zero, never undefined
-/// behaviour), which makes the unconditional read safe, and lets the tile's loads be issued
+/// the operand: there the product passes row and column 0 (or the row's key of row 0) and
+/// discards the value, so every read stays in bounds and the tile's loads can be issued
 /// together instead of one branch (and one memory latency) at a time.
 pub(crate) type ValueFn<'a> = Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32> + 'a>;
+
+/// A per-row value computed once before the `K` walk (e.g. the row's offset in the dataset,
+/// read through the permutation), passed to [`ValueFn`] in place of the row.
+pub(crate) type RowKeyFn<'a> = Box<dyn Fn(&Exp<u32>) -> Exp<u32> + 'a>;
 
 /// One operand, a logical matrix `[rows, cols]`.
 pub(crate) struct Source<'a> {
@@ -165,14 +265,17 @@ pub(crate) struct Source<'a> {
     pub rows: Exp<u32>,
     /// Logical columns.
     pub cols: Exp<u32>,
-    /// Element `(row, col)`.
+    /// Element `(row, col)`, or `(row_key(row), col)` with a [`Source::row_key`].
     pub value: ValueFn<'a>,
+    /// For `A` only (whose rows do not change along `K`): a key per row, read once.
+    pub row_key: Option<RowKeyFn<'a>>,
     /// True if consecutive columns are adjacent in memory, false if consecutive rows are: the
     /// tile is loaded so that adjacent invocations read adjacent addresses.
     pub cols_contiguous: bool,
 }
 
-/// What the product gives the epilogue, for each output inside `[M, N]`.
+/// What the product gives the epilogue for each of an invocation's outputs, also those
+/// outside `[M, N]` (`inside` false: the epilogue reads in bounds and stores nothing).
 pub(crate) struct Output {
     /// Row of `C`.
     pub row: Exp<u32>,
@@ -180,27 +283,115 @@ pub(crate) struct Output {
     pub col: Exp<u32>,
     /// `C[row, col]` over the `K` range.
     pub value: Exp<f32>,
+    /// Whether `(row, col)` is inside `[M, N]`.
+    pub inside: Exp<bool>,
 }
 
-/// The workgroup memory of a product: one `A` and one `B` tile buffer, shared by every
-/// product a kernel emits.
-pub(crate) struct TileMemory {
-    a: Place<Array<f32, TILE_CAPACITY>>,
-    b: Place<Array<f32, TILE_CAPACITY>>,
+/// What a product does with its outputs, in two phases: `load` reads what each output needs
+/// (unconditionally: in bounds also outside `[M, N]`), for all of an invocation's outputs
+/// before any is stored, so that their memory latencies overlap (a read after a store to the
+/// same buffer would wait for it); then `store` finishes each output (storing only where
+/// `inside`).
+pub(crate) struct Epilogue<L, S> {
+    /// Reads for one output.
+    pub load: L,
+    /// Finishes one output with its reads.
+    pub store: S,
 }
 
-impl TileMemory {
-    /// Declare the buffers (`a_tile`, `b_tile`).
-    pub(crate) fn declare(k: &mut KernelBuilder) -> TileMemory {
-        TileMemory {
-            a: k.workgroup::<Array<f32, TILE_CAPACITY>>("a_tile"),
-            b: k.workgroup::<Array<f32, TILE_CAPACITY>>("b_tile"),
+impl<L, S> Epilogue<L, S>
+where
+    L: Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>,
+    S: Fn(&mut KernelBuilder, &Output, Vec<Exp<f32>>),
+{
+    fn emit(&self, k: &mut KernelBuilder, outputs: Vec<Output>) {
+        let loaded: Vec<Vec<Exp<f32>>> = outputs.iter().map(|o| (self.load)(k, o)).collect();
+        for (o, l) in outputs.iter().zip(loaded) {
+            (self.store)(k, o, l);
         }
     }
 }
 
-/// Emit `C = A B` over `K` in `[k_begin, k_end)` into `k` with `tiles`; `epilogue` stores each
-/// output. Dispatch [`Tiles::grid`]`(M, N)` workgroups of [`Tiles::workgroup`].
+/// An epilogue that only stores.
+pub(crate) fn store_only<S>(
+    store: S,
+) -> Epilogue<impl Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>, S>
+where
+    S: Fn(&mut KernelBuilder, &Output, Vec<Exp<f32>>),
+{
+    Epilogue {
+        load: |_: &mut KernelBuilder, _: &Output| Vec::new(),
+        store,
+    }
+}
+
+/// Declares `array<f32, N>` workgroup arrays of a few capacities (the element count is part of
+/// the WGSL type).
+macro_rules! shared_arrays {
+    ($($variant:ident = $n:literal),* $(,)?) => {
+        /// A workgroup `array<f32, N>`, `N` the smallest listed capacity that holds what its
+        /// kernel needs.
+        pub(crate) enum SharedArray {
+            $($variant(Place<Array<f32, $n>, ReadWrite>),)*
+        }
+
+        impl SharedArray {
+            /// Declare `name` with room for `len` elements (`None` past the largest capacity).
+            pub(crate) fn declare(k: &mut KernelBuilder, name: &str, len: usize) -> Option<Self> {
+                $(if len <= $n {
+                    return Some(SharedArray::$variant(k.workgroup::<Array<f32, $n>>(name)));
+                })*
+                None
+            }
+
+            /// Element `i`.
+            pub(crate) fn at(&self, i: impl IntoExp<u32>) -> Place<f32, ReadWrite> {
+                match self {
+                    $(SharedArray::$variant(p) => p.at(i),)*
+                }
+            }
+        }
+    };
+}
+
+shared_arrays!(
+    S256 = 256,
+    S512 = 512,
+    S1024 = 1024,
+    S2048 = 2048,
+    S3072 = 3072,
+    S4096 = 4096,
+    S5120 = 5120,
+    S6144 = 6144,
+    S8192 = 8192,
+    S10240 = 10240,
+    S12288 = 12288,
+);
+
+/// The workgroup memory of a kernel's products (one array, `tiles` below): the `A` tile, then
+/// the `B` tile, or the groups' partial sums, or a reduction's values after the product.
+pub(crate) struct TileMemory {
+    /// The array.
+    pub tiles: SharedArray,
+}
+
+impl TileMemory {
+    /// Declare the array (`tiles`), large enough for each of `configs`.
+    ///
+    /// # Panics
+    /// If a configuration needs more than [`MAX_SHARED_FLOATS`] (not [`Tiles::is_valid`]: a bug
+    /// in the configuration chooser, not user input).
+    pub(crate) fn declare(k: &mut KernelBuilder, configs: &[Tiles]) -> TileMemory {
+        let len = configs.iter().map(Tiles::shared_floats).max().unwrap_or(1);
+        TileMemory {
+            tiles: SharedArray::declare(k, "tiles", len)
+                .unwrap_or_else(|| panic!("tiles {configs:?} need {len} floats of memory")),
+        }
+    }
+}
+
+/// Emit `C = A B` over `K` in `[k_begin, k_end)` into `k` with `tiles`; `epilogue` finishes
+/// each output. Dispatch [`Tiles::grid`]`(M, N)` workgroups of [`Tiles::workgroup`].
 ///
 /// # Panics
 /// If `tiles` is not [`Tiles::is_valid`] (a bug in the configuration chooser, not user input).
@@ -211,11 +402,141 @@ pub(crate) fn product(
     b: Source<'_>,
     k_begin: Exp<u32>,
     k_end: Exp<u32>,
-    epilogue: impl Fn(&mut KernelBuilder, Output),
+    epilogue: Epilogue<
+        impl Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>,
+        impl Fn(&mut KernelBuilder, &Output, Vec<Exp<f32>>),
+    >,
 ) {
-    let memory = TileMemory::declare(k);
+    let memory = TileMemory::declare(k, &[tiles]);
     let tile = [workgroup_id().y(), workgroup_id().x()];
     product_at(k, tiles, &memory, tile, a, b, k_begin, k_end, epilogue);
+}
+
+/// One slot of a cooperative tile load: the element `(r, c)` of the tile an invocation reads
+/// into a register every step. Along `K` the slot moves every step; across (`A`'s rows, `B`'s
+/// columns) it stays, so that coordinate, its bounds check and the row's key are computed
+/// once.
+struct Slot {
+    /// The coordinate along `K` within the tile (`A`'s column, `B`'s row).
+    along: Exp<u32>,
+    /// The fixed coordinate in the operand, or row 0 (or its key) when outside the operand.
+    fixed: Exp<u32>,
+    /// Whether the fixed coordinate is inside the operand.
+    fixed_ok: Exp<bool>,
+    /// The slot's place in the tile memory, relative to the step's tile.
+    at: Exp<u32>,
+    /// `Some(e)` when the slot can be past the tile: stored only if `e < rows * cols`.
+    partial: Option<Exp<u32>>,
+    /// The register.
+    value: Var<f32>,
+}
+
+/// Which operand a tile load is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// `A [M, K]`: rows fixed, columns along `K`.
+    A,
+    /// `B [K, N]`: rows along `K`, columns fixed.
+    B,
+}
+
+/// The slots of invocation `lid` for a `[rows, cols]` tile of `op` at the fixed offset `fixed0`
+/// (`A`'s first row or `B`'s first column) loaded by `invocations` invocations, so that
+/// adjacent invocations read adjacent addresses; stored at `base + r * row_stride + c *
+/// col_stride`.
+#[allow(clippy::too_many_arguments)]
+fn slots(
+    k: &mut KernelBuilder,
+    op: &Source<'_>,
+    side: Side,
+    [rows, cols]: [u32; 2],
+    lid: &Exp<u32>,
+    invocations: u32,
+    fixed0: &Exp<u32>,
+    base: u32,
+    [row_stride, col_stride]: [u32; 2],
+) -> Vec<Slot> {
+    let prefix = match side {
+        Side::A => "a",
+        Side::B => "b",
+    };
+    let per = (rows * cols).div_ceil(invocations);
+    (0..per)
+        .map(|j| {
+            // Slots past the tile (when the invocations do not divide it) wrap onto slot
+            // `e - rows * cols` and are not stored.
+            let e = k.let_(&format!("{prefix}_e{j}"), lid + j * invocations);
+            let (r, c) = if op.cols_contiguous {
+                (&e / cols % rows, &e % cols)
+            } else {
+                (&e % rows, &e / rows % cols)
+            };
+            let r = k.let_(&format!("{prefix}_r{j}"), r);
+            let c = k.let_(&format!("{prefix}_c{j}"), c);
+            let (along, across, limit) = match side {
+                Side::A => (c.clone(), r.clone(), &op.rows),
+                Side::B => (r.clone(), c.clone(), &op.cols),
+            };
+            let fixed = k.let_(&format!("{prefix}_fixed{j}"), fixed0 + &across);
+            let fixed_ok = k.let_(&format!("{prefix}_fixed_ok{j}"), fixed.lt(limit.clone()));
+            let safe = fixed_ok.select(&fixed, 0u32);
+            let fixed = match &op.row_key {
+                Some(key) => key(&safe),
+                None => safe,
+            };
+            let fixed = k.let_(&format!("{prefix}_safe{j}"), fixed);
+            let at = k.let_(
+                &format!("{prefix}_at{j}"),
+                r * row_stride + c * col_stride + base,
+            );
+            let value = k.var(&format!("{prefix}_v{j}"), 0.0f32);
+            Slot {
+                along,
+                fixed,
+                fixed_ok,
+                at,
+                partial: ((j + 1) * invocations > rows * cols).then_some(e),
+                value,
+            }
+        })
+        .collect()
+}
+
+/// Read the step's tile starting at `k0` along `K` into the slots' registers: zero outside the
+/// operand and past `k_end`; every read is issued before any is used.
+fn load_slots(
+    k: &mut KernelBuilder,
+    op: &Source<'_>,
+    side: Side,
+    slots: &[Slot],
+    k0: &Exp<u32>,
+    k_end: &Exp<u32>,
+) {
+    for s in slots {
+        let along = k0 + &s.along;
+        let inside = s.fixed_ok.clone().and(along.lt(k_end.clone()));
+        // Outside the operand, read its element 0 instead and discard it: the read stays in
+        // bounds.
+        let inside = k.let_("inside", inside);
+        let along = inside.select(along, 0u32);
+        let v = match side {
+            Side::A => (op.value)(&s.fixed, &along),
+            Side::B => (op.value)(&along, &s.fixed),
+        };
+        k.store(&s.value, inside.select(v, 0.0f32));
+    }
+}
+
+/// Store the slots' registers into the tile memory.
+fn store_slots(k: &mut KernelBuilder, memory: &TileMemory, slots: &[Slot], [rows, cols]: [u32; 2]) {
+    for s in slots {
+        match &s.partial {
+            Some(e) => k.if_(e.lt(rows * cols), |k| {
+                k.store(&memory.tiles.at(&s.at), s.value.load())
+            }),
+            None => k.store(&memory.tiles.at(&s.at), s.value.load()),
+        }
+    }
 }
 
 /// As [`product`], for the tile `[row, column]` (in tiles) given, with `memory` declared by the
@@ -230,19 +551,36 @@ pub(crate) fn product_at(
     b: Source<'_>,
     k_begin: Exp<u32>,
     k_end: Exp<u32>,
-    epilogue: impl Fn(&mut KernelBuilder, Output),
+    epilogue: Epilogue<
+        impl Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>,
+        impl Fn(&mut KernelBuilder, &Output, Vec<Exp<f32>>),
+    >,
 ) {
     assert!(tiles.is_valid(), "invalid tiles {tiles:?}");
-    let Tiles { tm, tn, tk, rm, rn } = tiles;
+    assert!(
+        b.row_key.is_none(),
+        "row keys are for A, whose rows stay along K"
+    );
+    let Tiles {
+        tm,
+        tn,
+        tk,
+        rm,
+        rn,
+        kg,
+    } = tiles;
     let [wx, wy, _] = tiles.workgroup();
-    let (a_tile, b_tile) = (&memory.a, &memory.b);
+    let depth = tiles.depth();
+    // Padded strides: A as [depth][tm + 1], B as [depth][tn + 1] after it.
+    let (sa, sb) = (tm + 1, tn + 1);
+    let b_base = sa * depth;
     let tx = k.let_("tx", local_invocation_id().x());
     let ty = k.let_("ty", local_invocation_id().y());
     let lid = k.let_("lid", local_invocation_index());
     let m_size = k.let_("m_size", a.rows.clone());
     let n_size = k.let_("n_size", b.cols.clone());
     let k_begin = k.let_("k_begin", k_begin);
-    let k_end = k.let_("k_end", min(k_end, a.cols.clone()));
+    let k_end = k.let_("k_end", min(min(k_end, a.cols.clone()), b.rows.clone()));
     let tile_row0 = k.let_("tile_row0", tile_row * tm);
     let tile_col0 = k.let_("tile_col0", tile_col * tn);
     let acc: Vec<Var<f32>> = (0..rm * rn)
@@ -252,45 +590,59 @@ pub(crate) fn product_at(
         "k_steps",
         k_end
             .gt(&k_begin)
-            .select((&k_end - &k_begin + (tk - 1)) / tk, 0u32),
+            .select((&k_end - &k_begin + (depth - 1)) / depth, 0u32),
     );
     let invocations = tiles.invocations();
+    // A as [depth][tm + 1], B as [depth][tn + 1] after it.
+    let a_slots = slots(
+        k,
+        &a,
+        Side::A,
+        [tm, depth],
+        &lid,
+        invocations,
+        &tile_row0,
+        0,
+        [1, sa],
+    );
+    let b_slots = slots(
+        k,
+        &b,
+        Side::B,
+        [depth, tn],
+        &lid,
+        invocations,
+        &tile_col0,
+        b_base,
+        [sb, 1],
+    );
+    let load = |k: &mut KernelBuilder, k0: &Exp<u32>| {
+        load_slots(k, &a, Side::A, &a_slots, k0, &k_end);
+        load_slots(k, &b, Side::B, &b_slots, k0, &k_end);
+    };
+    load(k, &k_begin);
+    // Offset of this group's slice in a step.
+    let slice = k.let_("slice", local_invocation_id().z() * tk);
     k.for_range("t", 0u32, steps, |k, t| {
-        let k0 = k.let_("k0", &k_begin + t * tk);
-        load_tile(
-            k,
-            a_tile,
-            &a,
-            [tm, tk],
-            [&tile_row0, &k0],
-            [&m_size, &k_end],
-            &lid,
-            invocations,
-            "a",
-        );
-        load_tile(
-            k,
-            b_tile,
-            &b,
-            [tk, tn],
-            [&k0, &tile_col0],
-            [&k_end, &n_size],
-            &lid,
-            invocations,
-            "b",
-        );
+        store_slots(k, memory, &a_slots, [tm, depth]);
+        store_slots(k, memory, &b_slots, [depth, tn]);
         k.workgroup_barrier();
+        // The next step's elements (zero past the range), read while this step is multiplied.
+        let next = k.let_("k_next", &k_begin + (t + 1u32) * depth);
+        load(k, &next);
+        let a_base = k.let_("a_base", &slice * sa + &ty);
+        let b_off = k.let_("b_base", &slice * sb + &tx + b_base);
         for kk in 0..tk {
             let av: Vec<Exp<f32>> = (0..rm)
                 .map(|i| {
-                    let r = &ty + i * wy;
-                    k.let_(&format!("a{i}"), a_tile.at(r * tk + kk).load())
+                    let at = &a_base + (kk * sa + i * wy);
+                    k.let_(&format!("a{i}"), memory.tiles.at(at).load())
                 })
                 .collect();
             let bv: Vec<Exp<f32>> = (0..rn)
                 .map(|j| {
-                    let c = &tx + j * wx;
-                    k.let_(&format!("b{j}"), b_tile.at(c + kk * tn).load())
+                    let at = &b_off + (kk * sb + j * wx);
+                    k.let_(&format!("b{j}"), memory.tiles.at(at).load())
                 })
                 .collect();
             for i in 0..rm as usize {
@@ -303,127 +655,145 @@ pub(crate) fn product_at(
         }
         k.workgroup_barrier();
     });
+    if kg == 1 {
+        let mut outputs = Vec::new();
+        for i in 0..rm {
+            for j in 0..rn {
+                let row = k.let_(&format!("row{i}"), &tile_row0 + &ty + i * wy);
+                let col = k.let_(&format!("col{j}"), &tile_col0 + &tx + j * wx);
+                let inside = k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)));
+                let value = k.let_("value", acc[(i * rn + j) as usize].load());
+                outputs.push(Output {
+                    row,
+                    col,
+                    value,
+                    inside,
+                });
+            }
+        }
+        epilogue.emit(k, outputs);
+        return;
+    }
+    // The groups' partial sums through the tile memory (free after the walk's last barrier),
+    // then each output summed and finished by one invocation.
+    let tile = tm * tn;
+    let group_base = k.let_("group_base", local_invocation_id().z() * tile);
     for i in 0..rm {
         for j in 0..rn {
-            let row = k.let_(&format!("row{i}"), &tile_row0 + &ty + i * wy);
-            let col = k.let_(&format!("col{j}"), &tile_col0 + &tx + j * wx);
-            let value = acc[(i * rn + j) as usize].load();
-            k.if_(row.lt(&m_size).and(col.lt(&n_size)), |k| {
-                let value = k.let_("value", value);
-                epilogue(k, Output { row, col, value });
-            });
+            let at = &group_base + (&ty + i * wy) * tn + &tx + j * wx;
+            k.store(&memory.tiles.at(at), acc[(i * rn + j) as usize].load());
         }
     }
-}
-
-/// `tile[r * cols + c] = op[r0 + r, c0 + c]`, zero outside `[0, limit)` in each dimension (the
-/// operand's bounds, and the end of the `K` range), loaded cooperatively: every invocation first
-/// reads all its elements into registers (independent loads, in flight together), then stores
-/// them.
-#[allow(clippy::too_many_arguments)]
-fn load_tile(
-    k: &mut KernelBuilder,
-    tile: &Place<Array<f32, TILE_CAPACITY>>,
-    op: &Source<'_>,
-    [rows, cols]: [u32; 2],
-    [r0, c0]: [&Exp<u32>; 2],
-    [row_limit, col_limit]: [&Exp<u32>; 2],
-    lid: &Exp<u32>,
-    invocations: u32,
-    prefix: &str,
-) {
-    let per = (rows * cols).div_ceil(invocations);
-    let mut loaded = Vec::new();
-    for j in 0..per {
-        // Slots past the tile (when the invocations do not divide it) wrap onto slot
-        // `e - rows * cols` and are not stored.
-        let e = k.let_(&format!("{prefix}_e"), lid + j * invocations);
-        let (r, c) = if op.cols_contiguous {
-            (&e / cols % rows, &e % cols)
+    k.workgroup_barrier();
+    let mut outputs = Vec::new();
+    for q in 0..tile.div_ceil(invocations) {
+        let o = k.let_("out", &lid + q * invocations);
+        // Past the tile (when the invocations do not divide it): output 0, not stored.
+        let (o, in_tile) = if (q + 1) * invocations > tile {
+            let in_tile = k.let_("in_tile", o.lt(tile));
+            (k.let_("out_safe", in_tile.select(&o, 0u32)), Some(in_tile))
         } else {
-            (&e % rows, &e / rows % cols)
+            (o, None)
         };
-        let r = k.let_(&format!("{prefix}_r"), r);
-        let c = k.let_(&format!("{prefix}_c"), c);
-        let row = k.let_(&format!("{prefix}_row"), r0 + &r);
-        let col = k.let_(&format!("{prefix}_col"), c0 + &c);
-        let inside = row
-            .lt(row_limit.clone())
-            .and(col.lt(col_limit.clone()))
-            .and(row.lt(op.rows.clone()))
-            .and(col.lt(op.cols.clone()));
-        // Outside the matrix, load element (0, 0) instead and discard it: the load stays in
-        // bounds (the interpreter reports out-of-bounds reads a GPU would hide).
-        let inside = k.let_(&format!("{prefix}_inside"), inside);
-        let (lr, lc) = (inside.select(&row, 0u32), inside.select(&col, 0u32));
-        let v = k.let_(
-            &format!("{prefix}_v"),
-            inside.select((op.value)(&lr, &lc), 0.0f32),
+        let value = (1..kg)
+            .map(|g| memory.tiles.at(&o + g * tile).load())
+            .fold(memory.tiles.at(&o).load(), |s, v| s + v);
+        let value = k.let_("value", value);
+        let row = k.let_("row", &tile_row0 + &o / tn);
+        let col = k.let_("col", &tile_col0 + &o % tn);
+        let inside = row.lt(&m_size).and(col.lt(&n_size));
+        let inside = k.let_(
+            "inside",
+            match in_tile {
+                Some(t) => inside.and(t),
+                None => inside,
+            },
         );
-        loaded.push((e, r * cols + c, v, (j + 1) * invocations > rows * cols));
+        outputs.push(Output {
+            row,
+            col,
+            value,
+            inside,
+        });
     }
-    for (e, slot, v, partial) in loaded {
-        if partial {
-            k.if_(e.lt(rows * cols), |k| k.store(&tile.at(slot), v));
-        } else {
-            k.store(&tile.at(slot), v);
-        }
-    }
+    epilogue.emit(k, outputs);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const H200: Target = Target::Gpu {
+        workgroups: 512,
+        max_invocations: 1024,
+        shared_bytes: 49152,
+    };
+
     #[test]
     fn the_named_configurations_are_valid_and_named() {
-        assert!(LARGE.is_valid() && SMALL.is_valid());
+        assert!(LARGE.is_valid() && SMALL.is_valid() && GROUPED.is_valid());
         assert_eq!(LARGE.workgroup(), [8, 8, 1]);
-        assert_eq!(SMALL.workgroup(), [8, 8, 1]);
+        assert_eq!(GROUPED.workgroup(), [8, 8, 4]);
+        assert_eq!(SMALL.workgroup(), [8, 8, 4]);
+        assert_eq!(GROUPED.invocations(), 256);
+        assert_eq!(GROUPED.depth(), 64);
         assert_eq!(LARGE.suffix(), "t32x32x16r4x4");
-        assert!(
-            !Tiles {
-                tm: 64,
-                tn: 64,
-                tk: 32,
-                rm: 4,
-                rn: 4
-            }
-            .is_valid()
-        );
-        assert!(
-            !Tiles {
-                tm: 30,
-                tn: 32,
-                tk: 16,
-                rm: 4,
-                rn: 4
-            }
-            .is_valid()
-        );
+        assert_eq!(GROUPED.suffix(), "t32x32x16r4x4g4");
+        assert_eq!(SMALL.suffix(), "t16x16x16r2x2g4");
+        // Padded tiles: 17 x 64 twice; 33 x 64 twice, or the groups' 4 x 32 x 32 sums.
+        assert_eq!(SMALL.shared_floats(), 2 * 17 * 64);
+        assert_eq!(GROUPED.shared_floats(), 2 * 33 * 64);
+        // 16.5 KiB: past WebGPU's default 16 KiB.
+        assert!(!GROUPED.fits(Target::gpu(512)));
+        let too_deep = Tiles { tk: 128, ..SMALL };
+        assert!(!too_deep.is_valid());
+        let ragged = Tiles { tm: 30, ..LARGE };
+        assert!(!ragged.is_valid());
+        let too_many = Tiles { kg: 32, ..SMALL };
+        assert!(!too_many.is_valid());
     }
 
     #[test]
     fn cpus_get_large_tiles_and_no_split() {
-        assert_eq!(Tiles::for_product(128, 128, Target::Cpu), LARGE);
+        assert_eq!(Tiles::for_product(128, 128, 784, Target::Cpu), LARGE);
         assert_eq!(split_k(16, 784, 16, Target::Cpu), 1);
     }
 
     #[test]
-    fn small_gpu_products_get_small_tiles_and_split_k() {
-        let gpu = Target::Gpu { workgroups: 512 };
-        // The 128 x 784 -> 128 forward at batch 128: 16 large tiles, so small ones (64) and
-        // K split 8 ways (784 = 25 steps of 32; 512 / 64 = 8 parts of 4 steps).
-        assert_eq!(Tiles::for_product(128, 128, gpu), SMALL);
-        assert_eq!(SMALL.grid(128, 128), [8, 8, 1]);
-        assert_eq!(split_k(64, 784, 32, gpu), 8);
-        assert_eq!(split_len(784, 8, 32), 128);
-        // Batch 4096: 512 large tiles fill it alone.
-        assert_eq!(Tiles::for_product(4096, 128, gpu), LARGE);
-        assert_eq!(split_k(512, 784, 16, gpu), 1);
-        // A short K is never split below two steps per part.
-        assert_eq!(split_k(1, 64, 32, gpu), 1);
-        assert_eq!(split_k(1, 10_000, 16, gpu), 16);
+    fn gpus_get_grouped_tiles_within_their_limits_and_split_k() {
+        // The 128 x 784 -> 128 forward at batch 128: 16 tiles; 784 = 13 steps of 64, 32 parts
+        // wanted, so 13 of one step each.
+        let t = Tiles::for_product(128, 128, 784, H200);
+        assert_eq!(t, GROUPED);
+        assert_eq!(t.grid(128, 128), [4, 4, 1]);
+        assert_eq!(split_k(16, 784, 64, H200), 13);
+        assert_eq!(split_len(784, 13, 64), 64);
+        // Batch 1024: 128 tiles, 4 parts of 4 steps (the last of 1).
+        assert_eq!(split_k(128, 784, 64, H200), 4);
+        // WebGPU's default 16 KiB of workgroup memory allow two groups.
+        assert_eq!(
+            Tiles::for_product(128, 128, 784, Target::gpu(512)),
+            Tiles { kg: 2, ..GROUPED }
+        );
+        // A short K gets 8-deep slices; a device of 64 invocations one group, 32 KiB of
+        // memory two.
+        assert_eq!(Tiles::for_product(10, 129, 7, H200).tk, 8);
+        let narrow = Target::Gpu {
+            workgroups: 512,
+            max_invocations: 64,
+            shared_bytes: 16384,
+        };
+        assert_eq!(Tiles::for_product(128, 785, 128, narrow).kg, 1);
+        let small_memory = Target::Gpu {
+            workgroups: 512,
+            max_invocations: 1024,
+            shared_bytes: 8192,
+        };
+        let t = Tiles::for_product(128, 785, 128, small_memory);
+        assert!(t.fits(small_memory) && t.kg < 4, "{t:?}");
+        // Parts never exceed 16.
+        assert_eq!(split_k(1, 100_000, 16, H200), 16);
+        assert_eq!(split_k(1, 64, 128, H200), 1);
     }
 
     #[test]
@@ -435,6 +805,15 @@ mod tests {
                 assert!(len * parts >= k, "k {k} parts {parts}");
                 // Within one step of an even split.
                 assert!(len < k.div_ceil(parts) + 16, "k {k} parts {parts}");
+            }
+        }
+        // The GPU's split: whole steps per part, no part empty.
+        for k in [61usize, 197, 784, 1000, 4096] {
+            for tiles in [1u32, 7, 64, 100, 512] {
+                let parts = split_k(tiles, k, 64, H200);
+                let len = split_len(k as u32, parts, 64) as usize;
+                assert!(len * parts as usize >= k);
+                assert!(len * (parts as usize - 1) < k, "k {k} tiles {tiles}");
             }
         }
     }

@@ -14,6 +14,10 @@ use crate::kernels::fused::{
 use crate::kernels::product::Target;
 use crate::kernels::uniforms::GatherParams;
 
+/// The environment variable that overrides the fused kernels' configuration (a spec of
+/// [`FusedConfig::choose_with`]), for measuring configurations on a device.
+pub const FUSED_CONFIG_VAR: &str = "MLP_FUSED_CONFIG";
+
 /// The compiled `grad_update` kernel, for the model's optimizer.
 #[derive(Debug)]
 enum GradKernel {
@@ -55,7 +59,12 @@ impl FusedStep {
         if sizes.len() != 2 {
             return Ok(None);
         }
-        let Some(c) = FusedConfig::choose(&sizes, max_batch, target) else {
+        // MLP_FUSED_CONFIG overrides the chosen tiles, for measuring other configurations
+        // (`FusedConfig::choose_with`; benches/NOTES.md).
+        let spec = std::env::var(FUSED_CONFIG_VAR).ok();
+        let chosen = FusedConfig::choose_with(&sizes, max_batch, target, spec.as_deref())
+            .map_err(|e| invalid(format!("{FUSED_CONFIG_VAR}: {e}")))?;
+        let Some(c) = chosen else {
             return Ok(None);
         };
         let hidden = sizes[0].1;
