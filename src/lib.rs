@@ -22,9 +22,10 @@ pub use wgsl_dsl_harness::{
     random_u32,
 };
 
-/// The environment variable that turns the GPU tests off: `WGSL_DSL_GPU=off cargo test
-/// --workspace` runs everything else (the interpreter checks every kernel), on a machine
-/// without any Vulkan driver.
+/// The environment variable that turns off the GPU half of the tests that go through [`gpu`]
+/// (`WGSL_DSL_GPU=off`): they then check the interpreter alone, on a machine without any Vulkan
+/// driver (BENCHMARKS.md lists the test binaries that need no adapter; the tests that open
+/// `Gpu::new()` themselves still need one).
 pub const GPU_SWITCH: &str = "WGSL_DSL_GPU";
 
 /// True unless `WGSL_DSL_GPU=off`.

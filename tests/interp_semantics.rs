@@ -1,7 +1,9 @@
 //! Each WGSL rule of `wgsl_dsl::interp::semantics`, run as the same kernel on the interpreter
 //! and on the GPU (lavapipe in CI), comparing bits (integers) or ulps (floats); and the
-//! interpreter against the rule written out independently here. With `WGSL_DSL_GPU=off` only
-//! the second comparison runs.
+//! interpreter against the rule written out independently here. Each test cites the WGSL
+//! spec sections it checks (numbers of the editors' draft, gpuweb/gpuweb `wgsl/index.bs` at
+//! da251f9, 2026-08-19; anchors of <https://www.w3.org/TR/WGSL/> in parentheses). With
+//! `WGSL_DSL_GPU=off` only the second comparison runs.
 //!
 //! Operands come from storage buffers (no constant folding), as `u32` bit patterns that the
 //! kernel bitcasts, so one harness serves every type; outputs are poisoned first.
@@ -170,6 +172,8 @@ fn as_i32(e: &Exp<u32>) -> Exp<i32> {
 
 // ---- §8.7 "Arithmetic Expressions" ----
 
+/// §8.7 "Arithmetic Expressions" (#arithmetic-expr): `+`, `-`, `*` on `i32` wrap (two's
+/// complement, the result modulo 2^32).
 #[test]
 fn integer_arithmetic_wraps() {
     let mut r = rng();
@@ -212,6 +216,8 @@ fn integer_arithmetic_wraps() {
     same_bits("u32_mul_add", &ins, &out);
 }
 
+/// §8.7 "Arithmetic Expressions" (#arithmetic-expr): `e1 / 0` is `e1`, `e1 % 0` is 0,
+/// `i32::MIN / -1` is `i32::MIN` and `i32::MIN % -1` is 0; signed `%` takes the dividend's sign.
 #[test]
 fn integer_division_and_remainder_by_zero_and_overflow() {
     let mut r = rng();
@@ -259,6 +265,8 @@ fn integer_division_and_remainder_by_zero_and_overflow() {
     same_bits("u32_div_rem", &ins, &out);
 }
 
+/// §8.7 "Arithmetic Expressions" (#arithmetic-expr): float `e1 % e2` is
+/// `e1 - e2 * trunc(e1 / e2)`.
 #[test]
 fn float_remainder_is_e1_minus_e2_times_trunc_e1_over_e2() {
     let mut r = rng();
@@ -276,6 +284,8 @@ fn float_remainder_is_e1_minus_e2_times_trunc_e1_over_e2() {
     close("f32_rem", &ins, &out, 4, 1e-5);
 }
 
+/// §8.7 "Arithmetic Expressions" and §15.7.3 "Floating Point Rounding and Overflow"
+/// (#floating-point-rounding-and-overflow): each operation correctly rounded in `f32`.
 #[test]
 fn float_arithmetic_is_ieee() {
     let mut r = rng();
@@ -320,6 +330,8 @@ fn float_arithmetic_is_ieee() {
 
 // ---- §8.9 "Bit Expressions" ----
 
+/// §8.9 "Bit Expressions" (#bit-expr): the shift amount of a runtime `<<`/`>>` is taken
+/// modulo 32; `>>` on `i32` is arithmetic.
 #[test]
 fn shift_amounts_are_taken_modulo_32() {
     let mut r = rng();
@@ -345,6 +357,9 @@ fn shift_amounts_are_taken_modulo_32() {
 
 // ---- §15.7.6 "Floating Point Conversion", §17.1.2 value constructors, §17.2 bitcast ----
 
+/// §15.7.6 "Floating Point Conversion" (#floating-point-conversion), §17.1.2.5 `i32` and
+/// §17.1.2.16 `u32`: truncation toward zero, out-of-range values clamped to the nearest value
+/// the float type represents within the integer type.
 #[test]
 fn float_to_integer_conversion_saturates_to_representable_values() {
     let mut r = rng();
@@ -389,6 +404,8 @@ fn float_to_integer_conversion_saturates_to_representable_values() {
     same_bits("u32(f32)", &ins, &out);
 }
 
+/// §17.1.2.4 `f32` (#f32-builtin, rounding per §15.7.6) and §17.1.2.2 `bool` (#bool-builtin):
+/// integers to the nearest float, ties to even; `bool(x)` is `x != 0`.
 #[test]
 fn integer_to_float_and_bool_conversions() {
     let mut r = rng();
@@ -417,8 +434,9 @@ fn integer_to_float_and_bool_conversions() {
     same_bits("bool()", &ins, &out);
 }
 
-// ---- §17.3.2 "select" ----
+// ---- §17.3.3 "select" ----
 
+/// §17.3.3 `select` (#select-builtin): `t` where `cond`, else `f`, component by component.
 #[test]
 fn select_picks_per_component() {
     let mut r = rng();
@@ -444,6 +462,8 @@ fn select_picks_per_component() {
 
 // ---- §17.5 numeric built-ins ----
 
+/// §17.5.41 `max` (#max-float-builtin), §17.5.42 `min` (#min-float-builtin), §17.5.10 `clamp`
+/// (#clamp), on floats and integers.
 #[test]
 fn min_max_clamp() {
     let mut r = rng();
@@ -495,6 +515,8 @@ fn min_max_clamp() {
     }
 }
 
+/// §17.5.52 `round` (ties to even), §17.5.31 `floor`, §17.5.9 `ceil`, §17.5.63 `trunc`,
+/// §17.5.33 `fract`, §17.5.54 `sign`.
 #[test]
 fn rounding_built_ins() {
     let mut r = rng();
@@ -558,6 +580,9 @@ fn rounding_built_ins() {
     }
 }
 
+/// §17.5.13-15 `countLeadingZeros`/`countOneBits`/`countTrailingZeros`, §17.5.28-29
+/// `firstLeadingBit` (signed, unsigned), §17.5.30 `firstTrailingBit`, §17.5.51 `reverseBits`,
+/// §17.5.25-26 `extractBits` and §17.5.35 `insertBits` (offset and count clamped).
 #[test]
 fn bit_built_ins() {
     let mut r = rng();
@@ -643,6 +668,8 @@ fn bit_built_ins() {
     }
 }
 
+/// §15.7.4.1 "Accuracy of Concrete Floating Point Expressions" (#concrete-float-accuracy) for
+/// §17.5 `exp`, `exp2`, `log`, `log2`, `sin`, `cos`, `sqrt`, `inverseSqrt`, `pow`.
 #[test]
 fn transcendentals_are_within_the_accuracy_wgsl_allows() {
     let mut r = rng();
@@ -684,7 +711,9 @@ fn transcendentals_are_within_the_accuracy_wgsl_allows() {
 // ---- capabilities: f16 and subgroups ----
 
 /// `out[i] = (a + b) * a - b / a` in `f16`, on the interpreter and (if the adapter has f16)
-/// the GPU.
+/// the GPU. §15.7.3 "Floating Point Rounding and Overflow"
+/// (#floating-point-rounding-and-overflow): each `f16` operation rounds to `f16` (§6.2.4
+/// "Floating Point Types", the `f16` extension).
 #[test]
 fn f16_arithmetic_rounds_each_operation_to_f16() {
     use half::f16;
@@ -762,7 +791,8 @@ fn f16_arithmetic_rounds_each_operation_to_f16() {
 }
 
 /// Subgroup reductions, scans, broadcasts and shuffles, with the interpreter's subgroup size
-/// set to the GPU's (measured by the kernel itself).
+/// set to the GPU's (measured by the kernel itself). §17.12 "Subgroup Built-in Functions"
+/// (#subgroup-builtin-functions) and §15.6.3 "Subgroup Operations" (#subgroup-ops).
 #[test]
 fn subgroup_operations_match_the_gpu() {
     let mut r = rng();

@@ -9,7 +9,7 @@ use crate::runtime::DispatchError;
 use crate::site::CallSite;
 
 /// One invocation of a dispatch: its ids as the kernel sees them (WGSL spec §13.3.1.1
-/// "Built-in Values").
+/// "Built-in Inputs and Outputs").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Invocation {
     /// `global_invocation_id`.

@@ -462,8 +462,8 @@ fn math(fun: M, kind: Kind, n: u8, s: [Src; 4], dst: u32, regs: &mut [u32], ln: 
     }
 }
 
-/// Whole-vector functions (WGSL spec §17.5: `dot` §17.5.22, `cross` §17.5.14, `length`
-/// §17.5.36, `distance` §17.5.21, `normalize` §17.5.45, `faceForward`, `reflect`). Floats
+/// Whole-vector functions (WGSL spec §17.5: `dot` §17.5.20, `cross` §17.5.16, `length`
+/// §17.5.38, `distance` §17.5.19, `normalize` §17.5.45, `faceForward`, `reflect`). Floats
 /// accumulate in the type, in component order.
 fn vector_math(fun: M, kind: Kind, n: u8, s: [Src; 3], dst: u32, regs: &mut [u32], ln: &Lanes<'_>) {
     let n = u32::from(n);

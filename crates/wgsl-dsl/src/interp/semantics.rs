@@ -1,7 +1,7 @@
 //! WGSL's semantics, in one place: every rule where WGSL differs from what Rust's operators
 //! would do, each citing the section of the WGSL specification it follows
-//! (<https://www.w3.org/TR/WGSL/>; section numbers as elsewhere in this crate, anchors in
-//! parentheses).
+//! (<https://www.w3.org/TR/WGSL/>; section numbers of the editors' draft, gpuweb/gpuweb
+//! `wgsl/index.bs` at da251f9 of 2026-08-19, anchors in parentheses).
 //!
 //! Values are carried as 32-bit words: `f32` as its bits, `i32` as its two's complement bits,
 //! `u32` as itself, `bool` as 0 or 1, `f16` as its bits in the low half. The functions here take
@@ -259,7 +259,7 @@ pub(crate) fn convert(from: Kind, to: Kind, x: u32) -> u32 {
 
 // ---- §17.5 "Numeric Built-in Functions" ----
 
-/// `min(e1, e2)` on floats (§17.5.41): `e2` if `e2 < e1`, else `e1`; if one operand is a NaN
+/// `min(e1, e2)` on floats (§17.5.42): `e2` if `e2 < e1`, else `e1`; if one operand is a NaN
 /// the other is returned.
 #[inline(always)]
 pub(crate) fn float_min(a: f32, b: f32) -> f32 {
@@ -272,7 +272,7 @@ pub(crate) fn float_min(a: f32, b: f32) -> f32 {
     }
 }
 
-/// `max(e1, e2)` on floats (§17.5.40): `e2` if `e1 < e2`, else `e1`; if one operand is a NaN
+/// `max(e1, e2)` on floats (§17.5.41): `e2` if `e1 < e2`, else `e1`; if one operand is a NaN
 /// the other is returned.
 #[inline(always)]
 pub(crate) fn float_max(a: f32, b: f32) -> f32 {
@@ -285,7 +285,7 @@ pub(crate) fn float_max(a: f32, b: f32) -> f32 {
     }
 }
 
-/// `clamp(e, low, high)` on floats (§17.5.13): `min(max(e, low), high)` (the spec also allows
+/// `clamp(e, low, high)` on floats (§17.5.10): `min(max(e, low), high)` (the spec also allows
 /// the median of the three; they differ only when `low > high`, whose result the spec
 /// leaves to the implementation at run time).
 #[inline(always)]
@@ -293,7 +293,7 @@ pub(crate) fn float_clamp(e: f32, low: f32, high: f32) -> f32 {
     float_min(float_max(e, low), high)
 }
 
-/// `clamp(e, low, high)` on integers (§17.5.13): `min(max(e, low), high)`.
+/// `clamp(e, low, high)` on integers (§17.5.10): `min(max(e, low), high)`.
 #[inline(always)]
 pub(crate) fn i32_clamp(e: u32, low: u32, high: u32) -> u32 {
     i(e).max(i(low)).min(i(high)) as u32
@@ -309,7 +309,7 @@ pub(crate) fn i32_abs(a: u32) -> u32 {
     i(a).wrapping_abs() as u32
 }
 
-/// `sign(e)` (§17.5.52): 1, 0 or -1 (0 for a zero of either sign; the interpreter gives 0
+/// `sign(e)` (§17.5.54): 1, 0 or -1 (0 for a zero of either sign; the interpreter gives 0
 /// for NaN).
 #[inline(always)]
 pub(crate) fn float_sign(x: f32) -> f32 {
@@ -326,32 +326,32 @@ pub(crate) fn i32_sign(a: u32) -> u32 {
     i(a).signum() as u32
 }
 
-/// `round(e)` (§17.5.50): to the nearest integer, ties to even (`round(2.5)` is 2).
+/// `round(e)` (§17.5.52): to the nearest integer, ties to even (`round(2.5)` is 2).
 #[inline(always)]
 pub(crate) fn round(x: f32) -> f32 {
     x.round_ties_even()
 }
 
-/// `fract(e)` (§17.5.30): `e - floor(e)`, evaluated in the type (so it may round to 1.0 for
+/// `fract(e)` (§17.5.33): `e - floor(e)`, evaluated in the type (so it may round to 1.0 for
 /// tiny negative `e`, as the spec notes).
 #[inline(always)]
 pub(crate) fn fract(x: f32) -> f32 {
     x - x.floor()
 }
 
-/// `saturate(e)` (§17.5.51): `clamp(e, 0.0, 1.0)`.
+/// `saturate(e)` (§17.5.53): `clamp(e, 0.0, 1.0)`.
 #[inline(always)]
 pub(crate) fn saturate(x: f32) -> f32 {
     float_clamp(x, 0.0, 1.0)
 }
 
-/// `step(edge, x)` (§17.5.56): 1.0 if `edge <= x`, else 0.0.
+/// `step(edge, x)` (§17.5.59): 1.0 if `edge <= x`, else 0.0.
 #[inline(always)]
 pub(crate) fn step(edge: f32, x: f32) -> f32 {
     if edge <= x { 1.0 } else { 0.0 }
 }
 
-/// `smoothstep(low, high, x)` (§17.5.55): `t * t * (3.0 - 2.0 * t)` with
+/// `smoothstep(low, high, x)` (§17.5.57): `t * t * (3.0 - 2.0 * t)` with
 /// `t = clamp((x - low) / (high - low), 0.0, 1.0)`.
 #[inline(always)]
 pub(crate) fn smoothstep(low: f32, high: f32, x: f32) -> f32 {
@@ -359,13 +359,13 @@ pub(crate) fn smoothstep(low: f32, high: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// `mix(e1, e2, e3)` (§17.5.42): `e1 * (1 - e3) + e2 * e3`.
+/// `mix(e1, e2, e3)` (§17.5.43): `e1 * (1 - e3) + e2 * e3`.
 #[inline(always)]
 pub(crate) fn mix(a: f32, b: f32, t: f32) -> f32 {
     a * (1.0 - t) + b * t
 }
 
-/// `inverseSqrt(e)` (§17.5.33): `1 / sqrt(e)`.
+/// `inverseSqrt(e)` (§17.5.36): `1 / sqrt(e)`.
 #[inline(always)]
 pub(crate) fn inverse_sqrt(x: f32) -> f32 {
     1.0 / x.sqrt()
@@ -381,13 +381,13 @@ pub(crate) fn radians(x: f32) -> f32 {
     x * (std::f32::consts::PI / 180.0)
 }
 
-/// `ldexp(e1, e2)` (§17.5.35): `e1 * 2^e2`.
+/// `ldexp(e1, e2)` (§17.5.37): `e1 * 2^e2`.
 #[inline(always)]
 pub(crate) fn ldexp(x: f32, e: i32) -> f32 {
     (f64::from(x) * 2f64.powi(e)) as f32
 }
 
-/// `quantizeToF16(e)` (§17.5.46): round to `f16` and back (overflow gives an indeterminate
+/// `quantizeToF16(e)` (§17.5.47): round to `f16` and back (overflow gives an indeterminate
 /// value; the interpreter gives infinity).
 #[inline(always)]
 pub(crate) fn quantize_to_f16(x: f32) -> f32 {
@@ -396,7 +396,7 @@ pub(crate) fn quantize_to_f16(x: f32) -> f32 {
 
 // ---- §17.5 bit built-ins on integers ----
 
-/// `firstLeadingBit(e)` on `u32` (§17.5.27): the position of the most significant 1 bit, or
+/// `firstLeadingBit(e)` on `u32` (§17.5.29): the position of the most significant 1 bit, or
 /// `0xFFFFFFFF` for 0.
 #[inline(always)]
 pub(crate) fn u32_first_leading_bit(a: u32) -> u32 {
@@ -407,7 +407,7 @@ pub(crate) fn u32_first_leading_bit(a: u32) -> u32 {
     }
 }
 
-/// `firstLeadingBit(e)` on `i32` (§17.5.26): -1 for 0 and -1; otherwise the position of the
+/// `firstLeadingBit(e)` on `i32` (§17.5.28): -1 for 0 and -1; otherwise the position of the
 /// most significant bit that differs from the sign bit.
 #[inline(always)]
 pub(crate) fn i32_first_leading_bit(a: u32) -> u32 {
@@ -419,14 +419,14 @@ pub(crate) fn i32_first_leading_bit(a: u32) -> u32 {
     }
 }
 
-/// `firstTrailingBit(e)` (§17.5.29): the position of the least significant 1 bit, or
+/// `firstTrailingBit(e)` (§17.5.30): the position of the least significant 1 bit, or
 /// `0xFFFFFFFF` (-1 for `i32`) for 0.
 #[inline(always)]
 pub(crate) fn first_trailing_bit(a: u32) -> u32 {
     if a == 0 { u32::MAX } else { a.trailing_zeros() }
 }
 
-/// The clamped `(offset, count)` of `extractBits`/`insertBits` (§17.5.23, §17.5.32):
+/// The clamped `(offset, count)` of `extractBits`/`insertBits` (§17.5.25-26, §17.5.35):
 /// `o = min(offset, 32)`, `c = min(count, 32 - o)`.
 #[inline(always)]
 fn bit_range(offset: u32, count: u32) -> (u32, u32) {
@@ -439,7 +439,7 @@ fn low_mask(c: u32) -> u32 {
     if c >= 32 { u32::MAX } else { (1u32 << c) - 1 }
 }
 
-/// `extractBits(e, offset, count)` on `u32` (§17.5.23): bits `o..o + c` of `e`, zero
+/// `extractBits(e, offset, count)` on `u32` (§17.5.26): bits `o..o + c` of `e`, zero
 /// extended; 0 when `c` is 0.
 #[inline(always)]
 pub(crate) fn u32_extract_bits(e: u32, offset: u32, count: u32) -> u32 {
@@ -447,7 +447,7 @@ pub(crate) fn u32_extract_bits(e: u32, offset: u32, count: u32) -> u32 {
     if c == 0 { 0 } else { (e >> o) & low_mask(c) }
 }
 
-/// `extractBits(e, offset, count)` on `i32` (§17.5.23): bits `o..o + c` of `e`, sign
+/// `extractBits(e, offset, count)` on `i32` (§17.5.25): bits `o..o + c` of `e`, sign
 /// extended from bit `c - 1`; 0 when `c` is 0.
 #[inline(always)]
 pub(crate) fn i32_extract_bits(e: u32, offset: u32, count: u32) -> u32 {
@@ -461,7 +461,7 @@ pub(crate) fn i32_extract_bits(e: u32, offset: u32, count: u32) -> u32 {
     }
 }
 
-/// `insertBits(e, newbits, offset, count)` (§17.5.32): `e` with bits `o..o + c` replaced by
+/// `insertBits(e, newbits, offset, count)` (§17.5.35): `e` with bits `o..o + c` replaced by
 /// the low `c` bits of `newbits`.
 #[inline(always)]
 pub(crate) fn insert_bits(e: u32, newbits: u32, offset: u32, count: u32) -> u32 {
@@ -473,9 +473,9 @@ pub(crate) fn insert_bits(e: u32, newbits: u32, offset: u32, count: u32) -> u32 
     (e & !mask) | ((newbits << o) & mask)
 }
 
-// ---- §17.3.2 "select" ----
+// ---- §17.3.3 "select" ----
 
-/// `select(f, t, cond)` (§17.3.2): `t` when `cond` is true, else `f` (both evaluated: they
+/// `select(f, t, cond)` (§17.3.3): `t` when `cond` is true, else `f` (both evaluated: they
 /// are values).
 #[inline(always)]
 pub(crate) fn select(cond: u32, accept: u32, reject: u32) -> u32 {
