@@ -2,10 +2,10 @@
 //! the GPU (lavapipe in CI), through the verification harness, in the CPU's configuration and
 //! in the GPU's (small tiles, split-K), at the batch sizes 1, 7, 65 and 129 and widths that are
 //! not multiples of any tile: random inputs, outputs poisoned before the run, relative error
-//! <= 1e-5.
+//! <= 1e-5; and the GPU's outputs against the interpreter's (`wgsl_dsl_harness::agree`).
 
 use wgsl_dsl::runtime::Gpu;
-use wgsl_dsl_harness::{SeedableRng, verify};
+use wgsl_dsl_harness::{Interpreter, SeedableRng, agree, verify};
 use wgsl_dsl_workspace_tests::Rng;
 use wgsl_dsl_workspace_tests::ops::{CaseSizes, fused};
 
@@ -35,6 +35,9 @@ fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
             let seed = 200 + i as u64;
             let case = op.case(&mut Rng::seed_from_u64(seed), &s);
             verify(&gpu, op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));
+            agree(&gpu, &Interpreter::new(), op, &case).unwrap_or_else(|m| {
+                panic!("{m} (sizes {s:?}, seed {seed}, GPU against the interpreter)")
+            });
         }
     }
 }

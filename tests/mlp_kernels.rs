@@ -1,11 +1,14 @@
 //! Every MLP kernel against its `f64` reference on the GPU (lavapipe in CI), through the
 //! verification harness: random inputs of odd sizes, outputs poisoned before the run, written
-//! bindings within 1e-5 relative, read-only bindings unchanged.
+//! bindings within 1e-5 relative, read-only bindings unchanged; and the GPU's outputs against
+//! the interpreter's (`wgsl_dsl_harness::agree`).
 
 use std::collections::BTreeSet;
 
 use wgsl_dsl::runtime::Gpu;
-use wgsl_dsl_harness::{Data, Expected, SeedableRng, VerifiedOp, compare, run, verify};
+use wgsl_dsl_harness::{
+    Data, Expected, Interpreter, SeedableRng, VerifiedOp, agree, compare, run, verify,
+};
 use wgsl_dsl_workspace_tests::Rng;
 use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, softmax_case, softmax_spec};
 
@@ -40,6 +43,9 @@ fn every_kernel_matches_its_reference_on_odd_sizes() {
             let seed = 100 + i as u64;
             let case = op.case(&mut Rng::seed_from_u64(seed), s);
             verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));
+            agree(&gpu, &Interpreter::new(), &op, &case).unwrap_or_else(|m| {
+                panic!("{m} (sizes {s:?}, seed {seed}, GPU against the interpreter)")
+            });
         }
     }
 }

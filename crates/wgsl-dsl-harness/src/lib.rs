@@ -52,7 +52,7 @@ mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};
 pub use executor::{Error, Executor, GpuBuffers, HostBuffers};
-pub use verify::{VerifiedOp, compare, run, verify};
+pub use verify::{VerifiedOp, agree, compare, run, verify};
 
 use rand::Rng as _;
 pub use rand::SeedableRng;

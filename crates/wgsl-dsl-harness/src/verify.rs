@@ -1,5 +1,6 @@
 //! [`VerifiedOp`] (a kernel and its specification), [`run`] (a case through an executor) and
-//! [`verify`] (run, then compare every binding).
+//! [`verify`] (run, then compare every binding with the specification), [`agree`] (two
+//! executors, compared with each other).
 
 use wgsl_dsl::{BindingKind, KernelBuilder};
 
@@ -89,6 +90,42 @@ pub fn verify<E: Executor>(
             0.0
         };
         compare(a, e, tol).map_err(|m| format!("{name}: binding {} `{}`{m}", b.binding, b.name))?;
+    }
+    Ok(())
+}
+
+/// Run `case` through two executors (the GPU and the interpreter) and compare every binding
+/// of `b`'s results with `a`'s: floats within [`VerifiedOp::tolerance`] relative (0: the same
+/// bits), everything else exactly. [`verify`] compares each with the specification; this
+/// compares them with each other, so a difference the specification's tolerance hides (an
+/// operation rounded differently, a NaN in a binding the specification does not fix) shows.
+///
+/// # Errors
+/// A message naming the op, the binding and the first element that differs, or either
+/// executor's error.
+pub fn agree<A: Executor, B: Executor>(
+    a: &A,
+    b: &B,
+    op: &(impl VerifiedOp + ?Sized),
+    case: &Case,
+) -> Result<(), String> {
+    let name = op.name();
+    let fail = |e: Error| format!("{name}: {e}");
+    let (ka, kb) = (
+        a.compile(&op.kernel()).map_err(fail)?,
+        b.compile(&op.kernel()).map_err(fail)?,
+    );
+    let (ra, rb) = (
+        run(a, &ka, case).map_err(fail)?,
+        run(b, &kb, case).map_err(fail)?,
+    );
+    for (binding, (x, y)) in a.signature(&ka).bindings.iter().zip(ra.iter().zip(&rb)) {
+        compare(y, &Expected::from(x), op.tolerance()).map_err(|m| {
+            format!(
+                "{name}: binding {} `{}`{m} (the second executor against the first)",
+                binding.binding, binding.name
+            )
+        })?;
     }
     Ok(())
 }
