@@ -301,3 +301,50 @@ fn atomics_in_read_only_storage_are_rejected() {
         other => panic!("expected a Type error, got {other:?}"),
     }
 }
+
+#[test]
+fn a_mistake_is_reported_even_when_its_result_is_not_used() {
+    let mut k = KernelBuilder::new("unused_reduce", [48, 1, 1]);
+    let scratch = k.workgroup::<Array<f32, 48>>("scratch");
+    let lid = k.let_("lid", local_invocation_index());
+    let line = line!() + 1;
+    let _ = k.workgroup_reduce(&scratch, &lid, lit(1.0f32), |a, b| a + b);
+    match k.build() {
+        Err(BuildError::Invalid { site, .. }) => assert_eq!(site.line, line),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn several_mistakes_are_reported_together_with_their_call_sites() {
+    let mut other = KernelBuilder::new("other", [1, 1, 1]);
+    let foreign_fn = other.function::<(f32,), f32>("double", ["x"], |_, (x,)| &x * 2.0);
+    let foreign_binding = other.storage::<RuntimeArray<f32>, ReadWrite>("foreign");
+
+    let mut k = KernelBuilder::new("several", [48, 1, 1]);
+    let first = line!() + 1;
+    let _counters = k.storage::<RuntimeArray<Atomic<u32>>, ReadOnly>("counters");
+    let scratch = k.workgroup::<Array<f32, 48>>("scratch");
+    let lid = k.let_("lid", local_invocation_index());
+    let second = line!() + 1;
+    let _ = k.workgroup_reduce(&scratch, &lid, lit(1.0f32), |a, b| a + b);
+    let third = line!() + 1;
+    let _ = k.call(&foreign_fn, (lit(1.0f32),));
+    let fourth = line!() + 1;
+    k.store(&foreign_binding.at(0u32), 1.0f32);
+    let err = k.build().unwrap_err();
+    let BuildError::Several(errors) = &err else {
+        panic!("expected Several, got {err:?}")
+    };
+    let lines: Vec<u32> = errors
+        .iter()
+        .map(|e| match e {
+            BuildError::Type { site, .. } | BuildError::Invalid { site, .. } => site.line,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(lines, [first, second, third, fourth]);
+    let text = err.to_string();
+    assert!(text.starts_with("4 errors:"), "{text}");
+    assert!(text.contains("another KernelBuilder is called"), "{text}");
+}

@@ -132,7 +132,7 @@ fn a_helper_with_a_barrier_called_in_a_non_uniform_branch_is_rejected() {
     let l = k.let_("l", local_invocation_index());
     let call = line!() + 1;
     k.if_(l.lt(8u32), |k| {
-        k.call(&sync, (lit(1u32),));
+        let _ = k.call(&sync, (lit(1u32),));
     });
     let e = rejected(&k);
     assert_eq!(line(e.site), barrier);
@@ -145,7 +145,7 @@ fn a_helper_with_a_barrier_called_in_a_non_uniform_branch_is_rejected() {
         x
     });
     let l = k.let_("l", local_invocation_index());
-    k.call(&sync, (l,));
+    let _ = k.call(&sync, (l,));
     k.build().unwrap();
 }
 
@@ -163,7 +163,7 @@ fn a_helper_branching_on_a_parameter_needs_a_uniform_argument() {
         } else {
             local_invocation_index()
         };
-        k.call(&maybe_sync, (arg,));
+        let _ = k.call(&maybe_sync, (arg,));
         k.build()
     };
     assert!(build(true).is_ok());

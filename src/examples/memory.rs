@@ -44,13 +44,13 @@ fn atomics() -> KernelBuilder {
     let i = k.let_("i", global_invocation_id().x());
     k.if_(i.ge(values.len()), |k| k.return_());
     let v = k.let_("v", values.at(&i).load());
-    k.atomic_add(&bins.at(&v % 16u32), 1u32);
-    k.atomic_max(&cells.at(0u32), v.clone());
-    k.atomic_min(&cells.at(1u32), v.clone());
-    k.atomic_or(&cells.at(2u32), lit(1u32) << (&v % 32u32));
-    k.atomic_xor(&cells.at(3u32), v.clone());
-    k.atomic_and(&cells.at(4u32), !(lit(1u32) << (&v % 32u32)));
-    k.atomic_sub(&cells.at(5u32), 2u32);
+    let _ = k.atomic_add(&bins.at(&v % 16u32), 1u32);
+    let _ = k.atomic_max(&cells.at(0u32), v.clone());
+    let _ = k.atomic_min(&cells.at(1u32), v.clone());
+    let _ = k.atomic_or(&cells.at(2u32), lit(1u32) << (&v % 32u32));
+    let _ = k.atomic_xor(&cells.at(3u32), v.clone());
+    let _ = k.atomic_and(&cells.at(4u32), !(lit(1u32) << (&v % 32u32)));
+    let _ = k.atomic_sub(&cells.at(5u32), 2u32);
     // An increment through a compare-exchange loop.
     k.loop_(|k| {
         let old = k.let_("old", cells.at(6u32).load());

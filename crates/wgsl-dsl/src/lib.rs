@@ -30,10 +30,12 @@
 //! Rust type errors.
 //!
 //! ## The pipeline
-//! [`types`] → [`exp`] (expressions) → [`kernel`] (statements, bindings, functions) →
+//! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
 //! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
 
 pub mod exp;
+#[doc(hidden)]
+pub mod handle;
 #[cfg(feature = "runtime")]
 pub mod interp;
 pub mod kernel;

@@ -162,6 +162,10 @@ pub enum BuildError {
     /// memory); naga does not reject it.
     #[error("{0}")]
     NonUniformControlFlow(Box<NonUniformControlFlow>),
+    /// Several mistakes were recorded while building (each with its call site), in program
+    /// order.
+    #[error("{} errors:{}", .0.len(), .0.iter().map(|e| format!("\n  {e}")).collect::<String>())]
+    Several(Vec<BuildError>),
     /// naga's WGSL writer failed.
     #[error("kernel `{kernel}`: WGSL emission failed: {message}")]
     Emit {
@@ -176,8 +180,11 @@ impl KernelBuilder {
     /// Lower, validate and emit the kernel against the default [`TargetLimits`].
     ///
     /// # Errors
-    /// Any [`BuildError`]: limits, names, literals, scope errors, and naga validation errors,
-    /// each with the Rust call site that built the offending node.
+    /// First the mistakes recorded while building (atomics in read-only storage, a binding or
+    /// helper function of another builder, a malformed `workgroup_reduce`): the one, or all of
+    /// them as [`BuildError::Several`] in program order, whether or not the values they concern
+    /// are used. Then any other [`BuildError`]: limits, names, literals, scope errors, and naga
+    /// validation errors. Each names the Rust call site that built the offending node.
     pub fn build(&self) -> Result<Shader, BuildError> {
         self.build_for(&TargetLimits::default())
     }
@@ -187,6 +194,11 @@ impl KernelBuilder {
     /// # Errors
     /// As [`KernelBuilder::build`]; also [`BuildError::MissingCapability`].
     pub fn build_for(&self, target: &TargetLimits) -> Result<Shader, BuildError> {
+        match self.errors.as_slice() {
+            [] => {}
+            [one] => return Err(one.clone()),
+            several => return Err(BuildError::Several(several.to_vec())),
+        }
         self.check_name()?;
         self.check_workgroup_size(target)?;
         let lowered = crate::lower::lower(self)?;

@@ -425,19 +425,21 @@ pub trait HostShareable: WgslType {
     /// The element type of a host buffer bound to this store type.
     type Host: 'static;
 }
-impl HostShareable for i32 {
-    type Host = i32;
+macro_rules! host_scalar {
+    ($($(#[$attr:meta])* $t:ty),*) => {$(
+        $(#[$attr])*
+        impl HostShareable for $t {
+            type Host = $t;
+        }
+    )*};
 }
-impl HostShareable for u32 {
-    type Host = u32;
-}
-impl HostShareable for f32 {
-    type Host = f32;
-}
-#[cfg(feature = "f16")]
-impl HostShareable for half::f16 {
-    type Host = half::f16;
-}
+host_scalar!(
+    i32,
+    u32,
+    f32,
+    #[cfg(feature = "f16")]
+    half::f16
+);
 impl<T: AtomicScalar> HostShareable for Atomic<T> {
     type Host = T;
 }

@@ -33,6 +33,8 @@ use crate::site::CallSite;
 use crate::types::*;
 
 /// A typed WGSL expression. See the [module docs](self) for evaluation and typing rules.
+#[must_use = "an expression does nothing until it is used (stored, bound with `let_`, returned); \
+              a statement's result may be dropped with `let _ =`"]
 pub struct Exp<T> {
     pub(crate) node: NodeRef,
     _t: PhantomData<fn() -> T>,

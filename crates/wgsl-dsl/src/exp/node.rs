@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use crate::handle::{FunctionId, GlobalHandle, ValueId};
 use crate::site::CallSite;
 use crate::types::Ty;
 
@@ -104,10 +105,10 @@ pub enum ExprKind {
     ArrayLength(PlaceRef),
     Builtin(BuiltinValue),
     /// A value bound by `let` (or produced by a statement: call, atomic, subgroup op).
-    Bound(usize),
-    /// Parameter `index` of the helper function with unique id `function`.
+    Bound(ValueId),
+    /// Parameter `index` of the helper function `function`.
     Param {
-        function: usize,
+        function: FunctionId,
         index: u32,
     },
     ZeroValue,
@@ -131,12 +132,10 @@ pub type PlaceRef = Rc<PlaceNode>;
 #[derive(Debug)]
 #[doc(hidden)]
 pub enum PlaceKind {
-    /// Global `index` of the kernel builder with unique id `builder`.
-    Global {
-        builder: usize,
-        index: usize,
-    },
-    Local(usize),
+    /// A binding or workgroup variable.
+    Global(GlobalHandle),
+    /// A `var`.
+    Local(ValueId),
     Index(PlaceRef, NodeRef),
     Field(PlaceRef, u32),
 }

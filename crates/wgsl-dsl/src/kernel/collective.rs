@@ -3,9 +3,64 @@
 
 use super::stmt::{AtomicOp, Stmt, SubgroupOp};
 use super::{KernelBuilder, Place, ReadWrite};
-use crate::exp::{Exp, ExprKind, IntoExp, Node};
+use crate::exp::{Exp, ExprKind, IntoExp};
 use crate::site::CallSite;
 use crate::types::*;
+
+/// The atomic read-modify-write operations, one method each (WGSL spec §17.8.3, §17.8.4):
+/// `atomicOp(&place, value)`, returning the old value.
+macro_rules! atomic_rmw {
+    ($($wgsl:literal $name:ident => $op:ident, $section:literal;)*) => {
+        impl KernelBuilder {$(
+            #[doc = concat!("`", $wgsl, "(&place, value)`: returns the old value (WGSL spec ", $section, ").")]
+            #[track_caller]
+            pub fn $name<T: AtomicScalar>(
+                &mut self,
+                place: &Place<Atomic<T>, ReadWrite>,
+                value: impl IntoExp<T>,
+            ) -> Exp<T> {
+                self.atomic(place, AtomicOp::$op, value.into_exp(), None)
+            }
+        )*}
+    };
+}
+
+atomic_rmw! {
+    "atomicAdd" atomic_add => Add, "§17.8.3";
+    "atomicSub" atomic_sub => Sub, "§17.8.3";
+    "atomicMin" atomic_min => Min, "§17.8.3";
+    "atomicMax" atomic_max => Max, "§17.8.3";
+    "atomicAnd" atomic_and => And, "§17.8.3";
+    "atomicOr" atomic_or => Or, "§17.8.3";
+    "atomicXor" atomic_xor => Xor, "§17.8.3";
+    "atomicExchange" atomic_exchange => Exchange, "§17.8.4";
+}
+
+/// The subgroup collectives over numbers, one method each: `subgroupOp(value)` over the active
+/// invocations of the subgroup. They need the subgroup capability (checked by the runtime
+/// against the adapter).
+macro_rules! subgroup_collective {
+    ($($wgsl:literal $name:ident => $op:ident, $collective:ident, $what:literal;)*) => {
+        impl KernelBuilder {$(
+            #[doc = concat!("`", $wgsl, "(value)`: ", $what, ".")]
+            #[track_caller]
+            pub fn $name<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
+                let op = SubgroupOp::Collective(
+                    naga::SubgroupOperation::$op,
+                    naga::CollectiveOperation::$collective,
+                );
+                self.subgroup(op, value.into_exp(), None)
+            }
+        )*}
+    };
+}
+
+subgroup_collective! {
+    "subgroupAdd" subgroup_add => Add, Reduce, "the sum over the active invocations of the subgroup";
+    "subgroupMax" subgroup_max => Max, Reduce, "the maximum over the active invocations of the subgroup";
+    "subgroupMin" subgroup_min => Min, Reduce, "the minimum over the active invocations of the subgroup";
+    "subgroupExclusiveAdd" subgroup_exclusive_add => Add, ExclusiveScan, "the sum over the lower active lanes (an exclusive prefix sum)";
+}
 
 impl KernelBuilder {
     // ---- atomics (WGSL spec §17.8) ----
@@ -19,103 +74,16 @@ impl KernelBuilder {
         compare: Option<Exp<T>>,
     ) -> Exp<T> {
         let site = CallSite::caller();
-        let id = self.id();
-        self.push(
-            Stmt::Atomic {
-                result: Some(id),
-                place: place.node.clone(),
-                fun,
-                value: value.node,
-                compare: compare.map(|c| c.node),
-            },
-            site,
-        );
-        Exp::from_node(Node {
-            kind: ExprKind::Bound(id),
-            ty: T::ty(),
-            site,
+        self.check_place(&place.node, site);
+        self.bind(site, |result| Stmt::Atomic {
+            result,
+            place: place.node.clone(),
+            fun,
+            value: value.node,
+            compare: compare.map(|c| c.node),
         })
     }
 
-    /// `atomicAdd(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_add<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Add, value.into_exp(), None)
-    }
-
-    /// `atomicSub(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_sub<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Sub, value.into_exp(), None)
-    }
-
-    /// `atomicMin(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_min<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Min, value.into_exp(), None)
-    }
-
-    /// `atomicMax(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_max<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Max, value.into_exp(), None)
-    }
-
-    /// `atomicAnd(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_and<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::And, value.into_exp(), None)
-    }
-
-    /// `atomicOr(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_or<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Or, value.into_exp(), None)
-    }
-
-    /// `atomicXor(&place, value)`: returns the old value (WGSL spec §17.8.3).
-    #[track_caller]
-    pub fn atomic_xor<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Xor, value.into_exp(), None)
-    }
-
-    /// `atomicExchange(&place, value)`: returns the old value (WGSL spec §17.8.4).
-    #[track_caller]
-    pub fn atomic_exchange<T: AtomicScalar>(
-        &mut self,
-        place: &Place<Atomic<T>, ReadWrite>,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        self.atomic(place, AtomicOp::Exchange, value.into_exp(), None)
-    }
     /// `atomicCompareExchangeWeak(&place, compare, value)` (WGSL spec §17.8.5): returns
     /// `(old_value, exchanged)`.
     #[track_caller]
@@ -141,6 +109,7 @@ impl KernelBuilder {
     ) {
         let site = CallSite::caller();
         let value = value.into_exp();
+        self.check_place(&place.node, site);
         self.push(
             Stmt::Store {
                 place: place.node.clone(),
@@ -159,58 +128,16 @@ impl KernelBuilder {
         arg: Exp<T>,
         index: Option<Exp<u32>>,
     ) -> Exp<T> {
-        let site = CallSite::caller();
         self.capabilities |= naga::valid::Capabilities::SUBGROUP;
-        let id = self.id();
-        self.push(
-            Stmt::Subgroup {
-                result: id,
-                op,
-                arg: arg.node,
-                index: index.map(|i| i.node),
-                ty: T::ty(),
-            },
-            site,
-        );
-        Exp::from_node(Node {
-            kind: ExprKind::Bound(id),
+        self.bind(CallSite::caller(), |result| Stmt::Subgroup {
+            result,
+            op,
+            arg: arg.node,
+            index: index.map(|i| i.node),
             ty: T::ty(),
-            site,
         })
     }
 
-    /// `subgroupAdd(value)`: the sum over the active invocations of the subgroup.
-    /// Needs the subgroup capability (checked by the runtime against the adapter).
-    #[track_caller]
-    pub fn subgroup_add<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
-        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Add};
-        self.subgroup(SubgroupOp::Collective(Add, Reduce), value.into_exp(), None)
-    }
-    /// `subgroupMax(value)` over the active invocations of the subgroup.
-    #[track_caller]
-    pub fn subgroup_max<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
-        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Max};
-        self.subgroup(SubgroupOp::Collective(Max, Reduce), value.into_exp(), None)
-    }
-    /// `subgroupMin(value)` over the active invocations of the subgroup.
-    #[track_caller]
-    pub fn subgroup_min<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
-        use naga::{CollectiveOperation::Reduce, SubgroupOperation::Min};
-        self.subgroup(SubgroupOp::Collective(Min, Reduce), value.into_exp(), None)
-    }
-    /// `subgroupExclusiveAdd(value)`: prefix sum over lower lanes.
-    #[track_caller]
-    pub fn subgroup_exclusive_add<T: Numeric + ScalarOrVector>(
-        &mut self,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        use naga::{CollectiveOperation::ExclusiveScan, SubgroupOperation::Add};
-        self.subgroup(
-            SubgroupOp::Collective(Add, ExclusiveScan),
-            value.into_exp(),
-            None,
-        )
-    }
     /// `subgroupBroadcastFirst(value)`: the value of the lowest active lane.
     #[track_caller]
     pub fn subgroup_broadcast_first<T: ScalarOrVector>(
@@ -234,8 +161,8 @@ impl KernelBuilder {
     /// `scratch[i] = op(scratch[i], scratch[i + stride])` for `i < stride`, each round followed
     /// by `workgroupBarrier()`. Returns `scratch[0]`, the reduction of the `N` values, valid in
     /// every invocation after this call. `N` must be a power of two equal to the number of
-    /// invocations of the workgroup, otherwise the result is a
-    /// [`BuildError::Invalid`](crate::BuildError::Invalid). Every invocation must reach this
+    /// invocations of the workgroup, otherwise [`KernelBuilder::build`] returns a
+    /// [`BuildError::Invalid`](crate::BuildError::Invalid) naming this call. Every invocation must reach this
     /// call (uniform control flow): naga does not check uniformity, and a divergent barrier is
     /// undefined behaviour on the GPU.
     #[track_caller]
@@ -252,13 +179,11 @@ impl KernelBuilder {
             .iter()
             .fold(1usize, |n, &s| n.saturating_mul(s as usize));
         if !N.is_power_of_two() || N != invocations {
-            return Exp::from_kind(
-                ExprKind::Invalid(format!(
-                    "workgroup_reduce needs a power-of-two scratch array of one element per \
-                     invocation: {N} elements for {invocations} invocations"
-                )),
-                site,
+            let message = format!(
+                "workgroup_reduce needs a power-of-two scratch array of one element per \
+                 invocation: {N} elements for {invocations} invocations"
             );
+            return self.invalid(message, site);
         }
         self.store(&scratch.at(local_index), value);
         self.workgroup_barrier();

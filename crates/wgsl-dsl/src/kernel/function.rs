@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::exp::{Exp, ExprKind, NodeRef};
+use crate::handle::{FunctionHandle, FunctionId};
 use crate::site::CallSite;
 use crate::types::{Constructible, Ty};
 
@@ -10,16 +11,14 @@ use crate::types::{Constructible, Ty};
 /// Made by [`KernelBuilder::function`](crate::KernelBuilder::function), called with
 /// [`KernelBuilder::call`](crate::KernelBuilder::call).
 pub struct Function<Args, R> {
-    pub(crate) builder: usize,
-    pub(crate) index: usize,
+    pub(crate) handle: FunctionHandle,
     _t: PhantomData<fn(Args) -> R>,
 }
 
 impl<Args, R> Function<Args, R> {
-    pub(crate) fn new(builder: usize, index: usize) -> Self {
+    pub(crate) fn new(handle: FunctionHandle) -> Self {
         Function {
-            builder,
-            index,
+            handle,
             _t: PhantomData,
         }
     }
@@ -27,7 +26,7 @@ impl<Args, R> Function<Args, R> {
 
 impl<Args, R> std::fmt::Debug for Function<Args, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Function#{}", self.index)
+        write!(f, "Function#{}", self.handle.index)
     }
 }
 
@@ -40,7 +39,7 @@ pub trait FnArgs {
     #[doc(hidden)]
     fn params(
         names: Self::Names,
-        function: usize,
+        function: FunctionId,
         site: CallSite,
     ) -> (Vec<(String, Ty)>, Self::Exps);
     #[doc(hidden)]
@@ -52,7 +51,7 @@ macro_rules! fn_args {
         impl<$($t: Constructible),*> FnArgs for ($($t,)*) {
             type Exps = ($(Exp<$t>,)*);
             type Names = [&'static str; $n];
-            fn params(names: Self::Names, function: usize, site: CallSite) -> (Vec<(String, Ty)>, Self::Exps) {
+            fn params(names: Self::Names, function: FunctionId, site: CallSite) -> (Vec<(String, Ty)>, Self::Exps) {
                 let params = vec![$((names[$i].to_string(), $t::ty())),*];
                 let exps = ($(Exp::<$t>::from_kind(ExprKind::Param { function, index: $i }, site),)*);
                 (params, exps)

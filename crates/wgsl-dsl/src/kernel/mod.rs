@@ -8,7 +8,7 @@
 //! - [`KernelBuilder::let_`] evaluates an expression once, at that point, and names the value
 //!   (WGSL `let`, spec §7.4). The returned [`Exp`] refers to that value; it cannot be assigned
 //!   to. It is in scope in the block that declared it and the blocks nested in it; using it
-//!   elsewhere is a [`BuildError::OutOfScope`](crate::BuildError::OutOfScope).
+//!   elsewhere is a [`BuildError::OutOfScope`].
 //! - [`KernelBuilder::var`] declares mutable storage (WGSL function-scope `var`, spec §7.3),
 //!   a [`Var<T>`] place: [`Place::load`] reads its *current* value wherever the resulting
 //!   expression is used, [`KernelBuilder::store`] writes it.
@@ -31,7 +31,9 @@ pub(crate) mod stmt;
 pub use function::{FnArgs, Function};
 pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
 
-use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind};
+use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind, PlaceRef};
+use crate::handle::{BuilderId, FunctionHandle, FunctionId, GlobalHandle, ValueId};
+use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::*;
 use stmt::Stmt;
@@ -97,8 +99,6 @@ pub(crate) enum GlobalKind {
 
 #[derive(Debug)]
 pub(crate) struct GlobalDecl {
-    /// A declaration error, reported by `build`.
-    pub error: Option<String>,
     pub name: String,
     pub ty: Ty,
     pub kind: GlobalKind,
@@ -107,8 +107,8 @@ pub(crate) struct GlobalDecl {
 
 #[derive(Debug)]
 pub(crate) struct FunctionDecl {
-    /// Unique id, carried by the function's parameters.
-    pub uid: usize,
+    /// Carried by the function's parameters.
+    pub id: FunctionId,
     pub name: String,
     pub params: Vec<(String, Ty)>,
     pub result: Option<Ty>,
@@ -129,11 +129,6 @@ fn contains_atomic(ty: &Ty) -> bool {
         Ty::Struct { members, .. } => members.iter().any(|(_, t)| contains_atomic(t)),
         _ => false,
     }
-}
-
-fn fresh_id() -> usize {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Builds one compute kernel: its bindings, its body, its helper functions.
@@ -158,8 +153,10 @@ pub struct KernelBuilder {
     pub(crate) globals: Vec<GlobalDecl>,
     pub(crate) functions: Vec<FunctionDecl>,
     pub(crate) capabilities: naga::valid::Capabilities,
-    /// Unique among all builders of the process: tells this builder's nodes from others'.
-    pub(crate) uid: usize,
+    /// Tells this builder's bindings and functions from others'.
+    pub(crate) id: BuilderId,
+    /// Mistakes found while building, in program order; [`KernelBuilder::build`] returns them.
+    pub(crate) errors: Vec<BuildError>,
     /// Whether `build` runs the uniformity check (see `skip_uniformity_check`).
     pub(crate) check_uniformity: bool,
     next_binding: u32,
@@ -178,7 +175,8 @@ impl KernelBuilder {
             globals: Vec::new(),
             functions: Vec::new(),
             capabilities: naga::valid::Capabilities::empty(),
-            uid: fresh_id(),
+            id: BuilderId::fresh(),
+            errors: Vec::new(),
             check_uniformity: true,
             next_binding: 0,
             stack: vec![FnCtx {
@@ -197,10 +195,61 @@ impl KernelBuilder {
         self.capabilities |= caps;
     }
 
-    /// A fresh id for a `let`, `var` or statement result: unique in the process, so a value
-    /// of another builder (or another function) is never mistaken for one of this builder's.
-    fn id(&mut self) -> usize {
-        fresh_id()
+    /// Record a mistake; [`KernelBuilder::build`] reports it (with the others) before
+    /// lowering, so it is never lost when the value it concerns is not used.
+    pub(crate) fn error(&mut self, message: impl Into<String>, site: CallSite) {
+        self.errors.push(BuildError::Invalid {
+            message: message.into(),
+            site,
+        });
+    }
+
+    /// Record a mistake and return a placeholder for the value it spoils. The placeholder is
+    /// never lowered: [`KernelBuilder::build`] stops at the recorded mistakes first.
+    pub(crate) fn invalid<T: WgslType>(
+        &mut self,
+        message: impl Into<String>,
+        site: CallSite,
+    ) -> Exp<T> {
+        let message = message.into();
+        self.error(message.clone(), site);
+        Exp::from_kind(ExprKind::Invalid(message), site)
+    }
+
+    /// Push the statement `make(id)`, whose result is the value `id`, and return that value:
+    /// evaluated once, here, and referred to afterwards like a `let` (calls, atomics,
+    /// subgroup operations, `let` itself).
+    pub(crate) fn bind<T: WgslType>(
+        &mut self,
+        site: CallSite,
+        make: impl FnOnce(ValueId) -> Stmt,
+    ) -> Exp<T> {
+        let id = ValueId::fresh();
+        self.push(make(id), site);
+        Exp::from_node(Node {
+            kind: ExprKind::Bound(id),
+            ty: T::ty(),
+            site,
+        })
+    }
+
+    /// Record an error if `place` is a binding or workgroup variable of another builder.
+    pub(crate) fn check_place(&mut self, place: &PlaceRef, site: CallSite) {
+        let mut p = place;
+        loop {
+            match &p.kind {
+                PlaceKind::Index(base, _) | PlaceKind::Field(base, _) => p = base,
+                PlaceKind::Global(g) if g.builder != self.id => {
+                    let name = self.name.clone();
+                    self.error(
+                        format!("a binding of another KernelBuilder is used in kernel `{name}`"),
+                        site,
+                    );
+                    return;
+                }
+                _ => return,
+            }
+        }
     }
 
     fn push(&mut self, stmt: Stmt, site: CallSite) {
@@ -241,17 +290,16 @@ impl KernelBuilder {
             self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
         }
         self.globals.push(GlobalDecl {
-            error: None,
             name: name.to_string(),
             ty: T::ty(),
             kind,
             site,
         });
         Place::new(
-            PlaceKind::Global {
-                builder: self.uid,
+            PlaceKind::Global(GlobalHandle {
+                builder: self.id,
                 index: self.globals.len() - 1,
-            },
+            }),
             site,
         )
     }
@@ -274,8 +322,12 @@ impl KernelBuilder {
         if !A::WRITABLE && contains_atomic(&T::ty()) {
             // WGSL allows atomics only in read_write storage (WGSL spec §6.2.8); naga does not
             // check it.
-            self.globals.last_mut().expect("pushed by global()").error =
-                Some("atomics are allowed only in `ReadWrite` storage".into());
+            self.errors.push(BuildError::Type {
+                message: format!(
+                    "binding `{name}`: atomics are allowed only in `ReadWrite` storage"
+                ),
+                site,
+            });
         }
         place
     }
@@ -311,21 +363,11 @@ impl KernelBuilder {
     /// `let name = value;`: evaluate once, here, and name the value (WGSL spec §7.4).
     #[track_caller]
     pub fn let_<T: Constructible>(&mut self, name: &str, value: impl IntoExp<T>) -> Exp<T> {
-        let site = CallSite::caller();
         let value = value.into_exp();
-        let id = self.id();
-        self.push(
-            Stmt::Let {
-                id,
-                name: name.to_string(),
-                value: value.node.clone(),
-            },
-            site,
-        );
-        Exp::from_node(Node {
-            kind: ExprKind::Bound(id),
-            ty: T::ty(),
-            site,
+        self.bind(CallSite::caller(), |id| Stmt::Let {
+            id,
+            name: name.to_string(),
+            value: value.node,
         })
     }
 
@@ -349,7 +391,7 @@ impl KernelBuilder {
         init: Option<Exp<T>>,
         site: CallSite,
     ) -> Var<T> {
-        let id = self.id();
+        let id = ValueId::fresh();
         self.push(
             Stmt::Var {
                 id,
@@ -368,9 +410,11 @@ impl KernelBuilder {
     pub fn store<T: Constructible>(&mut self, target: &impl Target<T>, value: impl IntoExp<T>) {
         let site = CallSite::caller();
         let value = value.into_exp();
+        let place = target.place_node();
+        self.check_place(&place, site);
         self.push(
             Stmt::Store {
-                place: target.place_node(),
+                place,
                 value: value.node,
             },
             site,
@@ -388,6 +432,7 @@ impl KernelBuilder {
         Place<T, A>: Target<T>,
     {
         let site = CallSite::caller();
+        self.check_place(&target.node, site);
         let old = Exp::<T>::from_kind(ExprKind::Load(target.node.clone()), site);
         let value = op(old);
         self.push(
@@ -447,19 +492,11 @@ impl KernelBuilder {
     /// iteration.
     #[track_caller]
     pub fn while_(&mut self, condition: impl IntoExp<bool>, body: impl FnOnce(&mut Self)) {
-        let site = CallSite::caller();
         let condition = condition.into_exp();
-        let body = self.block(|k| {
+        self.loop_(|k| {
             k.if_(condition.not(), |k| k.break_());
             body(k);
         });
-        self.push(
-            Stmt::Loop {
-                body,
-                continuing: Vec::new(),
-            },
-            site,
-        );
     }
 
     /// `for (var name = start; name < end; name += 1u) { body }` (WGSL spec §9.4.4).
@@ -611,8 +648,8 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, Args::Exps) -> Exp<R>,
     ) -> Function<Args, R> {
         let site = CallSite::caller();
-        let function_uid = fresh_id();
-        let (params, exps) = Args::params(param_names, function_uid, site);
+        let function_id = FunctionId::fresh();
+        let (params, exps) = Args::params(param_names, function_id, site);
         self.stack.push(FnCtx {
             blocks: vec![Vec::new()],
         });
@@ -621,14 +658,17 @@ impl KernelBuilder {
         let mut ctx = self.stack.pop().expect("pushed above");
         let body = ctx.blocks.pop().expect("one block");
         self.functions.push(FunctionDecl {
-            uid: function_uid,
+            id: function_id,
             name: name.to_string(),
             params,
             result: Some(R::ty()),
             body,
             site,
         });
-        Function::new(self.uid, self.functions.len() - 1)
+        Function::new(FunctionHandle {
+            builder: self.id,
+            index: self.functions.len() - 1,
+        })
     }
 
     /// Call a helper function; the result is evaluated here, once (a WGSL function call
@@ -640,25 +680,14 @@ impl KernelBuilder {
         args: Args::Exps,
     ) -> Exp<R> {
         let site = CallSite::caller();
-        let id = self.id();
-        self.push(
-            Stmt::Call {
-                result: Some(id),
-                // A function of another builder lowers to a BuildError, not to this builder's
-                // function with the same index.
-                function: if function.builder == self.uid {
-                    function.index
-                } else {
-                    usize::MAX
-                },
-                args: Args::nodes(args),
-            },
-            site,
-        );
-        Exp::from_node(Node {
-            kind: ExprKind::Bound(id),
-            ty: R::ty(),
-            site,
+        if function.handle.builder != self.id {
+            return self.invalid("a helper function of another KernelBuilder is called", site);
+        }
+        let args = Args::nodes(args);
+        self.bind(site, |result| Stmt::Call {
+            result,
+            function: function.handle,
+            args,
         })
     }
 

@@ -40,6 +40,7 @@ impl Access for ReadWrite {
 ///
 /// Reading it ([`Place::load`]) gives an [`Exp<T>`] evaluated where it is used; writing it
 /// ([`KernelBuilder::store`](crate::KernelBuilder::store)) needs `A = ReadWrite`.
+#[must_use = "a place does nothing until it is loaded or stored to"]
 pub struct Place<T, A = ReadWrite> {
     pub(crate) node: PlaceRef,
     _t: PhantomData<fn() -> (T, A)>,

@@ -1,6 +1,7 @@
 //! Statements recorded by the builder: what lowering turns into a `naga::Block`.
 
 use crate::exp::{NodeRef, PlaceRef};
+use crate::handle::{FunctionHandle, ValueId};
 use crate::site::CallSite;
 use crate::types::Ty;
 
@@ -8,13 +9,13 @@ use crate::types::Ty;
 pub(crate) enum Stmt {
     /// `let name = value;` bound to id.
     Let {
-        id: usize,
+        id: ValueId,
         name: String,
         value: NodeRef,
     },
     /// `var name: ty = init;`
     Var {
-        id: usize,
+        id: ValueId,
         name: String,
         ty: Ty,
         init: Option<NodeRef>,
@@ -37,12 +38,12 @@ pub(crate) enum Stmt {
     Return(Option<NodeRef>),
     Barrier(naga::Barrier),
     Call {
-        result: Option<usize>,
-        function: usize,
+        result: ValueId,
+        function: FunctionHandle,
         args: Vec<NodeRef>,
     },
     Atomic {
-        result: Option<usize>,
+        result: ValueId,
         place: PlaceRef,
         fun: AtomicOp,
         value: NodeRef,
@@ -50,7 +51,7 @@ pub(crate) enum Stmt {
         compare: Option<NodeRef>,
     },
     Subgroup {
-        result: usize,
+        result: ValueId,
         op: SubgroupOp,
         arg: NodeRef,
         /// The lane of `subgroupShuffle`.

@@ -4,6 +4,7 @@ use naga::{Block, Expression, Handle};
 
 use super::stmt::FnLower;
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceRef};
+use crate::handle::ValueId;
 use crate::shader::BuildError;
 use crate::site::CallSite;
 
@@ -31,7 +32,7 @@ impl FnLower<'_, '_> {
         }
     }
 
-    fn out_of_scope(&self, id: usize, declared: CallSite) -> BuildError {
+    fn out_of_scope(&self, id: ValueId, declared: CallSite) -> BuildError {
         BuildError::OutOfScope {
             name: self
                 .names
@@ -236,7 +237,7 @@ impl FnLower<'_, '_> {
                 };
             }
             ExprKind::Param { function, index } => {
-                if self.function_uid != Some(*function) {
+                if self.function != Some(*function) {
                     return Err(BuildError::OutOfScope {
                         name: format!("parameter {index} of another helper function"),
                         site: self.site,
@@ -266,8 +267,8 @@ impl FnLower<'_, '_> {
     ) -> Result<Handle<Expression>, BuildError> {
         let site = place.site;
         let e = match &place.kind {
-            PlaceKind::Global { builder, index } => match self.cx.globals.get(*index) {
-                Some(g) if *builder == self.cx.kernel.uid => Expression::GlobalVariable(*g),
+            PlaceKind::Global(g) => match self.cx.globals.get(g.index) {
+                Some(h) if g.builder == self.cx.kernel.id => Expression::GlobalVariable(*h),
                 _ => {
                     return Err(BuildError::Invalid {
                         message: format!(

@@ -85,12 +85,6 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
     let mut bindings = Vec::new();
     let mut workgroup_memory = 0u32;
     for g in &kernel.globals {
-        if let Some(message) = &g.error {
-            return Err(BuildError::Type {
-                message: format!("binding `{}`: {message}", g.name),
-                site: g.site,
-            });
-        }
         let ty = cx.ty(&g.ty, g.site)?;
         let (space, binding) = match g.kind {
             GlobalKind::Binding(kind, binding) => {

@@ -6,6 +6,7 @@ use naga::{Block, Expression, Handle, Statement};
 
 use super::ModuleCtx;
 use crate::exp::{BuiltinValue, Node};
+use crate::handle::{FunctionId, ValueId};
 use crate::kernel::FunctionDecl;
 use crate::kernel::stmt::{Stmt, SubgroupOp};
 use crate::shader::BuildError;
@@ -17,21 +18,21 @@ pub(crate) struct FnLower<'a, 'k> {
     pub func: naga::Function,
     pub emitter: naga::proc::Emitter,
     /// `let`s and statement results in scope: id -> (handle, declaration site).
-    pub bound: HashMap<usize, (Handle<Expression>, CallSite)>,
+    pub bound: HashMap<ValueId, (Handle<Expression>, CallSite)>,
     /// `var`s in scope.
-    pub locals: HashMap<usize, (Handle<naga::LocalVariable>, CallSite)>,
+    pub locals: HashMap<ValueId, (Handle<naga::LocalVariable>, CallSite)>,
     /// Names of everything declared so far, for messages.
-    pub names: HashMap<usize, String>,
+    pub names: HashMap<ValueId, String>,
     /// Ids declared in each open block, dropped from scope when it closes.
-    scopes: Vec<Vec<usize>>,
+    scopes: Vec<Vec<ValueId>>,
     /// Built-in arguments of the entry point; `None` in helper functions.
     pub builtins: Option<HashMap<BuiltinValue, u32>>,
     /// Nodes lowered in the current statement.
     pub cache: HashMap<*const Node, Handle<Expression>>,
     /// The statement being lowered.
     pub site: CallSite,
-    /// The unique id of the helper function being lowered; `None` for the entry point.
-    pub function_uid: Option<usize>,
+    /// The helper function being lowered; `None` for the entry point.
+    pub function: Option<FunctionId>,
     /// Depth of the expression being lowered, to bound recursion.
     pub depth: usize,
 }
@@ -53,7 +54,7 @@ pub(crate) fn lower_function(
     decl: &FunctionDecl,
 ) -> Result<naga::Function, BuildError> {
     let mut f = FnLower::new(cx, None, decl.site);
-    f.function_uid = Some(decl.uid);
+    f.function = Some(decl.id);
     f.func.name = Some(decl.name.clone());
     for (name, ty) in &decl.params {
         let ty = f.cx.ty(ty, decl.site)?;
@@ -89,7 +90,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
             builtins,
             cache: HashMap::new(),
             site,
-            function_uid: None,
+            function: None,
             depth: 0,
         }
     }
@@ -105,11 +106,17 @@ impl<'a, 'k> FnLower<'a, 'k> {
         block.push(stmt, span);
     }
 
-    fn declare(&mut self, id: usize, name: &str) {
+    fn declare(&mut self, id: ValueId, name: &str) {
         self.names.insert(id, name.to_string());
         if let Some(scope) = self.scopes.last_mut() {
             scope.push(id);
         }
+    }
+
+    /// The value `id` is the expression `h` from here to the end of its block.
+    fn bind(&mut self, id: ValueId, h: Handle<Expression>, site: CallSite, name: &str) {
+        self.bound.insert(id, (h, site));
+        self.declare(id, name);
     }
 
     fn block(&mut self, stmts: &[(Stmt, CallSite)]) -> Result<Block, BuildError> {
@@ -148,8 +155,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     .named_expressions
                     .entry(h)
                     .or_insert_with(|| name.clone());
-                self.bound.insert(*id, (h, site));
-                self.declare(*id, name);
+                self.bind(*id, h, site, name);
             }
             Stmt::Var { id, name, ty, init } => {
                 let ty = self.cx.ty(ty, site)?;
@@ -227,31 +233,29 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     .iter()
                     .map(|a| self.expr(a, block))
                     .collect::<Result<Vec<_>, _>>()?;
-                let Some(&function) = self.cx.functions.get(*function) else {
+                // The builder records calls of its own functions only, each defined before
+                // the body calling it (and lowered before it).
+                let Some(&function) = self.cx.functions.get(function.index) else {
                     return Err(BuildError::Invalid {
-                        message: "a helper function of another KernelBuilder is called".into(),
+                        message: "a helper function is called before it is defined".into(),
                         site,
                     });
                 };
                 block.extend(self.emitter.finish(&self.func.expressions));
                 let span = self.span(site);
-                let result_h = result.map(|_| {
-                    self.func
-                        .expressions
-                        .append(Expression::CallResult(function), span)
-                });
+                let h = self
+                    .func
+                    .expressions
+                    .append(Expression::CallResult(function), span);
                 block.push(
                     Statement::Call {
                         function,
                         arguments,
-                        result: result_h,
+                        result: Some(h),
                     },
                     span,
                 );
-                if let (Some(id), Some(h)) = (result, result_h) {
-                    self.bound.insert(*id, (h, site));
-                    self.declare(*id, "call result");
-                }
+                self.bind(*result, h, site, "call result");
             }
             Stmt::Atomic {
                 result,
@@ -285,28 +289,23 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 };
                 block.extend(self.emitter.finish(&self.func.expressions));
                 let span = self.span(site);
-                let result_h = result.map(|_| {
-                    self.func.expressions.append(
-                        Expression::AtomicResult {
-                            ty,
-                            comparison: compare.is_some(),
-                        },
-                        span,
-                    )
-                });
+                let h = self.func.expressions.append(
+                    Expression::AtomicResult {
+                        ty,
+                        comparison: compare.is_some(),
+                    },
+                    span,
+                );
                 block.push(
                     Statement::Atomic {
                         pointer,
                         fun: fun.naga(compare_h),
                         value,
-                        result: result_h,
+                        result: Some(h),
                     },
                     span,
                 );
-                if let (Some(id), Some(h)) = (result, result_h) {
-                    self.bound.insert(*id, (h, site));
-                    self.declare(*id, "atomic result");
-                }
+                self.bind(*result, h, site, "atomic result");
             }
             Stmt::Subgroup {
                 result,
@@ -354,8 +353,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     }
                 };
                 block.push(stmt, span);
-                self.bound.insert(*result, (result_h, site));
-                self.declare(*result, "subgroup result");
+                self.bind(*result, result_h, site, "subgroup result");
             }
         }
         Ok(())
