@@ -3,18 +3,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, TypedKernel};
 
-#[kernel(workgroup_size = 64)]
-fn axpy(
-    #[uniform] a: f32,
-    #[storage(read)] x: &[f32],
-    #[storage(read_write)] y: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-) {
-    let i = gid.x;
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
+include!("support/axpy.rs");
 
 fn run(
     gpu: &Gpu,
