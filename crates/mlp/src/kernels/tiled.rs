@@ -17,7 +17,7 @@
 //! and 2 x 2, and 300 ms with 16 x 16 and one output per invocation. The constants below are
 //! the only place to change for a GPU that wants more workgroups (16 x 16 tiles give 64).
 //!
-//! How each operand is read is a [`Operand`]: which buffer, the element index of `(row,
+//! How each operand is read is an `Operand`: which buffer, the element index of `(row,
 //! col)`, and which of the two is contiguous in memory (adjacent invocations then read
 //! adjacent addresses when loading a tile).
 

@@ -69,14 +69,18 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = parse_args(attr, &mut errs);
     check_signature(&f.sig, &mut errs);
     let (out, ctx_errs) = if args.helper.is_some() {
-        if let Some(w) = &args.workgroup_size {
-            errs.push(w.span(), "a helper function has no workgroup size");
-        }
-        if let Some(g) = &args.grid {
-            errs.push(g.span(), "a helper function has no grid");
-        }
-        if let Some(d) = &args.def {
-            errs.push(d.span(), "a helper function has no typed interface");
+        let kernel_only = [
+            (
+                args.workgroup_size.as_ref().map(|w| w.span()),
+                "a workgroup size",
+            ),
+            (args.grid.as_ref().map(|g| g.span()), "a grid"),
+            (args.def.as_ref().map(|d| d.span()), "a typed interface"),
+        ];
+        for (span, what) in kernel_only {
+            if let Some(span) = span {
+                errs.push(span, format!("a helper function has no {what}"));
+            }
         }
         expand_helper(&f)
     } else {
