@@ -154,6 +154,18 @@ literal!(half::f16, v, Lit::F16(v.to_bits()));
 
 // ---- comparisons, logic, select, conversions ----
 
+/// The comparison methods, one per `naga::BinaryOperator`: `self op rhs`, a `bool` (or a vector
+/// of them) of the operands' shape.
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
+            self.compare(naga::BinaryOperator::$op, rhs.into_exp())
+        }
+    )*};
+}
+
 impl<T: ScalarOrVector> Exp<T> {
     #[track_caller]
     fn compare(&self, op: naga::BinaryOperator, rhs: Exp<T>) -> Exp<T::Bool> {
@@ -162,35 +174,19 @@ impl<T: ScalarOrVector> Exp<T> {
             CallSite::caller(),
         )
     }
-    /// `self < rhs` (WGSL spec §8.8 "Comparison Expressions"); componentwise on vectors.
-    #[track_caller]
-    pub fn lt(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::Less, rhs.into_exp())
-    }
-    /// `self <= rhs` (WGSL spec §8.8).
-    #[track_caller]
-    pub fn le(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::LessEqual, rhs.into_exp())
-    }
-    /// `self > rhs` (WGSL spec §8.8).
-    #[track_caller]
-    pub fn gt(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::Greater, rhs.into_exp())
-    }
-    /// `self >= rhs` (WGSL spec §8.8).
-    #[track_caller]
-    pub fn ge(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::GreaterEqual, rhs.into_exp())
-    }
-    /// `self == rhs` (WGSL spec §8.8).
-    #[track_caller]
-    pub fn eq(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::Equal, rhs.into_exp())
-    }
-    /// `self != rhs` (WGSL spec §8.8).
-    #[track_caller]
-    pub fn ne(&self, rhs: impl IntoExp<T>) -> Exp<T::Bool> {
-        self.compare(naga::BinaryOperator::NotEqual, rhs.into_exp())
+    comparisons! {
+        /// `self < rhs` (WGSL spec §8.8 "Comparison Expressions"); componentwise on vectors.
+        lt => Less;
+        /// `self <= rhs` (WGSL spec §8.8).
+        le => LessEqual;
+        /// `self > rhs` (WGSL spec §8.8).
+        gt => Greater;
+        /// `self >= rhs` (WGSL spec §8.8).
+        ge => GreaterEqual;
+        /// `self == rhs` (WGSL spec §8.8).
+        eq => Equal;
+        /// `self != rhs` (WGSL spec §8.8).
+        ne => NotEqual;
     }
 
     /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.6); componentwise on vectors.
