@@ -166,6 +166,20 @@ macro_rules! comparisons {
     )*};
 }
 
+/// The conversion methods, one per scalar type: `S(self)`, componentwise on vectors.
+macro_rules! conversions {
+    ($($(#[$doc:meta])* $name:ident => $s:ty, $kind:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(&self) -> Exp<<T as Convert<$s>>::Output>
+        where
+            T: Convert<$s>,
+        {
+            self.convert(naga::ScalarKind::$kind)
+        }
+    )*};
+}
+
 impl<T: ScalarOrVector> Exp<T> {
     #[track_caller]
     fn compare(&self, op: naga::BinaryOperator, rhs: Exp<T>) -> Exp<T::Bool> {
@@ -189,38 +203,16 @@ impl<T: ScalarOrVector> Exp<T> {
         ne => NotEqual;
     }
 
-    /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.6); componentwise on vectors.
-    /// Float to integer conversions are saturating in WGSL.
-    #[track_caller]
-    pub fn to_f32(&self) -> Exp<<T as Convert<f32>>::Output>
-    where
-        T: Convert<f32>,
-    {
-        self.convert(naga::ScalarKind::Float)
-    }
-    /// Convert to `i32` (`i32(e)`, WGSL spec §17.1.2.7).
-    #[track_caller]
-    pub fn to_i32(&self) -> Exp<<T as Convert<i32>>::Output>
-    where
-        T: Convert<i32>,
-    {
-        self.convert(naga::ScalarKind::Sint)
-    }
-    /// Convert to `u32` (`u32(e)`, WGSL spec §17.1.2.8).
-    #[track_caller]
-    pub fn to_u32(&self) -> Exp<<T as Convert<u32>>::Output>
-    where
-        T: Convert<u32>,
-    {
-        self.convert(naga::ScalarKind::Uint)
-    }
-    /// Convert to `bool` (`bool(e)`: true when non-zero).
-    #[track_caller]
-    pub fn to_bool(&self) -> Exp<<T as Convert<bool>>::Output>
-    where
-        T: Convert<bool>,
-    {
-        self.convert(naga::ScalarKind::Bool)
+    conversions! {
+        /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.6); componentwise on vectors.
+        /// Float to integer conversions are saturating in WGSL.
+        to_f32 => f32, Float;
+        /// Convert to `i32` (`i32(e)`, WGSL spec §17.1.2.7).
+        to_i32 => i32, Sint;
+        /// Convert to `u32` (`u32(e)`, WGSL spec §17.1.2.8).
+        to_u32 => u32, Uint;
+        /// Convert to `bool` (`bool(e)`: true when non-zero).
+        to_bool => bool, Bool;
     }
 
     #[track_caller]
