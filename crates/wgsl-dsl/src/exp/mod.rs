@@ -275,29 +275,22 @@ macro_rules! bitcast_all {
 bitcast_all!(f32, i32, u32);
 
 impl Exp<bool> {
+    #[track_caller]
+    fn logical(&self, op: naga::BinaryOperator, rhs: Exp<bool>) -> Exp<bool> {
+        Exp::from_kind(
+            ExprKind::Binary(op, self.node.clone(), rhs.node),
+            CallSite::caller(),
+        )
+    }
     /// Short-circuiting `self && rhs` (WGSL spec §8.6 "Logical Expressions"). Scalar `bool` only.
     #[track_caller]
     pub fn and(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
-        Exp::from_kind(
-            ExprKind::Binary(
-                naga::BinaryOperator::LogicalAnd,
-                self.node.clone(),
-                rhs.into_exp().node,
-            ),
-            CallSite::caller(),
-        )
+        self.logical(naga::BinaryOperator::LogicalAnd, rhs.into_exp())
     }
     /// Short-circuiting `self || rhs` (WGSL spec §8.6). Scalar `bool` only.
     #[track_caller]
     pub fn or(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
-        Exp::from_kind(
-            ExprKind::Binary(
-                naga::BinaryOperator::LogicalOr,
-                self.node.clone(),
-                rhs.into_exp().node,
-            ),
-            CallSite::caller(),
-        )
+        self.logical(naga::BinaryOperator::LogicalOr, rhs.into_exp())
     }
     /// `!self` (WGSL spec §8.6).
     #[track_caller]
