@@ -274,6 +274,19 @@ macro_rules! bitcast_all {
 }
 bitcast_all!(f32, i32, u32);
 
+/// `select(reject, accept, condition)` (WGSL spec §17.3.2), for a scalar or vector condition.
+#[track_caller]
+fn select_node<T: WgslType>(condition: &NodeRef, accept: Exp<T>, reject: Exp<T>) -> Exp<T> {
+    Exp::from_kind(
+        ExprKind::Select {
+            condition: condition.clone(),
+            accept: accept.node,
+            reject: reject.node,
+        },
+        CallSite::caller(),
+    )
+}
+
 impl Exp<bool> {
     #[track_caller]
     fn logical(&self, op: naga::BinaryOperator, rhs: Exp<bool>) -> Exp<bool> {
@@ -308,14 +321,7 @@ impl Exp<bool> {
         accept: impl IntoExp<T>,
         reject: impl IntoExp<T>,
     ) -> Exp<T> {
-        Exp::from_kind(
-            ExprKind::Select {
-                condition: self.node.clone(),
-                accept: accept.into_exp().node,
-                reject: reject.into_exp().node,
-            },
-            CallSite::caller(),
-        )
+        select_node(&self.node, accept.into_exp(), reject.into_exp())
     }
 }
 
@@ -349,14 +355,7 @@ where
     where
         Vector<T, N>: WgslType,
     {
-        Exp::from_kind(
-            ExprKind::Select {
-                condition: self.node.clone(),
-                accept: accept.into_exp().node,
-                reject: reject.into_exp().node,
-            },
-            CallSite::caller(),
-        )
+        select_node(&self.node, accept.into_exp(), reject.into_exp())
     }
 }
 
