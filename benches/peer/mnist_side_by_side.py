@@ -146,6 +146,8 @@ def main():
                    help="start every Python peer at once, time them one at a time")
     p.add_argument("--timeout", type=float, default=300)
     a = p.parse_args()
+    # JAX preallocates 75% of the GPU per process: peers prepared together would run out.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     settings = a.settings.split(",")
     peers = a.peers.split(",")
     if a.baseline:
