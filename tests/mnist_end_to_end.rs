@@ -50,6 +50,7 @@ fn two_epochs_on_a_subset_then_reload() {
         batch_size: 16,
         seed: 0,
         steps_per_chunk: 50,
+        pipeline: true,
         save: Some(path.clone()),
     };
     let mut events = Vec::new();
@@ -120,6 +121,7 @@ fn resume_continues_exactly() {
         batch_size: 32,
         seed: 5,
         steps_per_chunk: 4,
+        pipeline: true,
         save: None,
     };
     let straight = train(&gpu, &data, fresh(adam(1e-3)), &settings(2), &mut ()).unwrap();
@@ -137,6 +139,69 @@ fn resume_continues_exactly() {
     assert_eq!(a.history.len(), b.history.len());
     assert_eq!(a.history[1].train_loss, b.history[1].train_loss);
     assert_eq!(straight.test_accuracy, second.test_accuracy);
+}
+
+/// Pipelined chunks (chunk n + 1 recorded and submitted before the losses of chunk n are read)
+/// train exactly as chunks waited for one by one: the same per-chunk losses, reported in the same
+/// order, and the same parameters and optimizer state, bit for bit; for SGD with momentum and
+/// for Adam, over an epoch boundary, with a short last chunk.
+#[test]
+fn pipelined_chunks_train_exactly_as_serial_ones() {
+    let gpu = Gpu::new().expect("a GPU or software adapter");
+    let data = mnist(150, 20);
+    let sgd = OptimizerConfig::Sgd {
+        lr: 0.05,
+        momentum: 0.9,
+        weight_decay: 0.0,
+    };
+    for optimizer in [sgd, adam(1e-3)] {
+        let run = |pipeline| {
+            let settings = TrainSettings {
+                epochs: 2,
+                batch_size: 16,
+                seed: 3,
+                steps_per_chunk: 4,
+                pipeline,
+                save: None,
+            };
+            let mut chunks = Vec::new();
+            let mut observer = |e: &Event<'_>| {
+                if let Event::Chunk(c) = e {
+                    chunks.push((
+                        c.epoch,
+                        c.steps.clone(),
+                        c.steps_done,
+                        c.samples_done,
+                        c.mean_loss.to_bits(),
+                    ));
+                }
+            };
+            let start = fresh(optimizer.clone());
+            let out = train(&gpu, &data, start, &settings, &mut observer).unwrap();
+            (chunks, out.checkpoint)
+        };
+        let (serial_chunks, serial) = run(false);
+        let (piped_chunks, piped) = run(true);
+        // 150 samples in batches of 16: 10 steps per epoch (the last of 6), chunks of 4, 4, 2.
+        assert_eq!(serial_chunks.len(), 6);
+        assert_eq!(serial_chunks[2].1, 8..10);
+        assert_eq!(serial_chunks[2].3, 150);
+        assert_eq!(piped_chunks, serial_chunks, "{optimizer:?}");
+        let bits = |c: &Checkpoint| -> Vec<u32> {
+            c.params.flatten().iter().map(|x| x.to_bits()).collect()
+        };
+        assert_eq!(bits(&piped), bits(&serial), "{optimizer:?}");
+        let slot_bits = |c: &Checkpoint| -> Vec<u32> {
+            let slots = c.optimizer_state.slots.iter().flatten();
+            slots.map(|x| x.to_bits()).collect()
+        };
+        assert_eq!(slot_bits(&piped), slot_bits(&serial), "{optimizer:?}");
+        assert_eq!(piped.optimizer_state.step, serial.optimizer_state.step);
+        for (a, b) in piped.history.iter().zip(&serial.history) {
+            assert_eq!(a.train_loss.to_bits(), b.train_loss.to_bits());
+            assert_eq!(a.test_accuracy, b.test_accuracy);
+        }
+    }
 }
 
 /// Checkpoints written before the serde metadata (commit 82f9de3; see
@@ -159,6 +224,7 @@ fn old_checkpoints_resume_as_they_did() {
             batch_size: old.batch_size,
             seed: old.seed,
             steps_per_chunk: 40,
+            pipeline: true,
             save: None,
         };
         let now = train(

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder, TypedKernel};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, PendingRead, Recorder, TypedKernel};
 
 use crate::config::MlpConfig;
 use crate::error::MlpError;
@@ -127,6 +127,26 @@ struct Workspace {
 struct Tensors {
     params: GpuBuffer<f32>,
     grads: GpuBuffer<f32>,
+}
+
+/// Losses on their way back from the GPU: [`GpuMlp::read_losses_async`].
+#[derive(Debug)]
+#[must_use = "the losses are collected with `wait`"]
+pub struct PendingLosses {
+    read: PendingRead<f32>,
+    count: usize,
+}
+
+impl PendingLosses {
+    /// Waits for the copy (not for work submitted after it) and returns the losses.
+    ///
+    /// # Errors
+    /// Device errors (lost, timeout, mapping).
+    pub fn wait(self, gpu: &Gpu) -> Result<Vec<f32>, MlpError> {
+        let mut v = self.read.wait(gpu)?;
+        v.truncate(self.count);
+        Ok(v)
+    }
 }
 
 /// The MLP on a [`Gpu`]: see the [module docs](self).
@@ -503,17 +523,30 @@ impl GpuMlp {
     /// GPU).
     ///
     /// # Errors
-    /// [`MlpError::InvalidArgument`] if `count` exceeds the loss history; device errors.
+    /// As [`GpuMlp::read_losses_async`]; device errors.
     pub fn read_losses(&self, gpu: &Gpu, count: usize) -> Result<Vec<f32>, MlpError> {
+        self.read_losses_async(gpu, count)?.wait(gpu)
+    }
+
+    /// Queue the read-back of the mean losses of the first `count` steps of the last submitted
+    /// chunk, without waiting: the copy is ordered after that chunk and before anything
+    /// submitted later, so the next chunk may be recorded, submitted (it overwrites the loss
+    /// history on the GPU, after the copy) and run while [`PendingLosses::wait`] waits for this
+    /// one only.
+    ///
+    /// # Errors
+    /// [`MlpError::InvalidArgument`] if `count` exceeds the loss history; device errors.
+    pub fn read_losses_async(&self, gpu: &Gpu, count: usize) -> Result<PendingLosses, MlpError> {
         if count > self.loss_history.len() {
             return Err(invalid(format!(
                 "{count} losses asked, the history holds {}",
                 self.loss_history.len()
             )));
         }
-        let mut v = self.loss_history.read(gpu)?;
-        v.truncate(count);
-        Ok(v)
+        Ok(PendingLosses {
+            read: self.loss_history.read_async(gpu)?,
+            count,
+        })
     }
 
     /// The parameters, read back from the GPU.

@@ -53,6 +53,7 @@ mod error;
 mod gpu;
 mod pipeline;
 mod profile;
+mod readback;
 mod recorder;
 mod typed;
 
@@ -64,6 +65,7 @@ pub use gpu::{BindGroupStats, Gpu, GpuOptions};
 pub(crate) use pipeline::{BindingLayout, binding_layouts};
 pub use pipeline::{Kernel, ceil_div};
 pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
+pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
 pub use wgpu;

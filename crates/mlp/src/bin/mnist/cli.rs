@@ -101,6 +101,10 @@ pub struct TrainArgs {
     #[arg(long, value_name = "N", default_value_t = defaults::STEPS_PER_CHUNK,
           value_parser = positive_usize)]
     pub steps_per_chunk: usize,
+    /// Wait for each chunk's losses before recording the next (by default the host records
+    /// chunk n + 1 while the GPU runs chunk n; the results are the same, only the time differs).
+    #[arg(long)]
+    pub no_pipeline: bool,
     /// Before training, profile --steps-per-chunk training steps on the GPU and print where
     /// the time goes: per kernel, dispatches per step, GPU time, share of the step, and the
     /// host's recording time.

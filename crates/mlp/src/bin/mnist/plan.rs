@@ -238,6 +238,7 @@ impl TrainPlan {
                 batch_size,
                 seed,
                 steps_per_chunk: args.steps_per_chunk,
+                pipeline: !args.no_pipeline,
                 save: args.save,
             },
             plot: args.plot,
@@ -358,6 +359,8 @@ mod tests {
         assert_eq!(p.settings.batch_size, defaults::BATCH_SIZE);
         assert_eq!(p.settings.seed, defaults::SEED);
         assert_eq!(p.settings.steps_per_chunk, defaults::STEPS_PER_CHUNK);
+        assert!(p.settings.pipeline);
+        assert!(!plan(&["--no-pipeline"]).unwrap().settings.pipeline);
         match p.model {
             ModelPlan::Fresh { hidden, optimizer } => {
                 assert_eq!(hidden, defaults::HIDDEN);

@@ -1,0 +1,147 @@
+//! [`PendingRead`]: a read-back that has been queued and is waited for later, so the host can
+//! record and submit more work while the GPU finishes what came before the copy.
+
+use std::marker::PhantomData;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+
+use super::buffer::GpuBuffer;
+use super::error::{DeviceError, DispatchError};
+use super::gpu::Gpu;
+use crate::types::WgslType;
+
+/// A copy of a buffer's contents on its way to the host: made by [`GpuBuffer::read_async`],
+/// collected by [`PendingRead::wait`]. The copy is ordered after all work submitted before
+/// `read_async` and before all work submitted after it, so waiting for it does not wait for
+/// later submissions: the GPU keeps running them.
+///
+/// Dropping a `PendingRead` discards the copy.
+#[must_use = "a read-back is collected with `wait`"]
+pub struct PendingRead<T> {
+    staging: wgpu::Buffer,
+    index: wgpu::SubmissionIndex,
+    mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
+    bytes: usize,
+    gpu_id: u64,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for PendingRead<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingRead")
+            .field("elem", &std::any::type_name::<T>())
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Pod + WgslType> GpuBuffer<T> {
+    /// Queue a copy of the contents to the host without waiting: a copy into a new staging
+    /// buffer, submitted now, and `map_async` on it. Collect it with [`PendingRead::wait`].
+    ///
+    /// # Errors
+    /// [`DeviceError::WrongDevice`], [`DeviceError::Lost`], [`DeviceError::Map`] when wgpu
+    /// rejects the copy.
+    pub fn read_async(&self, gpu: &Gpu) -> Result<PendingRead<T>, DeviceError> {
+        let (gpu_id, _) = self.ids();
+        if gpu.id != gpu_id {
+            return Err(DeviceError::WrongDevice);
+        }
+        let size = self.raw().size();
+        let submitted = gpu.scoped(|| {
+            let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgsl-dsl read-back"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(self.raw(), 0, &staging, 0, size);
+            let index = gpu.queue.submit([encoder.finish()]);
+            let (tx, mapped) = std::sync::mpsc::channel();
+            staging.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send(r);
+            });
+            (staging, index, mapped)
+        });
+        let (staging, index, mapped) = submitted.map_err(|e| match e {
+            DispatchError::Device(d) => d,
+            other => DeviceError::Map(other.to_string()),
+        })?;
+        Ok(PendingRead {
+            staging,
+            index,
+            mapped,
+            bytes: self.byte_len() as usize,
+            gpu_id,
+            _elem: PhantomData,
+        })
+    }
+}
+
+impl<T: Pod + WgslType> PendingRead<T> {
+    /// Block until the copy has landed (not later submissions), then return the contents. Gives
+    /// up after the [`Gpu`]'s read-back timeout.
+    ///
+    /// # Errors
+    /// [`DeviceError::WrongDevice`] for another `gpu` than the buffer's,
+    /// [`DeviceError::Lost`], [`DeviceError::Timeout`], [`DeviceError::Map`].
+    pub fn wait(self, gpu: &Gpu) -> Result<Vec<T>, DeviceError> {
+        if gpu.id != self.gpu_id {
+            return Err(DeviceError::WrongDevice);
+        }
+        await_mapping(gpu, &self.mapped, self.index.clone())?;
+        let out = {
+            let view = self
+                .staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| DeviceError::Map(e.to_string()))?;
+            bytemuck::pod_collect_to_vec(&view[..self.bytes])
+        };
+        self.staging.unmap();
+        Ok(out)
+    }
+}
+
+/// Block until the submission `index` is done and the mapping whose outcome `rx` receives has
+/// completed, within the [`Gpu`]'s read-back timeout.
+///
+/// Safe under concurrent use of one `Gpu`: wgpu runs a map callback on whichever thread's poll
+/// collects it, possibly after this thread's own poll has returned, so the callback is awaited on
+/// its channel (polling again meanwhile), not assumed to have run (issue 12, 4th class).
+fn await_mapping(
+    gpu: &Gpu,
+    rx: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+    index: wgpu::SubmissionIndex,
+) -> Result<(), DeviceError> {
+    let start = Instant::now();
+    gpu.wait_for(Some(index))?;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(1)) {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => {
+                gpu.check_lost()?;
+                return Err(DeviceError::Map(e.to_string()));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                gpu.check_lost()?;
+                return Err(DeviceError::Map(
+                    "the map callback was dropped without running".into(),
+                ));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let waited = start.elapsed();
+                if waited >= gpu.readback_timeout {
+                    return Err(DeviceError::Timeout { waited });
+                }
+                gpu.check_lost()?;
+                gpu.device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| DeviceError::Map(e.to_string()))?;
+            }
+        }
+    }
+}
