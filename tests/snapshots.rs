@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
+use wgsl_dsl::TargetLimits;
 
 fn snapshot_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("snapshots")
@@ -38,14 +39,18 @@ fn assert_snapshot(suite: &str, name: &str, wgsl: &str) {
     });
 }
 
-/// The `(suite, kernel)` pairs pinned by this file.
-fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder)> {
+/// The `(suite, kernel)` pairs pinned by this file, each with the target it is built for.
+fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder, TargetLimits)> {
     let mut v = Vec::new();
+    let default = TargetLimits::default();
     for e in wgsl_dsl_workspace_tests::examples::all() {
-        v.push(("examples", e.name.to_string(), (e.build)()));
+        v.push(("examples", e.name.to_string(), (e.build)(), default));
     }
     for k in mlp::kernels::all() {
-        v.push(("mlp", k.name().to_string(), k));
+        v.push(("mlp", k.name().to_string(), k, default));
+    }
+    for (k, target) in wgsl_gemm::snapshot_kernels() {
+        v.push(("gemm", k.name().to_string(), k, target));
     }
     v
 }
@@ -53,8 +58,10 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder)> {
 #[test]
 fn every_kernel_matches_its_snapshot_and_reparses() {
     let mut failures = Vec::new();
-    for (suite, name, k) in registry() {
-        let shader = k.build().unwrap_or_else(|e| panic!("{suite}/{name}: {e}"));
+    for (suite, name, k, target) in registry() {
+        let shader = k
+            .build_for(&target)
+            .unwrap_or_else(|e| panic!("{suite}/{name}: {e}"));
         assert_eq!(
             shader.signature.name, name,
             "kernel name and registry name differ"
@@ -79,7 +86,7 @@ fn at_least_fifteen_example_kernels() {
 fn no_unreferenced_snapshots() {
     let expected: BTreeSet<String> = registry()
         .into_iter()
-        .map(|(suite, name, _)| format!("{suite}@{name}.snap"))
+        .map(|(suite, name, _, _)| format!("{suite}@{name}.snap"))
         .collect();
     let mut unreferenced = Vec::new();
     for entry in std::fs::read_dir(snapshot_dir()).expect("snapshots/ exists") {
@@ -89,7 +96,9 @@ fn no_unreferenced_snapshots() {
             .to_string_lossy()
             .into_owned();
         // The macros@ suite is checked by the macros crate's own tests.
-        let ours = file.starts_with("examples@") || file.starts_with("mlp@");
+        let ours = ["examples@", "mlp@", "gemm@"]
+            .iter()
+            .any(|suite| file.starts_with(suite));
         if ours && file.ends_with(".snap") && !expected.contains(&file) {
             unreferenced.push(file);
         }

@@ -76,6 +76,7 @@ macro_rules! __with_runtime {
 /// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
 pub mod prelude {
     pub use crate::exp::builtins::*;
+    pub use crate::exp::coop::coop_multiply_add;
     pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};
     pub use crate::exp::{Exp, IntoExp, lit};
     pub use crate::kernel::{
@@ -85,8 +86,8 @@ pub mod prelude {
     };
     pub use crate::shader::{BuildError, Shader};
     pub use crate::types::{
-        Array, Atomic, Mat, Mat2x2, Mat3x3, Mat4x4, RuntimeArray, Vec2, Vec3, Vec4, Vector,
-        WgslStruct, WgslType,
+        Accumulator, Array, Atomic, CoopLayout, CoopMat, Mat, Mat2x2, Mat3x3, Mat4x4, MatrixA,
+        MatrixB, RuntimeArray, SizedArray, Vec2, Vec3, Vec4, Vector, WgslStruct, WgslType,
     };
     pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 }

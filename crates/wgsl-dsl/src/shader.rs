@@ -31,7 +31,9 @@ impl Shader {
 }
 
 /// Limits a kernel is built against. The defaults are WebGPU's default limits
-/// (`maxComputeInvocationsPerWorkgroup` = 256, sizes 256 x 256 x 64, 16 KiB workgroup storage).
+/// (`maxComputeInvocationsPerWorkgroup` = 256, sizes 256 x 256 x 64, 16 KiB workgroup storage)
+/// and every capability the DSL can express (subgroups, f16, cooperative matrices): a
+/// device's own target is [`Gpu::target_limits`](crate::runtime::Gpu::target_limits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TargetLimits {
     /// Most invocations in one workgroup.
@@ -40,7 +42,7 @@ pub struct TargetLimits {
     pub max_workgroup_size: [u32; 3],
     /// Most bytes of `var<workgroup>` memory.
     pub max_workgroup_storage_size: u32,
-    /// Capabilities beyond portable WGSL the target has (subgroups, f16).
+    /// Capabilities beyond portable WGSL the target has (subgroups, f16, cooperative matrices).
     pub capabilities: Capabilities,
 }
 
@@ -52,7 +54,8 @@ impl Default for TargetLimits {
             max_workgroup_storage_size: 16384,
             capabilities: Capabilities::SUBGROUP
                 | Capabilities::SUBGROUP_BARRIER
-                | Capabilities::SHADER_FLOAT16,
+                | Capabilities::SHADER_FLOAT16
+                | Capabilities::COOPERATIVE_MATRIX,
         }
     }
 }
@@ -133,7 +136,10 @@ pub enum BuildError {
         limit: u32,
     },
     /// The kernel needs a capability the target lacks.
-    #[error("kernel `{kernel}` needs {needed:?}, which the target does not support")]
+    #[error(
+        "kernel `{kernel}` needs {needed:?}, which the target does not support{}",
+        capability_hint(*needed)
+    )]
     MissingCapability {
         /// The kernel.
         kernel: String,
@@ -353,6 +359,17 @@ impl std::fmt::Display for NonUniformControlFlow {
             Some(b) => write!(f, "the control flow at {b} depends on {value}"),
             None => write!(f, "its control flow depends on {value}"),
         }
+    }
+}
+
+/// What to do about missing capabilities, for messages.
+pub(crate) fn capability_hint(needed: Capabilities) -> &'static str {
+    if needed.contains(Capabilities::COOPERATIVE_MATRIX) {
+        " (cooperative matrices need an adapter with wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX, such as \
+         NVIDIA GPUs through Vulkan, opened with `GpuOptions::cooperative_matrix`; Mesa's lavapipe \
+         has none)"
+    } else {
+        ""
     }
 }
 

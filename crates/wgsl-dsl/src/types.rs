@@ -14,10 +14,19 @@
 //! | [`Mat<C, R>`] ([`Mat2x2`] ... [`Mat4x4`]) | `matCxR<f32>` (C columns, R rows) |
 //! | [`Array<T, N>`] | `array<T, N>` |
 //! | [`RuntimeArray<T>`] | `array<T>` (storage buffers only) |
+//! | [`SizedArray<T>`] | `array<T, N>`, `N` given when the kernel is built (workgroup tiles) |
 //! | [`Atomic<T>`] | `atomic<T>`, `T` is `i32` or `u32` |
 //! | `#[derive(WgslStruct)]` | `struct` |
+//! | [`CoopMat<T, R, C, Role>`](CoopMat) | `coop_matCxR<T, role>` (extension `wgpu_cooperative_matrix`, see [`coop`]) |
+
+pub mod coop;
 
 use std::marker::PhantomData;
+
+pub use coop::{
+    Accumulator, CoopDim, CoopElement, CoopLayout, CoopMat, CoopRole, CoopScalar, CoopShape,
+    MatrixA, MatrixB, MultiplyAddShape, Role, Shape,
+};
 
 /// The scalar types WGSL knows (WGSL spec §6.2 "Plain Types").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +92,17 @@ pub enum Ty {
     },
     /// `atomic<T>`.
     Atomic(ScalarTy),
+    /// `coop_matCxR<T, role>`: a cooperative matrix of `rows x columns` (8 or 16 each).
+    CoopMatrix {
+        /// Number of rows.
+        rows: u8,
+        /// Number of columns.
+        columns: u8,
+        /// Element type (`f16` or `f32`).
+        scalar: ScalarTy,
+        /// Its role in `A * B + C`.
+        role: CoopRole,
+    },
     /// A struct: its WGSL name and its members in declaration order.
     Struct {
         /// The struct's WGSL name.
@@ -106,6 +126,16 @@ impl Ty {
             Ty::Array { elem, len: Some(n) } => format!("array<{}, {n}>", elem.wgsl_name()),
             Ty::Array { elem, len: None } => format!("array<{}>", elem.wgsl_name()),
             Ty::Atomic(s) => format!("atomic<{}>", s.wgsl_name()),
+            Ty::CoopMatrix {
+                rows,
+                columns,
+                scalar,
+                role,
+            } => format!(
+                "coop_mat{columns}x{rows}<{}, {}>",
+                scalar.wgsl_name(),
+                role.wgsl_name()
+            ),
             Ty::Struct { name, .. } => name.to_string(),
         }
     }
@@ -114,10 +144,32 @@ impl Ty {
     pub fn uses_f16(&self) -> bool {
         match self {
             Ty::Scalar(s) | Ty::Vector(_, s) | Ty::Atomic(s) => *s == ScalarTy::F16,
-            Ty::Matrix { scalar, .. } => *scalar == ScalarTy::F16,
+            Ty::Matrix { scalar, .. } | Ty::CoopMatrix { scalar, .. } => *scalar == ScalarTy::F16,
             Ty::Array { elem, .. } => elem.uses_f16(),
             Ty::Struct { members, .. } => members.iter().any(|(_, t)| t.uses_f16()),
         }
+    }
+
+    /// True if this type is, or contains, a cooperative matrix.
+    pub fn uses_cooperative_matrix(&self) -> bool {
+        match self {
+            Ty::CoopMatrix { .. } => true,
+            Ty::Array { elem, .. } => elem.uses_cooperative_matrix(),
+            Ty::Struct { members, .. } => members.iter().any(|(_, t)| t.uses_cooperative_matrix()),
+            _ => false,
+        }
+    }
+
+    /// The naga capabilities values of this type need (`SHADER_FLOAT16`, `COOPERATIVE_MATRIX`).
+    pub fn capabilities(&self) -> naga::valid::Capabilities {
+        let mut caps = naga::valid::Capabilities::empty();
+        if self.uses_f16() {
+            caps |= naga::valid::Capabilities::SHADER_FLOAT16;
+        }
+        if self.uses_cooperative_matrix() {
+            caps |= naga::valid::Capabilities::COOPERATIVE_MATRIX;
+        }
+        caps
     }
 }
 
@@ -359,6 +411,21 @@ impl<T: WgslType> WgslType for RuntimeArray<T> {
     }
 }
 
+/// `array<T, N>` whose length `N` is a value given when the kernel is built (a tile size chosen
+/// for a problem shape) rather than a Rust constant. Declared with
+/// [`KernelBuilder::workgroup_array`](crate::KernelBuilder::workgroup_array), which records
+/// the length; [`WgslType::ty`] of this marker knows no length and describes it as `array<T>`.
+#[derive(Debug)]
+pub struct SizedArray<T>(PhantomData<T>);
+impl<T: WgslType> WgslType for SizedArray<T> {
+    fn ty() -> Ty {
+        Ty::Array {
+            elem: Box::new(T::ty()),
+            len: None,
+        }
+    }
+}
+
 /// Types that can be indexed with `[i]`: arrays and vectors. `Elem` is the element type.
 pub trait Indexable: WgslType {
     /// Element type.
@@ -368,6 +435,9 @@ impl<T: WgslType, const N: usize> Indexable for Array<T, N> {
     type Elem = T;
 }
 impl<T: WgslType> Indexable for RuntimeArray<T> {
+    type Elem = T;
+}
+impl<T: WgslType> Indexable for SizedArray<T> {
     type Elem = T;
 }
 impl<T: Scalar, const N: usize> Indexable for Vector<T, N>

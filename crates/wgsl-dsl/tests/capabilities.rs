@@ -163,3 +163,114 @@ fn f16_arithmetic_on_the_gpu() {
         assert_eq!(g.to_bits(), want.to_bits(), "element {i}: {g} != {want}");
     }
 }
+
+/// `c = a b + c0` for one 16x16x16 product on the tensor cores: `a` row-major, `b`
+/// column-major (so it reads `b^T` stored row-major), `c` row-major, one subgroup.
+fn one_product() -> KernelBuilder {
+    type F16 = half::f16;
+    let mut k = KernelBuilder::new("one_product", [32, 1, 1]);
+    let a = k.storage::<RuntimeArray<F16>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<F16>, ReadOnly>("b");
+    let c = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
+    let x: Exp<CoopMat<F16, 16, 16, MatrixA>> =
+        k.let_("x", a.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+    let y: Exp<CoopMat<F16, 16, 16, MatrixB>> =
+        k.let_("y", b.at(0u32).coop_load(16u32, CoopLayout::ColumnMajor));
+    let c0: Exp<CoopMat<f32, 16, 16, Accumulator>> =
+        k.let_("c0", c.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+    let d = k.let_("d", coop_multiply_add(&x, &y, &c0));
+    k.coop_store(&d, &c.at(0u32), 16u32, CoopLayout::RowMajor);
+    k
+}
+
+#[test]
+fn cooperative_matrix_kernels_declare_the_capability_and_their_shapes() {
+    let shader = one_product()
+        .build()
+        .expect("builds for the default target");
+    assert!(
+        shader
+            .signature
+            .capabilities
+            .contains(naga::valid::Capabilities::COOPERATIVE_MATRIX)
+    );
+    assert_eq!(
+        shader.signature.cooperative_shapes,
+        vec![wgsl_dsl::types::CoopShape {
+            m: 16,
+            n: 16,
+            k: 16,
+            input: wgsl_dsl::types::ScalarTy::F16,
+            accumulator: wgsl_dsl::types::ScalarTy::F32,
+        }]
+    );
+    assert!(shader.wgsl.contains("enable wgpu_cooperative_matrix;"));
+    assert!(
+        shader.wgsl.contains("coopLoadT<coop_mat16x16<f16,A>>"),
+        "{}",
+        shader.wgsl
+    );
+    assert!(
+        shader.wgsl.contains("coopLoad<coop_mat16x16<f16,B>>"),
+        "{}",
+        shader.wgsl
+    );
+    assert!(shader.wgsl.contains("coopStoreT(d, "), "{}", shader.wgsl);
+    let portable = TargetLimits {
+        capabilities: naga::valid::Capabilities::SUBGROUP
+            | naga::valid::Capabilities::SHADER_FLOAT16,
+        ..TargetLimits::default()
+    };
+    let err = one_product().build_for(&portable).unwrap_err();
+    assert!(
+        matches!(err, BuildError::MissingCapability { needed, .. } if needed == naga::valid::Capabilities::COOPERATIVE_MATRIX),
+        "{err}"
+    );
+}
+
+#[test]
+fn cooperative_matrix_product_on_the_gpu_or_a_clear_refusal() {
+    use wgsl_dsl::runtime::{DispatchError, GpuOptions};
+    let gpu = Gpu::with_options(&GpuOptions {
+        cooperative_matrix: true,
+        ..GpuOptions::from_env()
+    })
+    .expect("a GPU adapter (CI installs lavapipe)");
+    let shader = one_product().build().expect("builds");
+    let kernel = match gpu.compile(&shader) {
+        Err(e @ DispatchError::MissingCapability { .. }) => {
+            // lavapipe: no cooperative matrices. The message says what is missing and why.
+            let message = e.to_string();
+            assert!(message.contains("COOPERATIVE_MATRIX"), "{message}");
+            assert!(message.contains("lavapipe"), "{message}");
+            return;
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(k) => k,
+    };
+    // Spec: d[i][j] = c0[i][j] + sum_p a[i][p] b[j][p] (b read column-major: element (p, j)
+    // at b[j * 16 + p]), in f64 from the f16 values.
+    let a: Vec<half::f16> = (0..256)
+        .map(|i| half::f16::from_f32(((i * 37 % 29) as f32 - 14.0) / 8.0))
+        .collect();
+    let b: Vec<half::f16> = (0..256)
+        .map(|i| half::f16::from_f32(((i * 11 % 23) as f32 - 11.0) / 4.0))
+        .collect();
+    let c0: Vec<f32> = (0..256).map(|i| (i % 7) as f32 - 3.0).collect();
+    let ab = GpuBuffer::from_slice(&gpu, &a).expect("upload");
+    let bb = GpuBuffer::from_slice(&gpu, &b).expect("upload");
+    let cb = GpuBuffer::from_slice(&gpu, &c0).expect("upload");
+    gpu.dispatch(&kernel, &[&ab, &bb, &cb], [1, 1, 1])
+        .expect("dispatch");
+    let got = cb.read(&gpu).expect("read");
+    for i in 0..16 {
+        for j in 0..16 {
+            let want: f64 = f64::from(c0[i * 16 + j])
+                + (0..16)
+                    .map(|p| f64::from(a[i * 16 + p].to_f32()) * f64::from(b[j * 16 + p].to_f32()))
+                    .sum::<f64>();
+            // Every product and partial sum here is a multiple of 1/32 below 2^11: exact in f32.
+            assert_eq!(f64::from(got[i * 16 + j]), want, "d[{i}][{j}]");
+        }
+    }
+}

@@ -19,6 +19,7 @@
 //! `PartialOrd` must return a Rust `bool`. Built-in functions are in [`builtins`].
 
 pub mod builtins;
+pub mod coop;
 pub(crate) mod node;
 mod ops;
 pub mod vector;
@@ -215,6 +216,24 @@ impl<T: ScalarOrVector> Exp<T> {
         to_bool => bool, Bool;
     }
 
+    /// Convert to `f16` (`f16(e)`, WGSL spec §17.1.2.5; needs `enable f16;`): rounds to the
+    /// nearest `f16`; componentwise on vectors.
+    #[cfg(feature = "f16")]
+    #[track_caller]
+    pub fn to_f16(&self) -> Exp<<T as Convert<half::f16>>::Output>
+    where
+        T: Convert<half::f16>,
+    {
+        Exp::from_kind(
+            ExprKind::As {
+                value: self.node.clone(),
+                kind: naga::ScalarKind::Float,
+                convert: Some(2),
+            },
+            CallSite::caller(),
+        )
+    }
+
     #[track_caller]
     fn convert<U: WgslType>(&self, kind: naga::ScalarKind) -> Exp<U> {
         let width = if kind == naga::ScalarKind::Bool { 1 } else { 4 };
@@ -259,6 +278,8 @@ macro_rules! convert_all {
     )*};
 }
 convert_all!(f32, i32, u32, bool);
+#[cfg(feature = "f16")]
+convert_all!(half::f16);
 
 /// `bitcast<U>(T)` is allowed: 32-bit numeric scalars or vectors of the same size.
 pub trait Bitcast<U> {}

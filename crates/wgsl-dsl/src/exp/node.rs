@@ -112,6 +112,15 @@ pub enum ExprKind {
         index: u32,
     },
     ZeroValue,
+    /// `coopLoad`/`coopLoadT`: a cooperative matrix (the node's type) read from `place`, a
+    /// pointer to its first element, rows or columns `stride` elements apart.
+    CoopLoad {
+        place: PlaceRef,
+        stride: NodeRef,
+        row_major: bool,
+    },
+    /// `coopMultiplyAdd(a, b, c)`: `a * b + c`.
+    CoopMultiplyAdd(NodeRef, NodeRef, NodeRef),
     /// An error recorded at construction time, reported when the kernel is built.
     Invalid(String),
 }

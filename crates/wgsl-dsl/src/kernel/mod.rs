@@ -24,6 +24,7 @@
 //! Expressions that do not mention such a `let` may be used anywhere.
 
 mod collective;
+mod coop;
 mod function;
 mod place;
 pub(crate) mod stmt;
@@ -87,8 +88,12 @@ pub struct KernelSignature {
     pub bindings: Vec<BindingDesc>,
     /// Bytes of workgroup memory the kernel declares.
     pub workgroup_memory: u32,
-    /// Capabilities beyond portable WGSL the kernel needs (subgroups, f16).
+    /// Capabilities beyond portable WGSL the kernel needs (subgroups, f16, cooperative
+    /// matrices).
     pub capabilities: naga::valid::Capabilities,
+    /// The cooperative-matrix multiply-add configurations the kernel uses, each once; the
+    /// runtime checks them against the adapter's.
+    pub cooperative_shapes: Vec<CoopShape>,
 }
 
 #[derive(Debug)]
@@ -286,9 +291,7 @@ impl KernelBuilder {
         kind: GlobalKind,
         site: CallSite,
     ) -> Place<T, A> {
-        if T::ty().uses_f16() {
-            self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
-        }
+        self.capabilities |= T::ty().capabilities();
         self.globals.push(GlobalDecl {
             name: name.to_string(),
             ty: T::ty(),
@@ -356,6 +359,38 @@ impl KernelBuilder {
     /// `let SgdBindings { hp, grads, params } = k.bindings();`.
     pub fn bindings<B: Bindings>(&mut self) -> B {
         B::declare(self)
+    }
+
+    /// Declare a workgroup array of `len` elements, `var<workgroup> name: array<T, len>`, whose
+    /// length is chosen when the kernel is built (e.g. a tile size picked for a problem shape).
+    /// A length of zero is a [`BuildError::Type`](crate::BuildError::Type).
+    #[track_caller]
+    pub fn workgroup_array<T: Constructible>(
+        &mut self,
+        name: &str,
+        len: u32,
+    ) -> Place<SizedArray<T>, ReadWrite> {
+        let site = CallSite::caller();
+        let ty = Ty::Array {
+            elem: Box::new(T::ty()),
+            len: Some(len),
+        };
+        self.capabilities |= ty.capabilities();
+        self.globals.push(GlobalDecl {
+            error: None,
+            name: name.to_string(),
+            ty: ty.clone(),
+            kind: GlobalKind::Workgroup,
+            site,
+        });
+        Place::with_ty(
+            PlaceKind::Global {
+                builder: self.uid,
+                index: self.globals.len() - 1,
+            },
+            ty,
+            site,
+        )
     }
 
     // ---- let, var, store ----

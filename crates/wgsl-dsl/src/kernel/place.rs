@@ -89,12 +89,13 @@ impl<T, A> std::fmt::Debug for Place<T, A> {
 
 impl<T: WgslType, A: Access> Place<T, A> {
     pub(crate) fn new(kind: PlaceKind, site: CallSite) -> Self {
+        Self::with_ty(kind, T::ty(), site)
+    }
+
+    /// A place whose WGSL type is `ty` (for [`SizedArray`], whose marker knows no length).
+    pub(crate) fn with_ty(kind: PlaceKind, ty: Ty, site: CallSite) -> Self {
         Place {
-            node: Rc::new(PlaceNode {
-                kind,
-                ty: T::ty(),
-                site,
-            }),
+            node: Rc::new(PlaceNode { kind, ty, site }),
             _t: PhantomData,
         }
     }

@@ -50,6 +50,14 @@ pub(crate) enum Stmt {
         /// The `cmp` operand of `atomicCompareExchangeWeak`.
         compare: Option<NodeRef>,
     },
+    /// `coopStore`/`coopStoreT`: `value` written from `place` on, rows or columns `stride`
+    /// elements apart.
+    CoopStore {
+        value: NodeRef,
+        place: PlaceRef,
+        stride: NodeRef,
+        row_major: bool,
+    },
     Subgroup {
         result: ValueId,
         op: SubgroupOp,

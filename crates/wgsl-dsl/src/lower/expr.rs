@@ -3,10 +3,12 @@
 use naga::{Block, Expression, Handle};
 
 use super::stmt::FnLower;
+use super::types::coop_size;
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceRef};
 use crate::handle::ValueId;
 use crate::shader::BuildError;
 use crate::site::CallSite;
+use crate::types::{CoopShape, Ty};
 
 /// Deepest expression tree lowered.
 pub(crate) const MAX_DEPTH: usize = 2048;
@@ -247,6 +249,47 @@ impl FnLower<'_, '_> {
                 Expression::FunctionArgument(*index)
             }
             ExprKind::ZeroValue => Expression::ZeroValue(self.cx.ty(&node.ty, site)?),
+            ExprKind::CoopLoad {
+                place,
+                stride,
+                row_major,
+            } => {
+                let Ty::CoopMatrix {
+                    rows,
+                    columns,
+                    role,
+                    ..
+                } = node.ty
+                else {
+                    return Err(BuildError::Type {
+                        message: format!("coopLoad of {}", node.ty.wgsl_name()),
+                        site,
+                    });
+                };
+                // The matrix type goes into the module's arena: naga's WGSL writer writes
+                // `enable wgpu_cooperative_matrix;` for the types it finds there.
+                self.cx.ty(&node.ty, site)?;
+                let pointer = self.place(place, block)?;
+                let stride = self.expr(stride, block)?;
+                Expression::CooperativeLoad {
+                    columns: coop_size(columns),
+                    rows: coop_size(rows),
+                    role: role.naga(),
+                    data: naga::CooperativeData {
+                        pointer,
+                        stride,
+                        row_major: *row_major,
+                    },
+                }
+            }
+            ExprKind::CoopMultiplyAdd(a, b, c) => {
+                self.cx.ty(&node.ty, site)?;
+                self.record_coop_shape(a, c, site)?;
+                let a = self.expr(a, block)?;
+                let b = self.expr(b, block)?;
+                let c = self.expr(c, block)?;
+                Expression::CooperativeMultiplyAdd { a, b, c }
+            }
             ExprKind::Invalid(message) => {
                 return Err(BuildError::Invalid {
                     message: message.clone(),
@@ -257,6 +300,50 @@ impl FnLower<'_, '_> {
         let h = self.append(e, site, block);
         self.cache.insert(key, h);
         Ok(h)
+    }
+
+    /// Note the configuration of a multiply-add of `a` (`M x K`) into `c` (`M x N`) in the
+    /// kernel's signature.
+    fn record_coop_shape(
+        &mut self,
+        a: &NodeRef,
+        c: &NodeRef,
+        site: CallSite,
+    ) -> Result<(), BuildError> {
+        let (
+            Ty::CoopMatrix {
+                rows: m,
+                columns: k,
+                scalar: input,
+                ..
+            },
+            Ty::CoopMatrix {
+                columns: n,
+                scalar: accumulator,
+                ..
+            },
+        ) = (&a.ty, &c.ty)
+        else {
+            return Err(BuildError::Type {
+                message: format!(
+                    "coopMultiplyAdd of {} into {}",
+                    a.ty.wgsl_name(),
+                    c.ty.wgsl_name()
+                ),
+                site,
+            });
+        };
+        let shape = CoopShape {
+            m: *m,
+            n: *n,
+            k: *k,
+            input: *input,
+            accumulator: *accumulator,
+        };
+        if !self.cx.cooperative_shapes.contains(&shape) {
+            self.cx.cooperative_shapes.push(shape);
+        }
+        Ok(())
     }
 
     /// Lower a place to a pointer expression.

@@ -60,13 +60,13 @@ pub(crate) struct ModuleCtx<'k> {
     pub globals: Vec<Handle<naga::GlobalVariable>>,
     pub functions: Vec<Handle<naga::Function>>,
     pub capabilities: naga::valid::Capabilities,
+    /// Multiply-add configurations met so far, each once.
+    pub cooperative_shapes: Vec<crate::types::CoopShape>,
 }
 
 impl ModuleCtx<'_> {
     pub fn ty(&mut self, ty: &Ty, site: CallSite) -> Result<Handle<naga::Type>, BuildError> {
-        if ty.uses_f16() {
-            self.capabilities |= naga::valid::Capabilities::SHADER_FLOAT16;
-        }
+        self.capabilities |= ty.capabilities();
         self.types.lower(&mut self.module, ty, site)
     }
 }
@@ -80,6 +80,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
         globals: Vec::new(),
         functions: Vec::new(),
         capabilities: kernel.capabilities,
+        cooperative_shapes: Vec::new(),
     };
 
     let mut bindings = Vec::new();
@@ -161,6 +162,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
             bindings,
             workgroup_memory,
             capabilities: cx.capabilities,
+            cooperative_shapes: cx.cooperative_shapes,
         },
         module: cx.module,
         sites: cx.sites,

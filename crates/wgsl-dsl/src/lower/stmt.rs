@@ -307,6 +307,29 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 );
                 self.bind(*result, h, site, "atomic result");
             }
+            Stmt::CoopStore {
+                value,
+                place,
+                stride,
+                row_major,
+            } => {
+                // Operands first: naga's SPIR-V writer needs them emitted before the store.
+                let target = self.expr(value, block)?;
+                let pointer = self.place(place, block)?;
+                let stride = self.expr(stride, block)?;
+                self.push(
+                    block,
+                    Statement::CooperativeStore {
+                        target,
+                        data: naga::CooperativeData {
+                            pointer,
+                            stride,
+                            row_major: *row_major,
+                        },
+                    },
+                    site,
+                );
+            }
             Stmt::Subgroup {
                 result,
                 op,

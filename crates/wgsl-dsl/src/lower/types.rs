@@ -36,6 +36,17 @@ impl TypeLowerer {
                 scalar: scalar.naga(),
             },
             Ty::Atomic(s) => TypeInner::Atomic(s.naga()),
+            Ty::CoopMatrix {
+                rows,
+                columns,
+                scalar,
+                role,
+            } => TypeInner::CooperativeMatrix {
+                columns: coop_size(*columns),
+                rows: coop_size(*rows),
+                scalar: scalar.naga(),
+                role: role.naga(),
+            },
             Ty::Array { elem, len } => {
                 let base = self.lower(module, elem, site)?;
                 let stride = self.layout(module, base, site)?.to_stride();
@@ -96,6 +107,14 @@ impl TypeLowerer {
                 site,
             })?;
         Ok(self.layouter[ty])
+    }
+}
+
+pub(crate) fn coop_size(n: u8) -> naga::CooperativeSize {
+    if n == 8 {
+        naga::CooperativeSize::Eight
+    } else {
+        naga::CooperativeSize::Sixteen
     }
 }
 

@@ -8,7 +8,7 @@ use bytemuck::Pod;
 
 use super::error::{DeviceError, DispatchError};
 use super::gpu::{Gpu, NEXT_ID};
-use crate::types::{Ty, WgslType};
+use crate::types::{Scalar, Ty, Vector, WgslType};
 
 /// Bytes allocated at least, so that zero-length buffers can be created and bound.
 const MIN_BYTES: u64 = 16;
@@ -239,6 +239,44 @@ impl<T> GpuBuffer<T> {
 
     pub(crate) fn ids(&self) -> (u64, u64) {
         (self.gpu_id, self.id)
+    }
+}
+
+/// A buffer of `4 n` scalars seen as `n` four-component vectors, to bind where a kernel declares
+/// `array<vec4<T>>` (vector loads): made by [`GpuBuffer::as_vec4`].
+pub struct Vec4View<'a, T>(&'a GpuBuffer<T>);
+
+impl<T> std::fmt::Debug for Vec4View<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Vec4View").field(self.0).finish()
+    }
+}
+
+impl<T: Pod + Scalar> GpuBuffer<T> {
+    /// This buffer as `len / 4` vectors `vec4<T>`: element `i` of the view is elements
+    /// `4 i .. 4 i + 4` of the buffer.
+    ///
+    /// # Errors
+    /// [`DispatchError::Length`] unless `len` is a multiple of 4.
+    pub fn as_vec4(&self) -> Result<Vec4View<'_, T>, DispatchError> {
+        if !self.len.is_multiple_of(4) {
+            return Err(DispatchError::Length {
+                what: "GpuBuffer::as_vec4 (a multiple of 4 elements)",
+                expected: self.len.next_multiple_of(4),
+                found: self.len,
+            });
+        }
+        Ok(Vec4View(self))
+    }
+}
+
+impl<T: Pod + Scalar> BindArg for Vec4View<'_, T> {
+    fn arg(&self) -> Arg<'_> {
+        let mut arg = self.0.arg();
+        arg.ty = <Vector<T, 4> as WgslType>::ty;
+        arg.elem_size *= 4;
+        arg.len /= 4;
+        arg
     }
 }
 

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use naga::valid::Capabilities;
 
+use crate::types::CoopShape;
+
 /// What went wrong with the adapter or the device.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -117,13 +119,31 @@ pub enum DispatchError {
         /// The device's limit.
         limit: u64,
     },
-    /// The kernel needs a capability (subgroups, f16) the device was not opened with.
-    #[error("kernel `{kernel}` needs {needed:?}, which this device does not support")]
+    /// The kernel needs a capability (subgroups, f16, cooperative matrices) the device was not
+    /// opened with.
+    #[error(
+        "kernel `{kernel}` needs {needed:?}, which this device does not support{}",
+        crate::shader::capability_hint(*needed)
+    )]
     MissingCapability {
         /// The kernel.
         kernel: String,
         /// The capabilities missing.
         needed: Capabilities,
+    },
+    /// The kernel multiplies cooperative matrices in a configuration (sizes, element types) the
+    /// adapter does not offer.
+    #[error(
+        "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer (it offers: {})",
+        if supported.is_empty() { "none".to_string() } else { supported.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ") }
+    )]
+    UnsupportedCooperativeShape {
+        /// The kernel.
+        kernel: String,
+        /// The configuration it uses.
+        shape: CoopShape,
+        /// The configurations the adapter offers.
+        supported: Vec<CoopShape>,
     },
     /// A host slice's length differs from the buffer's.
     #[error("{what}: expected {expected} elements, found {found}")]

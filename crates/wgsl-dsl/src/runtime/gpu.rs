@@ -11,6 +11,7 @@ use super::bind_cache::BindGroupCache;
 use super::error::{DeviceError, DispatchError, error_chain};
 use super::pipeline::Compiled;
 use crate::shader::TargetLimits;
+use crate::types::{CoopShape, ScalarTy};
 
 /// Features requested when the adapter has them: those kernels can use (subgroups, `f16`)
 /// and GPU timestamps for benchmarks.
@@ -41,6 +42,12 @@ pub struct GpuOptions {
     /// How long [`GpuBuffer::read`](super::GpuBuffer::read) and [`Gpu::wait`] wait for the GPU
     /// before returning [`DeviceError::Timeout`].
     pub readback_timeout: Duration,
+    /// Open the device with wgpu's experimental `EXPERIMENTAL_COOPERATIVE_MATRIX` feature when
+    /// the adapter has it (tensor cores; `VK_KHR_cooperative_matrix`), so that kernels using
+    /// [`CoopMat`](crate::types::CoopMat) compile. Off by default: wgpu marks the feature
+    /// experimental (it may have bugs), and on Vulkan it turns on the Vulkan memory model for
+    /// every shader of the device.
+    pub cooperative_matrix: bool,
 }
 
 impl Default for GpuOptions {
@@ -53,6 +60,7 @@ impl Default for GpuOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             allow_software: true,
             readback_timeout: Duration::from_secs(120),
+            cooperative_matrix: false,
         }
     }
 }
@@ -182,12 +190,27 @@ impl Gpu {
                  counted over all its entries (seen with Mesa 22.3): longer loops exit early"
             );
         }
-        let required_features = adapter.features() & WANTED_FEATURES;
+        let mut required_features = adapter.features() & WANTED_FEATURES;
+        let mut experimental_features = wgpu::ExperimentalFeatures::disabled();
+        let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        if options.cooperative_matrix && adapter.features().contains(coop) {
+            required_features |= coop;
+            // SAFETY: wgpu asks callers of experimental features to accept that its
+            // implementation of them may have bugs. The only experimental feature requested is
+            // the cooperative matrix, and only when the caller opted in
+            // (`GpuOptions::cooperative_matrix`); kernels using it are validated by naga
+            // against the `COOPERATIVE_MATRIX` capability and their multiply-add shapes are
+            // checked against the adapter's by `Gpu::compile`.
+            #[allow(unsafe_code)]
+            {
+                experimental_features = unsafe { wgpu::ExperimentalFeatures::enabled() };
+            }
+        }
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("wgsl-dsl"),
             required_features,
             required_limits: adapter.limits(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
@@ -247,11 +270,14 @@ impl Gpu {
     }
 
     /// The naga capabilities the device's features provide (`SUBGROUP`, `SUBGROUP_BARRIER`,
-    /// `SHADER_FLOAT16`); kernels needing any other capability are refused by
-    /// [`Gpu::compile`].
+    /// `SHADER_FLOAT16`, `COOPERATIVE_MATRIX`); kernels needing any other capability are
+    /// refused by [`Gpu::compile`].
     pub fn capabilities(&self) -> Capabilities {
         let f = self.features();
         let mut caps = Capabilities::empty();
+        if f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            caps |= Capabilities::COOPERATIVE_MATRIX;
+        }
         if f.contains(wgpu::Features::SUBGROUP) {
             caps |= Capabilities::SUBGROUP;
         }
@@ -262,6 +288,37 @@ impl Gpu {
             caps |= Capabilities::SHADER_FLOAT16;
         }
         caps
+    }
+
+    /// The cooperative-matrix multiply-add configurations the device runs: the adapter's
+    /// (`wgpu::Adapter::cooperative_matrix_properties`), or none when the device was opened
+    /// without the feature (see [`GpuOptions::cooperative_matrix`]).
+    pub fn cooperative_shapes(&self) -> Vec<CoopShape> {
+        if !self
+            .features()
+            .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+        {
+            return Vec::new();
+        }
+        let scalar = |t: wgpu::CooperativeScalarType| match t {
+            wgpu::CooperativeScalarType::F32 => Some(ScalarTy::F32),
+            wgpu::CooperativeScalarType::F16 => Some(ScalarTy::F16),
+            wgpu::CooperativeScalarType::I32 => Some(ScalarTy::I32),
+            wgpu::CooperativeScalarType::U32 => Some(ScalarTy::U32),
+        };
+        self.adapter
+            .cooperative_matrix_properties()
+            .into_iter()
+            .filter_map(|p| {
+                Some(CoopShape {
+                    m: u8::try_from(p.m_size).ok()?,
+                    n: u8::try_from(p.n_size).ok()?,
+                    k: u8::try_from(p.k_size).ok()?,
+                    input: scalar(p.ab_type)?,
+                    accumulator: scalar(p.cr_type)?,
+                })
+            })
+            .collect()
     }
 
     /// The limits to build kernels against for this device:

@@ -58,7 +58,7 @@ mod recorder;
 mod typed;
 
 pub(crate) use buffer::padded_size;
-pub use buffer::{Arg, BindArg, GpuBuffer};
+pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
 pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};

@@ -91,7 +91,9 @@ impl Gpu {
     ///
     /// # Errors
     /// [`DispatchError::MissingCapability`] if the kernel needs a capability this device lacks
-    /// (see [`Gpu::capabilities`]); [`DispatchError::Layout`] if a declared binding is missing
+    /// (see [`Gpu::capabilities`]); [`DispatchError::UnsupportedCooperativeShape`] if it
+    /// multiplies cooperative matrices in a configuration the adapter does not list
+    /// ([`Gpu::cooperative_shapes`]); [`DispatchError::Layout`] if a declared binding is missing
     /// from the module or its types cannot be laid out; [`DispatchError::Wgpu`] if wgpu rejects
     /// the module or pipeline; [`DispatchError::Device`] if the device is lost.
     pub fn compile(&self, shader: &Shader) -> Result<Kernel, DispatchError> {
@@ -102,6 +104,20 @@ impl Gpu {
                 kernel: sig.name.clone(),
                 needed: missing,
             });
+        }
+        if !sig.cooperative_shapes.is_empty() {
+            let supported = self.cooperative_shapes();
+            if let Some(shape) = sig
+                .cooperative_shapes
+                .iter()
+                .find(|s| !supported.contains(s))
+            {
+                return Err(DispatchError::UnsupportedCooperativeShape {
+                    kernel: sig.name.clone(),
+                    shape: *shape,
+                    supported,
+                });
+            }
         }
         let key = format!("{}\n{}", sig.name, shader.wgsl);
         let cached = self

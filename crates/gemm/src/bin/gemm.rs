@@ -1,0 +1,546 @@
+//! `gemm`: check the GEMM kernels against their specification on this machine's GPU, and
+//! measure them.
+//!
+//! ```text
+//! gemm info                      adapter, features, cooperative-matrix configurations
+//! gemm check                     every kernel on odd sizes and every layout, against the spec
+//! gemm bench [--json FILE]       TFLOP/s on square sizes and the MLP's shapes
+//! gemm sweep --size 4096         every tile configuration at one size
+//! ```
+//!
+//! Timing: GPU timestamps around one compute pass of `reps` dispatches (after warm-up), `reps`
+//! chosen so that a pass takes about `--pass-ms`; the median of `--samples` passes.
+
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES};
+use wgsl_gemm::harness::{random, run_and_check};
+use wgsl_gemm::run::Variant;
+use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig};
+
+#[derive(Parser, Debug)]
+#[command(about = "Check and measure the wgsl-gemm kernels")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The adapter, its features and cooperative-matrix configurations.
+    Info,
+    /// Every kernel against the specification: odd sizes in every layout, and large sizes on
+    /// sampled elements.
+    Check,
+    /// TFLOP/s of the kernels on square sizes and the MLP's shapes.
+    Bench {
+        /// Square sizes.
+        #[arg(long, value_delimiter = ',', default_value = "1024,2048,4096,8192")]
+        sizes: Vec<u32>,
+        /// Leave out the MLP's shapes.
+        #[arg(long)]
+        no_mlp: bool,
+        /// Kernels: simt, coop-f16, coop-f32.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "simt,coop-f16,coop-f16-direct,coop-f32"
+        )]
+        kernels: Vec<String>,
+        /// Write one JSON object per measurement to this file.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        timing: TimingArgs,
+    },
+    /// Every tile configuration of both kernels at one square size.
+    Sweep {
+        /// The size.
+        #[arg(long, default_value_t = 4096)]
+        size: u32,
+        /// The layout (ab, atb, abt, atbt).
+        #[arg(long, default_value = "ab")]
+        layout: String,
+        #[command(flatten)]
+        timing: TimingArgs,
+    },
+}
+
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct TimingArgs {
+    /// GPU time per timed pass, in milliseconds.
+    #[arg(long, default_value_t = 40.0)]
+    pass_ms: f64,
+    /// Timed passes (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    samples: usize,
+}
+
+type Error = Box<dyn std::error::Error>;
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    let gpu = Gpu::with_options(&GpuOptions {
+        cooperative_matrix: true,
+        ..GpuOptions::from_env()
+    })?;
+    match cli.command {
+        Command::Info => info(&gpu),
+        Command::Check => check(&gpu),
+        Command::Bench {
+            sizes,
+            no_mlp,
+            kernels,
+            json,
+            timing,
+        } => bench(&gpu, &sizes, !no_mlp, &kernels, json.as_deref(), timing),
+        Command::Sweep {
+            size,
+            layout,
+            timing,
+        } => {
+            let layout = Layout::from_name(&layout).ok_or("layout: ab, atb, abt or atbt")?;
+            sweep(&gpu, size, layout, timing)
+        }
+    }
+}
+
+fn info(gpu: &Gpu) -> Result<(), Error> {
+    let i = gpu.adapter_info();
+    println!(
+        "adapter: {} ({:?}, {:?}), driver {} {}",
+        i.name, i.backend, i.device_type, i.driver, i.driver_info
+    );
+    println!(
+        "subgroup sizes {}..{}",
+        i.subgroup_min_size, i.subgroup_max_size
+    );
+    println!("capabilities: {:?}", gpu.capabilities());
+    let l = gpu.limits();
+    println!(
+        "workgroup storage {} bytes, {} invocations per workgroup, storage binding {} bytes",
+        l.max_compute_workgroup_storage_size,
+        l.max_compute_invocations_per_workgroup,
+        l.max_storage_buffer_binding_size
+    );
+    let shapes = gpu.cooperative_shapes();
+    if shapes.is_empty() {
+        println!("cooperative matrices: none");
+    }
+    for s in shapes {
+        println!("cooperative matrix: {s}");
+    }
+    Ok(())
+}
+
+/// The kernels to check or measure on a problem, by name: `simt`, `coop-f16` (the
+/// configuration `CoopConfig::choose` picks), `coop-f16-direct` (fragments loaded straight from
+/// the buffers, where a tile divides the problem), `coop-f32` (`f32` buffers).
+fn kernels_for(
+    gpu: &Gpu,
+    problem: &Problem,
+    names: &[String],
+) -> Vec<(String, Result<Gemm, GemmError>)> {
+    names
+        .iter()
+        .map(|name| {
+            let gemm = match name.as_str() {
+                "coop-f16" => Gemm::coop(gpu, problem, CoopInput::F16),
+                "coop-f16-direct" => Gemm::coop_direct(gpu, problem),
+                "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
+                _ => Gemm::simt(gpu, problem),
+            };
+            (name.clone(), gemm)
+        })
+        .collect()
+}
+
+fn all_kernels() -> Vec<String> {
+    ["simt", "coop-f16", "coop-f16-direct", "coop-f32"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn check(gpu: &Gpu) -> Result<(), Error> {
+    let mut problems = Vec::new();
+    for layout in Layout::ALL {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (7, 37, 65),
+            (37, 45, 61),
+            (65, 129, 33),
+            (129, 64, 784),
+            (200, 136, 97),
+        ] {
+            problems.push(Problem { m, n, k, layout });
+        }
+    }
+    for (m, n, k, layout) in [
+        (1000, 1000, 1000, Layout::AB),
+        (1023, 1021, 517, Layout::AtB),
+        (4096, 4096, 4096, Layout::AB),
+        (60000, 128, 784, Layout::ABt),
+    ] {
+        problems.push(Problem { m, n, k, layout });
+    }
+    let mut runs: Vec<(Problem, Result<Gemm, GemmError>)> = Vec::new();
+    for p in &problems {
+        for (_, gemm) in kernels_for(gpu, p, &all_kernels()) {
+            runs.push((*p, gemm));
+        }
+    }
+    // The direct cooperative kernel in every layout and tile, on sizes its tiles divide.
+    let subgroup = gpu.adapter_info().subgroup_min_size;
+    for layout in Layout::ALL {
+        let p = Problem {
+            m: 256,
+            n: 384,
+            k: 192,
+            layout,
+        };
+        for tile in DIRECT_TILES {
+            runs.push((
+                p,
+                Gemm::with_coop(gpu, CoopConfig::direct_with_tile(&p, tile, subgroup)),
+            ));
+        }
+    }
+    let (mut passed, mut failed, mut refused) = (0, 0, 0);
+    let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    for (seed, (p, gemm)) in runs.into_iter().enumerate() {
+        let p = &p;
+        {
+            let gemm = match gemm {
+                Ok(g) => g,
+                Err(e) => {
+                    refused += 1;
+                    if refused <= 2 {
+                        println!("refused: {e}");
+                    }
+                    continue;
+                }
+            };
+            let family = match gemm.variant() {
+                Variant::Simt(_) => "simt f32",
+                Variant::Coop(c) if c.direct => "coop f16 inputs, direct",
+                Variant::Coop(c) if c.input == CoopInput::F16 => "coop f16 inputs, staged",
+                Variant::Coop(_) => "coop f32 inputs rounded to f16",
+            };
+            match run_and_check(gpu, &gemm, p, seed as u64, 256) {
+                Ok(c) => {
+                    passed += 1;
+                    let e = worst.entry(family.to_string()).or_insert((0.0, 0.0));
+                    if c.worst.relative / c.bound >= e.0 / e.1.max(f64::MIN_POSITIVE) {
+                        *e = (c.worst.relative, c.bound);
+                    }
+                }
+                Err(e) => {
+                    failed += 1;
+                    println!("FAILED {}: {e}", gemm.variant().kernel_name());
+                }
+            }
+        }
+    }
+    for (family, (rel, bound)) in &worst {
+        println!(
+            "{family}: worst error {rel:.2e} of the sum of |products| (bound {bound:.2e} at that K)"
+        );
+    }
+    println!("check: {passed} passed, {failed} failed, {refused} refused");
+    if failed > 0 {
+        return Err(format!("{failed} checks failed").into());
+    }
+    Ok(())
+}
+
+/// One measurement.
+#[derive(Debug, Clone)]
+struct Measured {
+    kernel: String,
+    family: String,
+    problem: Problem,
+    seconds: f64,
+}
+
+impl Measured {
+    fn tflops(&self) -> f64 {
+        self.problem.flops() / self.seconds / 1e12
+    }
+}
+
+/// Operands on the GPU for one problem: `f32` and `f16` copies.
+struct Operands {
+    dims: GpuBuffer<wgsl_gemm::GemmDims>,
+    a32: GpuBuffer<f32>,
+    b32: GpuBuffer<f32>,
+    a16: GpuBuffer<half::f16>,
+    b16: GpuBuffer<half::f16>,
+    c: GpuBuffer<f32>,
+}
+
+impl Operands {
+    fn new(gpu: &Gpu, p: &Problem) -> Result<Operands, Error> {
+        let a = random(p.a_len(), 1);
+        let b = random(p.b_len(), 2);
+        let half =
+            |v: &[f32]| -> Vec<half::f16> { v.iter().map(|&x| half::f16::from_f32(x)).collect() };
+        Ok(Operands {
+            dims: GpuBuffer::from_value(gpu, p.dims())?,
+            a16: GpuBuffer::from_slice(gpu, &half(&a))?,
+            b16: GpuBuffer::from_slice(gpu, &half(&b))?,
+            a32: GpuBuffer::from_slice(gpu, &a)?,
+            b32: GpuBuffer::from_slice(gpu, &b)?,
+            c: GpuBuffer::zeroed(gpu, p.c_len())?,
+        })
+    }
+
+    fn record(
+        &self,
+        rec: &mut wgsl_dsl::runtime::Recorder<'_>,
+        gemm: &Gemm,
+        p: &Problem,
+    ) -> Result<(), GemmError> {
+        match gemm.variant() {
+            Variant::Coop(c) if c.input == CoopInput::F16 => {
+                gemm.record(rec, p, &self.dims, &self.a16, &self.b16, &self.c)
+            }
+            _ => gemm.record(rec, p, &self.dims, &self.a32, &self.b32, &self.c),
+        }
+    }
+}
+
+/// Median seconds per product: warm-up, then `samples` passes of `reps` dispatches timed with
+/// GPU timestamps (wall-clock around submit and wait where the adapter has none).
+fn time(gpu: &Gpu, gemm: &Gemm, p: &Problem, ops: &Operands, t: TimingArgs) -> Result<f64, Error> {
+    let pass = |reps: usize| -> Result<f64, Error> {
+        let start = Instant::now();
+        let gpu_time = gpu.time(|rec| {
+            for _ in 0..reps {
+                ops.record(rec, gemm, p)
+                    .map_err(|e| wgsl_dsl::runtime::DispatchError::Wgpu(e.to_string()))?;
+            }
+            Ok(())
+        })?;
+        let elapsed = gpu_time.unwrap_or_else(|| start.elapsed());
+        Ok(elapsed.as_secs_f64() / reps as f64)
+    };
+    pass(2)?;
+    let one = pass(3)?.max(1e-7);
+    let reps = ((t.pass_ms * 1e-3 / one).ceil() as usize).clamp(3, 2000);
+    let mut samples: Vec<f64> = (0..t.samples.max(1))
+        .map(|_| pass(reps))
+        .collect::<Result<_, _>>()?;
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// The MLP's products (784-128-10 at batches 128, 1024 and the whole 60,000): the forward
+/// `X W^T` (`M` = batch, `K` = 784, `N` = 128), and at batch 1024 and 128 the weight gradient
+/// `dY^T X` (`M` = 128, `N` = 784, `K` = batch) and the input gradient `dY W`
+/// (`M` = batch, `N` = 784, `K` = 128).
+fn mlp_problems() -> Vec<Problem> {
+    let mut v = Vec::new();
+    for batch in [128, 1024, 60000] {
+        v.push(Problem {
+            m: batch,
+            n: 128,
+            k: 784,
+            layout: Layout::ABt,
+        });
+    }
+    for batch in [128, 1024] {
+        v.push(Problem {
+            m: 128,
+            n: 784,
+            k: batch,
+            layout: Layout::AtB,
+        });
+        v.push(Problem {
+            m: batch,
+            n: 784,
+            k: 128,
+            layout: Layout::AB,
+        });
+    }
+    v
+}
+
+fn bench(
+    gpu: &Gpu,
+    sizes: &[u32],
+    mlp: bool,
+    kernels: &[String],
+    json: Option<&std::path::Path>,
+    t: TimingArgs,
+) -> Result<(), Error> {
+    let mut problems: Vec<Problem> = sizes
+        .iter()
+        .map(|&s| Problem {
+            m: s,
+            n: s,
+            k: s,
+            layout: Layout::AB,
+        })
+        .collect();
+    if mlp {
+        problems.extend(mlp_problems());
+    }
+    println!("{}", adapter_line(gpu));
+    println!("| M x N x K | layout | kernel | configuration | ms | TFLOP/s |");
+    println!("|---|---|---|---|---|---|");
+    let mut out = Vec::new();
+    for p in &problems {
+        let ops = Operands::new(gpu, p)?;
+        for (name, gemm) in kernels_for(gpu, p, kernels) {
+            let gemm = match gemm {
+                Ok(g) => g,
+                Err(e) => {
+                    println!("| {}x{}x{} | skipped: {e} |", p.m, p.n, p.k);
+                    continue;
+                }
+            };
+            // Each measured kernel's result is checked on sampled elements first.
+            if let Err(e) = run_and_check(gpu, &gemm, p, 11, 32) {
+                println!("| {}x{}x{} | WRONG: {e} |", p.m, p.n, p.k);
+                continue;
+            }
+            let seconds = time(gpu, &gemm, p, &ops, t)?;
+            let m = Measured {
+                kernel: gemm.variant().kernel_name(),
+                family: name,
+                problem: *p,
+                seconds,
+            };
+            println!(
+                "| {}x{}x{} | {} | {} | `{}` | {:.4} | {:.2} |",
+                p.m,
+                p.n,
+                p.k,
+                p.layout.name(),
+                m.family,
+                m.kernel,
+                seconds * 1e3,
+                m.tflops()
+            );
+            out.push(m);
+        }
+    }
+    if let Some(path) = json {
+        let lines: Vec<String> = out
+            .iter()
+            .map(|m| {
+                format!(
+                    "{{\"kernel\": \"{}\", \"config\": \"{}\", \"m\": {}, \"n\": {}, \"k\": {}, \"layout\": \"{}\", \"seconds\": {:e}, \"tflops\": {:.4}}}",
+                    m.family,
+                    m.kernel,
+                    m.problem.m,
+                    m.problem.n,
+                    m.problem.k,
+                    m.problem.layout.name(),
+                    m.seconds,
+                    m.tflops()
+                )
+            })
+            .collect();
+        let adapter = format!(
+            "{{\"adapter\": \"{}\"}}",
+            adapter_line(gpu).replace('"', "'")
+        );
+        std::fs::write(path, format!("{adapter}\n{}\n", lines.join("\n")))?;
+    }
+    Ok(())
+}
+
+fn adapter_line(gpu: &Gpu) -> String {
+    let i = gpu.adapter_info();
+    format!(
+        "adapter: {} ({:?}), driver {} {}",
+        i.name, i.backend, i.driver, i.driver_info
+    )
+}
+
+fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Error> {
+    let p = Problem {
+        m: size,
+        n: size,
+        k: size,
+        layout,
+    };
+    let ops = Operands::new(gpu, &p)?;
+    let target = gpu.target_limits();
+    println!("{}", adapter_line(gpu));
+    let mut simt_tiles = SIMT_TILES[..2].to_vec();
+    simt_tiles.extend([(128, 128, 16, 8, 8)]);
+    let mut gemms = Vec::new();
+    for tile in simt_tiles {
+        let c = SimtConfig::with_tile(&p, tile);
+        if c.fits(&target) {
+            gemms.push(Gemm::with_simt(gpu, c));
+        }
+    }
+    let subgroup = gpu.adapter_info().subgroup_min_size;
+    let mut coop_tiles = COOP_TILES[..1].to_vec();
+    coop_tiles.extend([(128, 128, 32, 64, 64)]);
+    for &tile in &coop_tiles {
+        let c = CoopConfig::with_tile(&p, CoopInput::F16, tile, subgroup);
+        if c.fits(&target) {
+            gemms.push(Gemm::with_coop(gpu, c));
+        }
+    }
+    let mut direct_tiles = DIRECT_TILES.to_vec();
+    direct_tiles.extend([
+        (128, 128, 32, 64, 32),
+        (128, 128, 32, 32, 64),
+        (256, 128, 32, 64, 64),
+        (128, 256, 32, 64, 64),
+        (128, 128, 64, 64, 64),
+        (64, 128, 32, 32, 64),
+    ]);
+    for &tile in &direct_tiles {
+        let c = CoopConfig::direct_with_tile(&p, tile, subgroup);
+        if c.fits(&target) && c.divides(&p) {
+            gemms.push(Gemm::with_coop(gpu, c));
+        }
+    }
+    // The GPU's clocks ramp up during the first timings: warm up first.
+    if let Some(Ok(first)) = gemms.first() {
+        time(gpu, first, &p, &ops, t)?;
+    }
+    for gemm in gemms {
+        let gemm = match gemm {
+            Ok(g) => g,
+            Err(e) => {
+                println!("skipped: {e}");
+                continue;
+            }
+        };
+        let started = Instant::now();
+        let checked = run_and_check(gpu, &gemm, &p, 5, 32);
+        let seconds = match &checked {
+            Ok(_) => time(gpu, &gemm, &p, &ops, t)?,
+            Err(_) => f64::NAN,
+        };
+        println!(
+            "{:<48} {:>8.2} TFLOP/s  {:>8.3} ms  {}  ({:.1} s)",
+            gemm.variant().kernel_name(),
+            p.flops() / seconds / 1e12,
+            seconds * 1e3,
+            match checked {
+                Ok(c) => format!("ok, worst {:.1e}", c.worst.relative),
+                Err(e) => format!("WRONG: {e}"),
+            },
+            Duration::from(started.elapsed()).as_secs_f64()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,636 @@
+//! Tile configurations, chosen per problem shape and target (design decision 14: pure
+//! functions, unit-tested; the configuration is part of the kernel's name, so each has its own
+//! snapshot and pipeline).
+
+use wgsl_dsl::TargetLimits;
+
+use crate::{Layout, Problem};
+
+/// Workgroups a product should have to fill a large GPU (an H200 has 132 multiprocessors, each
+/// running one or two of the large tiles at a time). Smaller tiles are chosen until a problem
+/// has this many, down to the smallest.
+pub const PARALLEL_TARGET: u64 = 128;
+
+/// Tiles of `C` are walked in groups of this many tile rows, column by column, so that
+/// workgroups running together share the rows of `A` and columns of `B` they read (in the L2
+/// cache).
+pub const GROUP_M: u32 = 8;
+
+/// Extra `f16` elements at the end of each row of a workgroup tile of the cooperative kernel:
+/// rows then start 16 bytes apart modulo 128 and a fragment's rows fall in different banks.
+pub const COOP_PAD: u32 = 8;
+
+/// The limits wgpu 30 reports for an NVIDIA H200 through Vulkan (1024 invocations per
+/// workgroup, 48 KiB of workgroup memory) with every capability: the target the snapshots and
+/// build tests use for the configurations that GPU runs.
+pub fn h200_limits() -> TargetLimits {
+    TargetLimits {
+        max_invocations_per_workgroup: 1024,
+        max_workgroup_size: [1024, 1024, 64],
+        max_workgroup_storage_size: 49152,
+        ..TargetLimits::default()
+    }
+}
+
+/// A configuration of the SIMT `f32` kernel ([`crate::simt`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SimtConfig {
+    /// Which operands are stored transposed.
+    pub layout: Layout,
+    /// Rows of `C` per workgroup.
+    pub block_m: u32,
+    /// Columns of `C` per workgroup.
+    pub block_n: u32,
+    /// Depth of `K` staged in workgroup memory per step.
+    pub block_k: u32,
+    /// Rows of `C` per invocation (4 or 8).
+    pub thread_m: u32,
+    /// Columns of `C` per invocation (4 or 8).
+    pub thread_n: u32,
+    /// `A` is read as `vec4<f32>` (its stored rows are a multiple of 4 long).
+    pub vector_a: bool,
+    /// `B` is read as `vec4<f32>`.
+    pub vector_b: bool,
+    /// `C` is written as `vec4<f32>` (`N` is a multiple of 4).
+    pub vector_c: bool,
+}
+
+/// `(block_m, block_n, block_k, thread_m, thread_n)` of the SIMT kernel, largest first.
+pub const SIMT_TILES: [(u32, u32, u32, u32, u32); 6] = [
+    (128, 128, 8, 8, 8),
+    (128, 64, 8, 8, 8),
+    (64, 64, 8, 4, 4),
+    (64, 32, 8, 4, 4),
+    (32, 32, 8, 4, 4),
+    (16, 16, 8, 4, 4),
+];
+
+impl SimtConfig {
+    /// The configuration for `problem` on `target`: the largest tile of [`SIMT_TILES`] that fits
+    /// the target's workgroup limits and gives at least [`PARALLEL_TARGET`] workgroups, else
+    /// the fitting tile with the most workgroups; `vec4` loads and stores where the stored row
+    /// lengths are multiples of 4.
+    pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
+        let fitting: Vec<SimtConfig> = SIMT_TILES
+            .iter()
+            .map(|&tile| SimtConfig::with_tile(problem, tile))
+            .filter(|c| c.fits(target))
+            .collect();
+        pick(
+            &fitting,
+            |c| c.workgroups(problem),
+            |c| c.block_m * c.block_n,
+        )
+        .unwrap_or_else(|| SimtConfig::with_tile(problem, SIMT_TILES[SIMT_TILES.len() - 1]))
+    }
+
+    /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
+    /// thread_m, thread_n)`.
+    pub fn with_tile(problem: &Problem, tile: (u32, u32, u32, u32, u32)) -> SimtConfig {
+        let (block_m, block_n, block_k, thread_m, thread_n) = tile;
+        SimtConfig {
+            layout: problem.layout,
+            block_m,
+            block_n,
+            block_k,
+            thread_m,
+            thread_n,
+            vector_a: problem.a_row_len().is_multiple_of(4),
+            vector_b: problem.b_row_len().is_multiple_of(4),
+            vector_c: problem.n.is_multiple_of(4),
+        }
+    }
+
+    /// Invocations per workgroup: `(block_m / thread_m) (block_n / thread_n)`.
+    pub fn threads(&self) -> u32 {
+        (self.block_m / self.thread_m) * (self.block_n / self.thread_n)
+    }
+
+    /// Bytes of workgroup memory: two buffers of an `A` and a `B` tile of `f32`.
+    pub fn workgroup_bytes(&self) -> u32 {
+        2 * (self.block_m + self.block_n) * self.block_k * 4
+    }
+
+    /// Workgroups of `problem`.
+    pub fn workgroups(&self, problem: &Problem) -> u64 {
+        u64::from(problem.m.div_ceil(self.block_m)) * u64::from(problem.n.div_ceil(self.block_n))
+    }
+
+    /// The dispatch grid for `problem`: `[ceil(N / block_n), ceil(M / block_m), 1]`.
+    pub fn grid(&self, problem: &Problem) -> [u32; 3] {
+        [
+            problem.n.div_ceil(self.block_n),
+            problem.m.div_ceil(self.block_m),
+            1,
+        ]
+    }
+
+    /// True when the kernel's workgroup fits `target`.
+    pub fn fits(&self, target: &TargetLimits) -> bool {
+        self.valid().is_ok()
+            && self.threads() <= target.max_invocations_per_workgroup
+            && self.threads() <= target.max_workgroup_size[0]
+            && self.workgroup_bytes() <= target.max_workgroup_storage_size
+    }
+
+    /// Why the tile cannot be built, if it cannot: thread tiles of 4 or 8, blocks multiples of
+    /// the thread tiles and of 4.
+    pub fn valid(&self) -> Result<(), String> {
+        let ok = matches!(self.thread_m, 4 | 8)
+            && matches!(self.thread_n, 4 | 8)
+            && self.block_m.is_multiple_of(self.thread_m)
+            && self.block_n.is_multiple_of(self.thread_n)
+            && self.block_k.is_multiple_of(4)
+            && self.block_k > 0
+            && self.block_m.is_multiple_of(4)
+            && self.block_n.is_multiple_of(4);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("invalid SIMT tile {self:?}"))
+        }
+    }
+
+    /// True when `problem` can run with this kernel: same layout, and the `vec4` accesses the
+    /// kernel makes fit the sizes.
+    pub fn accepts(&self, problem: &Problem) -> bool {
+        self.layout == problem.layout
+            && (!self.vector_a || problem.a_row_len().is_multiple_of(4))
+            && (!self.vector_b || problem.b_row_len().is_multiple_of(4))
+            && (!self.vector_c || problem.n.is_multiple_of(4))
+    }
+
+    /// The kernel's name: `simt_<layout>_<bm>x<bn>x<bk>_<tm>x<tn>_<abc>`, where each of `a`,
+    /// `b`, `c` is `v` (`vec4` accesses) or `s` (scalar).
+    pub fn kernel_name(&self) -> String {
+        format!(
+            "simt_{}_{}x{}x{}_{}x{}_{}",
+            self.layout.name(),
+            self.block_m,
+            self.block_n,
+            self.block_k,
+            self.thread_m,
+            self.thread_n,
+            vector_letters(self.vector_a, self.vector_b, self.vector_c)
+        )
+    }
+}
+
+/// What the cooperative kernel reads: `f16` buffers, or `f32` buffers rounded to `f16` as they
+/// are staged (the tensor cores multiply `f16` either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CoopInput {
+    /// `A` and `B` are `f16` buffers.
+    F16,
+    /// `A` and `B` are `f32` buffers, rounded to the nearest `f16` when staged.
+    F32,
+}
+
+impl CoopInput {
+    /// `f16` or `f32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoopInput::F16 => "f16",
+            CoopInput::F32 => "f32",
+        }
+    }
+}
+
+/// A configuration of the cooperative-matrix kernel ([`crate::coop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoopConfig {
+    /// Which operands are stored transposed.
+    pub layout: Layout,
+    /// Element type of the `A` and `B` buffers.
+    pub input: CoopInput,
+    /// Rows of `C` per workgroup.
+    pub block_m: u32,
+    /// Columns of `C` per workgroup.
+    pub block_n: u32,
+    /// Depth of `K` staged per step (a multiple of 16).
+    pub block_k: u32,
+    /// Rows of `C` per subgroup (a multiple of 16).
+    pub warp_m: u32,
+    /// Columns of `C` per subgroup (a multiple of 16).
+    pub warp_n: u32,
+    /// Invocations per subgroup the kernel assumes (the adapter's only subgroup size).
+    pub subgroup_size: u32,
+    /// `A` is read four elements at a time (its stored rows are a multiple of 4 long).
+    pub vector_a: bool,
+    /// `B` is read four elements at a time.
+    pub vector_b: bool,
+    /// Whole tiles of `C` are stored straight from the matrices (`N` is a multiple of 4, so
+    /// rows start 16-byte aligned); otherwise every fragment goes through workgroup memory.
+    pub vector_c: bool,
+    /// Fragments are loaded straight from the `f16` storage buffers, without workgroup
+    /// memory or barriers (the L1 cache shares them between subgroups): only for `f16` inputs
+    /// and problems whose `M`, `N`, `K` are multiples of the tile.
+    pub direct: bool,
+}
+
+/// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel, largest first.
+/// (At 4096^3 on the H200, 128x128 tiles ran at 122 TFLOP/s with eight 64x32 subgroup tiles,
+/// 94 with four 64x64.)
+pub const COOP_TILES: [(u32, u32, u32, u32, u32); 5] = [
+    (128, 128, 32, 64, 32),
+    (128, 64, 32, 64, 32),
+    (64, 64, 32, 32, 32),
+    (32, 32, 32, 16, 16),
+    (16, 16, 32, 16, 16),
+];
+
+/// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel loading straight
+/// from the buffers ([`CoopConfig::direct`]), largest first.
+pub const DIRECT_TILES: [(u32, u32, u32, u32, u32); 4] = [
+    (128, 128, 32, 64, 64),
+    (128, 128, 16, 64, 64),
+    (64, 64, 32, 32, 32),
+    (64, 64, 16, 32, 32),
+];
+
+impl CoopConfig {
+    /// The configuration for `problem` on `target` with subgroups of `subgroup_size`: the
+    /// largest tile of [`COOP_TILES`] that fits and gives at least [`PARALLEL_TARGET`]
+    /// workgroups, else the fitting tile with the most workgroups. (Staged through workgroup
+    /// memory: on the H200 the direct loads of [`CoopConfig::choose_direct`] measured slower,
+    /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.)
+    pub fn choose(
+        problem: &Problem,
+        input: CoopInput,
+        target: &TargetLimits,
+        subgroup_size: u32,
+    ) -> CoopConfig {
+        CoopConfig::choose_staged(problem, input, target, subgroup_size)
+    }
+
+    /// The largest tile of [`DIRECT_TILES`] that divides `problem` and gives at least
+    /// [`PARALLEL_TARGET`] workgroups, loading fragments straight from the `f16` buffers
+    /// ([`CoopConfig::direct`]); `None` when no tile does.
+    pub fn choose_direct(
+        problem: &Problem,
+        target: &TargetLimits,
+        subgroup_size: u32,
+    ) -> Option<CoopConfig> {
+        DIRECT_TILES
+            .iter()
+            .map(|&tile| CoopConfig::direct_with_tile(problem, tile, subgroup_size))
+            .filter(|c| c.fits(target) && c.divides(problem))
+            .find(|c| c.workgroups(problem) >= PARALLEL_TARGET)
+    }
+
+    /// What [`CoopConfig::choose`] picks.
+    fn choose_staged(
+        problem: &Problem,
+        input: CoopInput,
+        target: &TargetLimits,
+        subgroup_size: u32,
+    ) -> CoopConfig {
+        let fitting: Vec<CoopConfig> = COOP_TILES
+            .iter()
+            .map(|&tile| CoopConfig::with_tile(problem, input, tile, subgroup_size))
+            .filter(|c| c.fits(target))
+            .collect();
+        pick(
+            &fitting,
+            |c| c.workgroups(problem),
+            |c| c.block_m * c.block_n,
+        )
+        .unwrap_or_else(|| {
+            CoopConfig::with_tile(
+                problem,
+                input,
+                COOP_TILES[COOP_TILES.len() - 1],
+                subgroup_size,
+            )
+        })
+    }
+
+    /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
+    /// warp_m, warp_n)`.
+    pub fn with_tile(
+        problem: &Problem,
+        input: CoopInput,
+        tile: (u32, u32, u32, u32, u32),
+        subgroup_size: u32,
+    ) -> CoopConfig {
+        let (block_m, block_n, block_k, warp_m, warp_n) = tile;
+        CoopConfig {
+            layout: problem.layout,
+            input,
+            block_m,
+            block_n,
+            block_k,
+            warp_m,
+            warp_n,
+            subgroup_size,
+            vector_a: problem.a_row_len().is_multiple_of(4),
+            vector_b: problem.b_row_len().is_multiple_of(4),
+            vector_c: problem.n.is_multiple_of(4),
+            direct: false,
+        }
+    }
+
+    /// [`CoopConfig::with_tile`] loading fragments straight from the buffers
+    /// ([`CoopConfig::direct`]).
+    pub fn direct_with_tile(
+        problem: &Problem,
+        tile: (u32, u32, u32, u32, u32),
+        subgroup_size: u32,
+    ) -> CoopConfig {
+        CoopConfig {
+            direct: true,
+            vector_a: false,
+            vector_b: false,
+            vector_c: true,
+            ..CoopConfig::with_tile(problem, CoopInput::F16, tile, subgroup_size)
+        }
+    }
+
+    /// Subgroups per workgroup.
+    pub fn warps(&self) -> u32 {
+        (self.block_m / self.warp_m) * (self.block_n / self.warp_n)
+    }
+
+    /// Invocations per workgroup.
+    pub fn threads(&self) -> u32 {
+        self.warps() * self.subgroup_size
+    }
+
+    /// Rows and row length (in `f16`, padding included) of the staged `A` tile: `block_m` rows
+    /// of `block_k`, or `block_k` rows of `block_m` when `A` is stored transposed.
+    pub fn a_tile_shape(&self) -> (u32, u32) {
+        if self.layout.a_transposed() {
+            (self.block_k, self.block_m + COOP_PAD)
+        } else {
+            (self.block_m, self.block_k + COOP_PAD)
+        }
+    }
+
+    /// Rows and row length (in `f16`, padding included) of the staged `B` tile.
+    pub fn b_tile_shape(&self) -> (u32, u32) {
+        if self.layout.b_transposed() {
+            (self.block_n, self.block_k + COOP_PAD)
+        } else {
+            (self.block_k, self.block_n + COOP_PAD)
+        }
+    }
+
+    /// Bytes of workgroup memory: two buffers of `A` and `B` tiles of `f16`, and a 16x16 `f32`
+    /// fragment per subgroup for stores at the edges.
+    pub fn workgroup_bytes(&self) -> u32 {
+        if self.direct {
+            return 0;
+        }
+        let (ar, al) = self.a_tile_shape();
+        let (br, bl) = self.b_tile_shape();
+        2 * (ar * al + br * bl) * 2 + self.warps() * 256 * 4
+    }
+
+    /// Workgroups of `problem`.
+    pub fn workgroups(&self, problem: &Problem) -> u64 {
+        u64::from(problem.m.div_ceil(self.block_m)) * u64::from(problem.n.div_ceil(self.block_n))
+    }
+
+    /// The dispatch grid for `problem`: `[ceil(N / block_n), ceil(M / block_m), 1]`.
+    pub fn grid(&self, problem: &Problem) -> [u32; 3] {
+        [
+            problem.n.div_ceil(self.block_n),
+            problem.m.div_ceil(self.block_m),
+            1,
+        ]
+    }
+
+    /// True when the kernel's workgroup fits `target`.
+    pub fn fits(&self, target: &TargetLimits) -> bool {
+        self.valid().is_ok()
+            && self.threads() <= target.max_invocations_per_workgroup
+            && self.threads() <= target.max_workgroup_size[0]
+            && self.workgroup_bytes() <= target.max_workgroup_storage_size
+    }
+
+    /// Why the tile cannot be built, if it cannot.
+    pub fn valid(&self) -> Result<(), String> {
+        let ok = self.warp_m.is_multiple_of(16)
+            && self.warp_n.is_multiple_of(16)
+            && self.warp_m > 0
+            && self.warp_n > 0
+            && self.block_m.is_multiple_of(self.warp_m)
+            && self.block_n.is_multiple_of(self.warp_n)
+            && self.block_k.is_multiple_of(16)
+            && self.block_k > 0
+            && self.subgroup_size.is_power_of_two()
+            && self.subgroup_size <= 256
+            && (!self.direct || self.input == CoopInput::F16);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("invalid cooperative tile {self:?}"))
+        }
+    }
+
+    /// True when `problem` can run with this kernel.
+    pub fn accepts(&self, problem: &Problem) -> bool {
+        if self.direct {
+            return self.layout == problem.layout && self.divides(problem);
+        }
+        self.layout == problem.layout
+            && (!self.vector_a || problem.a_row_len().is_multiple_of(4))
+            && (!self.vector_b || problem.b_row_len().is_multiple_of(4))
+            && (!self.vector_c || problem.n.is_multiple_of(4))
+    }
+
+    /// True when the tile divides `problem` (`M`, `N`, `K` multiples of the block), as
+    /// [`CoopConfig::direct`] needs.
+    pub fn divides(&self, problem: &Problem) -> bool {
+        problem.m.is_multiple_of(self.block_m)
+            && problem.n.is_multiple_of(self.block_n)
+            && problem.k.is_multiple_of(self.block_k)
+    }
+
+    /// The kernel's name:
+    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, or `..._direct`
+    /// for [`CoopConfig::direct`].
+    pub fn kernel_name(&self) -> String {
+        if self.direct {
+            return format!(
+                "coop_f16_{}_{}x{}x{}_w{}x{}_s{}_direct",
+                self.layout.name(),
+                self.block_m,
+                self.block_n,
+                self.block_k,
+                self.warp_m,
+                self.warp_n,
+                self.subgroup_size,
+            );
+        }
+        format!(
+            "coop_{}_{}_{}x{}x{}_w{}x{}_s{}_{}",
+            self.input.name(),
+            self.layout.name(),
+            self.block_m,
+            self.block_n,
+            self.block_k,
+            self.warp_m,
+            self.warp_n,
+            self.subgroup_size,
+            vector_letters(self.vector_a, self.vector_b, self.vector_c)
+        )
+    }
+}
+
+fn vector_letters(a: bool, b: bool, c: bool) -> String {
+    [a, b, c]
+        .iter()
+        .map(|&v| if v { 'v' } else { 's' })
+        .collect()
+}
+
+/// The first (largest) candidate with at least [`PARALLEL_TARGET`] workgroups; else the one
+/// with the most workgroups (the larger tile on ties).
+fn pick<C: Copy>(
+    candidates: &[C],
+    workgroups: impl Fn(&C) -> u64,
+    area: impl Fn(&C) -> u32,
+) -> Option<C> {
+    candidates
+        .iter()
+        .find(|c| workgroups(c) >= PARALLEL_TARGET)
+        .or_else(|| candidates.iter().max_by_key(|c| (workgroups(c), area(c))))
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200() -> TargetLimits {
+        h200_limits()
+    }
+
+    fn problem(m: u32, n: u32, k: u32, layout: Layout) -> Problem {
+        Problem { m, n, k, layout }
+    }
+
+    #[test]
+    fn large_square_products_take_the_largest_simt_tile_with_vec4() {
+        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &h200());
+        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 8));
+        assert_eq!((c.thread_m, c.thread_n, c.threads()), (8, 8, 256));
+        assert!(c.vector_a && c.vector_b && c.vector_c);
+        assert_eq!(c.kernel_name(), "simt_ab_128x128x8_8x8_vvv");
+        assert_eq!(c.grid(&problem(4096, 4096, 4096, Layout::AB)), [32, 32, 1]);
+    }
+
+    #[test]
+    fn smaller_problems_take_smaller_tiles_until_the_gpu_is_full() {
+        // 1024^2: 64 tiles of 128x128, 128 of 128x64.
+        let c = SimtConfig::choose(&problem(1024, 1024, 1024, Layout::AB), &h200());
+        assert_eq!((c.block_m, c.block_n), (128, 64));
+        // The MLP's forward at batch 128 (128 x 128 outputs): the smallest tile, 64 workgroups.
+        let c = SimtConfig::choose(&problem(128, 128, 784, Layout::ABt), &h200());
+        assert_eq!((c.block_m, c.block_n), (16, 16));
+        assert_eq!(c.workgroups(&problem(128, 128, 784, Layout::ABt)), 64);
+        // A whole epoch's batch: plenty of rows.
+        let c = SimtConfig::choose(&problem(60000, 128, 784, Layout::ABt), &h200());
+        assert_eq!((c.block_m, c.block_n), (128, 128));
+    }
+
+    #[test]
+    fn vector_widths_follow_the_stored_row_lengths() {
+        // A^T B with M = 37: A is stored [K, M], rows of 37: scalar loads of A.
+        let c = SimtConfig::choose(&problem(37, 64, 128, Layout::AtB), &h200());
+        assert!(!c.vector_a && c.vector_b && c.vector_c);
+        assert!(c.kernel_name().ends_with("_svv"), "{}", c.kernel_name());
+        // A B^T with K = 61: both operands have rows of 61; N = 45 is not a multiple of 4.
+        let c = SimtConfig::choose(&problem(64, 45, 61, Layout::ABt), &h200());
+        assert!(!c.vector_a && !c.vector_b && !c.vector_c);
+        assert!(c.accepts(&problem(64, 45, 61, Layout::ABt)));
+        // A vec4 kernel refuses sizes it cannot read four at a time, and other layouts.
+        let v = SimtConfig::choose(&problem(64, 64, 64, Layout::AB), &h200());
+        assert!(!v.accepts(&problem(64, 64, 63, Layout::AB)));
+        assert!(!v.accepts(&problem(64, 64, 64, Layout::ABt)));
+    }
+
+    #[test]
+    fn tiles_respect_the_target_limits() {
+        // WebGPU's defaults: 256 invocations, 16 KiB: 128x128x8 (16 KiB, 256) still fits.
+        let d = TargetLimits::default();
+        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &d);
+        assert!(c.fits(&d) && c.block_m == 128);
+        let small = TargetLimits {
+            max_workgroup_storage_size: 8192,
+            ..d
+        };
+        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &small);
+        assert!(c.workgroup_bytes() <= 8192);
+        assert_eq!((c.block_m, c.block_n), (64, 64));
+        for tile in SIMT_TILES {
+            let c = SimtConfig::with_tile(&problem(1, 1, 1, Layout::AB), tile);
+            assert!(c.valid().is_ok(), "{tile:?}");
+        }
+    }
+
+    #[test]
+    fn direct_loads_need_tiles_that_divide_the_problem() {
+        let p = problem(4096, 4096, 4096, Layout::AB);
+        let c = CoopConfig::choose_direct(&p, &h200(), 32).expect("128 divides 4096");
+        assert!(c.direct && c.workgroup_bytes() == 0);
+        assert_eq!(
+            (c.block_m, c.block_n, c.block_k, c.warps()),
+            (128, 128, 32, 4)
+        );
+        assert_eq!(c.kernel_name(), "coop_f16_ab_128x128x32_w64x64_s32_direct");
+        // 1024^2: 64 tiles of 128x128 are too few, 256 of 64x64 are enough.
+        let c = CoopConfig::choose_direct(&problem(1024, 1024, 1024, Layout::ABt), &h200(), 32);
+        assert_eq!(c.map(|c| c.block_m), Some(64));
+        // K = 784 is a multiple of 16, not 32.
+        let p = problem(4096, 4096, 784, Layout::AB);
+        let c = CoopConfig::choose_direct(&p, &h200(), 32).expect("16 divides 784");
+        assert_eq!(c.block_k, 16);
+        assert!(c.accepts(&p) && !c.accepts(&problem(4096, 4096, 776, Layout::AB)));
+        for p in [
+            problem(60000, 128, 784, Layout::ABt),
+            problem(37, 45, 61, Layout::AB),
+        ] {
+            assert!(
+                CoopConfig::choose_direct(&p, &h200(), 32).is_none(),
+                "{p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cooperative_tiles_fit_the_h200_and_shrink_for_small_problems() {
+        let p = problem(4096, 4096, 4096, Layout::AB);
+        let c = CoopConfig::choose(&p, CoopInput::F16, &h200(), 32);
+        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 32));
+        assert_eq!((c.warps(), c.threads()), (8, 256));
+        // 2 x (128 x 40 + 32 x 136) f16 x 2 bytes + 8 x 1 KiB of f32 staging.
+        assert_eq!(c.workgroup_bytes(), 2 * (128 * 40 + 32 * 136) * 2 + 8192);
+        assert!(c.fits(&h200()) && !c.direct);
+        assert_eq!(c.kernel_name(), "coop_f16_ab_128x128x32_w64x32_s32_vvv");
+        // Transposed operands are staged as stored: A^T is K rows of M.
+        let t = CoopConfig::choose(
+            &problem(4096, 4096, 4096, Layout::AtBt),
+            CoopInput::F16,
+            &h200(),
+            32,
+        );
+        assert_eq!(t.a_tile_shape(), (32, 136));
+        assert_eq!(t.b_tile_shape(), (128, 40));
+        // The MLP's forward at batch 128: 16x16 tiles, one subgroup each.
+        let f = problem(128, 128, 784, Layout::ABt);
+        let c = CoopConfig::choose(&f, CoopInput::F32, &h200(), 32);
+        assert_eq!((c.block_m, c.block_n, c.warps()), (16, 16, 1));
+        for tile in COOP_TILES {
+            assert!(
+                CoopConfig::with_tile(&f, CoopInput::F16, tile, 32)
+                    .valid()
+                    .is_ok()
+            );
+        }
+        // WebGPU's 16 KiB: only smaller tiles fit.
+        let c = CoopConfig::choose(&p, CoopInput::F16, &TargetLimits::default(), 32);
+        assert!(c.workgroup_bytes() <= 16384, "{c:?}");
+    }
+}

@@ -1,0 +1,396 @@
+//! The tensor-core kernel: `C = op(A) op(B)` with cooperative matrices, `f16` inputs and
+//! `f32` accumulators.
+//!
+//! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage of `f16`, or of `f32`
+//! rounded to `f16` when staged; `vec4` arrays when the stored rows are multiples of 4),
+//! `c: array<f32>` (read-write). Grid: [`CoopConfig::grid`]. Needs the cooperative-matrix
+//! capability, 16x16x16 `f16 -> f32` multiply-adds, and subgroups of exactly
+//! [`CoopConfig::subgroup_size`] invocations (subgroup `s` is invocations
+//! `s * subgroup_size ..`; true of NVIDIA's 32-wide subgroups).
+//!
+//! The workgroup computes a `block_m x block_n` tile of `C`; subgroup `s` computes its
+//! `warp_m x warp_n` part as `(warp_m / 16) x (warp_n / 16)` accumulators of 16x16 `f32`.
+//! `K` is walked `block_k` at a time through two buffers of workgroup memory, as in
+//! [`crate::simt`]: the `A` and `B` tiles are staged as stored (`A [M, K]` as `block_m` rows
+//! of `block_k`, `A^T` as `block_k` rows of `block_m`, likewise `B`), each row padded by
+//! [`COOP_PAD`](crate::config::COOP_PAD) elements, and the 16x16 fragments are loaded from
+//! them row-major or column-major as the operand's layout requires. Outside the matrices the
+//! staged elements are zero, which adds nothing.
+//!
+//! At the end, a tile wholly inside `C` (with `N` a multiple of 4) is stored by
+//! `coopStoreT` straight into `C`; otherwise each fragment is stored into workgroup memory and
+//! its elements inside `C` copied out. Both branches are uniform over the workgroup.
+//!
+//! Accumulation: each multiply-add sums 16 products of `f16` values (exact in `f32`) into the
+//! `f32` accumulator in the tensor cores' order and rounding.
+
+use wgsl_dsl::prelude::*;
+
+use crate::GemmDimsFields;
+use crate::config::{CoopConfig, CoopInput};
+use crate::stage::{Global, Literal0, Placement, Stager, tile_coords};
+use crate::{GemmDims, Problem};
+
+type F16 = half::f16;
+type Frag<R> = CoopMat<F16, 16, 16, R>;
+type AccFrag = CoopMat<f32, 16, 16, Accumulator>;
+
+/// Build the kernel for `config` (see the [module docs](self)). Check the configuration first
+/// with [`CoopConfig::valid`].
+pub fn build(config: &CoopConfig) -> KernelBuilder {
+    if config.direct {
+        return build_direct(config);
+    }
+    match config.input {
+        CoopInput::F16 => build_with::<F16>(config, &|v| v),
+        CoopInput::F32 => build_with::<f32>(config, &|v| v.to_f16()),
+    }
+}
+
+/// [`build`] for the configuration [`CoopConfig::choose`] picks.
+pub fn build_for(
+    problem: &Problem,
+    input: CoopInput,
+    target: &wgsl_dsl::TargetLimits,
+    subgroup_size: u32,
+) -> KernelBuilder {
+    build(&CoopConfig::choose(problem, input, target, subgroup_size))
+}
+
+fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
+    config: &CoopConfig,
+    convert: &dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<F16>>,
+) -> KernelBuilder {
+    let c = *config;
+    let threads = c.threads();
+    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let dims = k.uniform::<GemmDims>("dims");
+    let a = Global::<E>::declare(&mut k, "a", c.vector_a);
+    let b = Global::<E>::declare(&mut k, "b", c.vector_b);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
+    let (a_rows_staged, a_row_len) = c.a_tile_shape();
+    let (b_rows_staged, b_row_len) = c.b_tile_shape();
+    let a_stride = a_row_len / 4;
+    let b_stride = b_row_len / 4;
+    let a_buffer = a_rows_staged * a_stride;
+    let b_buffer = b_rows_staged * b_stride;
+    let a_tile = k.workgroup_array::<Vec4<F16>>("a_tile", 2 * a_buffer);
+    let b_tile = k.workgroup_array::<Vec4<F16>>("b_tile", 2 * b_buffer);
+    let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
+
+    let m = k.let_("m", dims.m().load());
+    let n = k.let_("n", dims.n().load());
+    let depth = k.let_("depth", dims.k().load());
+    let local = k.let_("local", local_invocation_index());
+    let (tile_m, tile_n) = tile_coords(&mut k);
+    let m0 = k.let_("m0", &tile_m * c.block_m);
+    let n0 = k.let_("n0", &tile_n * c.block_n);
+    let warps_n = c.block_n / c.warp_n;
+    let warp = k.let_("warp", &local / c.subgroup_size);
+    let lane = k.let_("lane", &local % c.subgroup_size);
+    let wm0 = k.let_("wm0", (&warp / warps_n) * c.warp_m);
+    let wn0 = k.let_("wn0", (&warp % warps_n) * c.warp_n);
+
+    let zero = lit(0u32);
+    let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if c.layout.a_transposed() {
+        (depth.clone(), m.clone(), c.block_k, c.block_m)
+    } else {
+        (m.clone(), depth.clone(), c.block_m, c.block_k)
+    };
+    let (b_rows, b_cols, b_tile_rows, b_tile_cols) = if c.layout.b_transposed() {
+        (n.clone(), depth.clone(), c.block_n, c.block_k)
+    } else {
+        (depth.clone(), n.clone(), c.block_k, c.block_n)
+    };
+    let stage_a = Stager::new(
+        &mut k,
+        "a",
+        a,
+        a_rows,
+        a_cols,
+        a_tile_rows,
+        a_tile_cols,
+        &local,
+        threads,
+    );
+    let stage_b = Stager::new(
+        &mut k,
+        "b",
+        b,
+        b_rows,
+        b_cols,
+        b_tile_rows,
+        b_tile_cols,
+        &local,
+        threads,
+    );
+    let place_a = Placement {
+        row_stride: a_stride,
+        transposed: false,
+    };
+    let place_b = Placement {
+        row_stride: b_stride,
+        transposed: false,
+    };
+    let a_origin = |k0: &Exp<u32>| {
+        if c.layout.a_transposed() {
+            (k0.clone(), m0.clone())
+        } else {
+            (m0.clone(), k0.clone())
+        }
+    };
+    let b_origin = |k0: &Exp<u32>| {
+        if c.layout.b_transposed() {
+            (n0.clone(), k0.clone())
+        } else {
+            (k0.clone(), n0.clone())
+        }
+    };
+
+    let frags_m = c.warp_m / 16;
+    let frags_n = c.warp_n / 16;
+    let acc: Vec<Var<AccFrag>> = (0..frags_m * frags_n)
+        .map(|i| k.var(&format!("acc{i}"), Exp::<AccFrag>::zero()))
+        .collect();
+
+    let steps = k.let_("steps", (&depth + (c.block_k - 1)) / c.block_k);
+    let (ar, ac) = a_origin(&zero);
+    let (br, bc) = b_origin(&zero);
+    let first_a = stage_a.load(&mut k, "a_first", &ar, &ac, convert);
+    let first_b = stage_b.load(&mut k, "b_first", &br, &bc, convert);
+    stage_a.store(&mut k, &first_a, &a_tile, &zero, &place_a);
+    stage_b.store(&mut k, &first_b, &b_tile, &zero, &place_b);
+    k.workgroup_barrier();
+
+    // Fragment strides, as `let`s (naga's SPIR-V writer wants a cooperative load's operands
+    // emitted before it).
+    let a_stride_e = k.let_("a_stride", lit(a_stride));
+    let b_stride_e = k.let_("b_stride", lit(b_stride));
+    let a_layout = if c.layout.a_transposed() {
+        CoopLayout::ColumnMajor
+    } else {
+        CoopLayout::RowMajor
+    };
+    let b_layout = if c.layout.b_transposed() {
+        CoopLayout::ColumnMajor
+    } else {
+        CoopLayout::RowMajor
+    };
+    // Where fragment (i, kk) of A and (kk, j) of B start in a buffer, in vectors, relative to
+    // the subgroup's corner.
+    let a_warp = if c.layout.a_transposed() {
+        k.let_("a_warp", &wm0 / 4u32)
+    } else {
+        k.let_("a_warp", &wm0 * a_stride)
+    };
+    let b_warp = if c.layout.b_transposed() {
+        k.let_("b_warp", &wn0 * b_stride)
+    } else {
+        k.let_("b_warp", &wn0 / 4u32)
+    };
+    let a_offset = |i: u32, kk: u32| {
+        if c.layout.a_transposed() {
+            kk * a_stride + i * 4
+        } else {
+            i * 16 * a_stride + kk / 4
+        }
+    };
+    let b_offset = |j: u32, kk: u32| {
+        if c.layout.b_transposed() {
+            j * 16 * b_stride + kk / 4
+        } else {
+            kk * b_stride + j * 4
+        }
+    };
+
+    k.for_range("step", 0u32, &steps, |k, step| {
+        let parity = k.let_("parity", &step % 2u32);
+        let a_cur = k.let_("a_cur", &parity * a_buffer + &a_warp);
+        let b_cur = k.let_("b_cur", &parity * b_buffer + &b_warp);
+        let next = k.let_("next", min(&step + 1u32, &steps - 1u32));
+        let k_next = k.let_("k_next", &next * c.block_k);
+        let (ar, ac) = a_origin(&k_next);
+        let (br, bc) = b_origin(&k_next);
+        let next_a = stage_a.load(k, "a_next", &ar, &ac, convert);
+        let next_b = stage_b.load(k, "b_next", &br, &bc, convert);
+        for kk in (0..c.block_k).step_by(16) {
+            let fa: Vec<Exp<Frag<MatrixA>>> = (0..frags_m)
+                .map(|i| {
+                    let at = k.let_(&format!("a_at{kk}_{i}"), &a_cur + a_offset(i, kk));
+                    k.let_(
+                        &format!("fa{kk}_{i}"),
+                        a_tile.at(&at).coop_load(&a_stride_e, a_layout),
+                    )
+                })
+                .collect();
+            let fb: Vec<Exp<Frag<MatrixB>>> = (0..frags_n)
+                .map(|j| {
+                    let at = k.let_(&format!("b_at{kk}_{j}"), &b_cur + b_offset(j, kk));
+                    k.let_(
+                        &format!("fb{kk}_{j}"),
+                        b_tile.at(&at).coop_load(&b_stride_e, b_layout),
+                    )
+                })
+                .collect();
+            for (i, fa) in fa.iter().enumerate() {
+                for (j, fb) in fb.iter().enumerate() {
+                    let cell = &acc[i * frags_n as usize + j];
+                    k.store(cell, coop_multiply_add(fa, fb, &cell.load()));
+                }
+            }
+        }
+        let other = k.let_("other", (&step + 1u32) % 2u32);
+        stage_a.store(k, &next_a, &a_tile, &(&other * a_buffer), &place_a);
+        stage_b.store(k, &next_b, &b_tile, &(&other * b_buffer), &place_b);
+        k.workgroup_barrier();
+    });
+
+    // Epilogue.
+    let row0 = k.let_("row0", &m0 + &wm0);
+    let col0 = k.let_("col0", &n0 + &wn0);
+    let through_staging = |k: &mut KernelBuilder| {
+        let base = k.let_("staging_base", &warp * 256u32);
+        for i in 0..frags_m {
+            for j in 0..frags_n {
+                let value = acc[(i * frags_n + j) as usize].load();
+                k.coop_store(&value, &staging.at(&base), 16u32, CoopLayout::RowMajor);
+                k.workgroup_barrier();
+                for q in 0..256 / c.subgroup_size {
+                    let e = k.let_(&format!("e{i}_{j}_{q}"), &lane + q * c.subgroup_size);
+                    let row = &row0 + (i * 16) + &e / 16u32;
+                    let col = &col0 + (j * 16) + &e % 16u32;
+                    let row = k.let_(&format!("r{i}_{j}_{q}"), row);
+                    let col = k.let_(&format!("c{i}_{j}_{q}"), col);
+                    k.if_(row.lt(&m).and(col.lt(&n)), |k| {
+                        k.store(&out.at(&row * &n + &col), staging.at(&base + &e).load());
+                    });
+                }
+                k.workgroup_barrier();
+            }
+        }
+    };
+    if c.vector_c {
+        let whole = (&m0 + c.block_m).le(&m).and((&n0 + c.block_n).le(&n));
+        k.if_else(
+            whole,
+            |k| {
+                for i in 0..frags_m {
+                    for j in 0..frags_n {
+                        let at = k.let_(
+                            &format!("c_at{i}_{j}"),
+                            (&row0 + i * 16) * &n + &col0 + j * 16,
+                        );
+                        let value = acc[(i * frags_n + j) as usize].load();
+                        k.coop_store(&value, &out.at(&at), &n, CoopLayout::RowMajor);
+                    }
+                }
+            },
+            through_staging,
+        );
+    } else {
+        through_staging(&mut k);
+    }
+    k
+}
+
+/// The kernel of a [`CoopConfig::direct`] configuration: every subgroup loads its fragments
+/// straight from the `f16` buffers (rows `K`, `M` or `N` elements apart, all multiples of 16:
+/// the tile divides the problem), two steps of 16 along `K` per iteration, all of an
+/// iteration's loads before its multiply-adds; no workgroup memory, no barrier. Subgroups of
+/// a workgroup that need the same rows of `A` or columns of `B` find them in the L1 cache.
+fn build_direct(c: &CoopConfig) -> KernelBuilder {
+    let threads = c.threads();
+    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let dims = k.uniform::<GemmDims>("dims");
+    let a = k.storage::<RuntimeArray<F16>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<F16>, ReadOnly>("b");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
+    let m = k.let_("m", dims.m().load());
+    let n = k.let_("n", dims.n().load());
+    let depth = k.let_("depth", dims.k().load());
+    let local = k.let_("local", local_invocation_index());
+    let (tile_m, tile_n) = tile_coords(&mut k);
+    let warps_n = c.block_n / c.warp_n;
+    let warp = k.let_("warp", &local / c.subgroup_size);
+    let row0 = k.let_("row0", &tile_m * c.block_m + (&warp / warps_n) * c.warp_m);
+    let col0 = k.let_("col0", &tile_n * c.block_n + (&warp % warps_n) * c.warp_n);
+    let (a_t, b_t) = (c.layout.a_transposed(), c.layout.b_transposed());
+    // Row strides of the stored operands, and the layouts their fragments are read in.
+    let a_stride = k.let_("a_stride", if a_t { m.clone() } else { depth.clone() });
+    let b_stride = k.let_("b_stride", if b_t { depth.clone() } else { n.clone() });
+    let a_layout = if a_t {
+        CoopLayout::ColumnMajor
+    } else {
+        CoopLayout::RowMajor
+    };
+    let b_layout = if b_t {
+        CoopLayout::ColumnMajor
+    } else {
+        CoopLayout::RowMajor
+    };
+    let frags_m = c.warp_m / 16;
+    let frags_n = c.warp_n / 16;
+    let acc: Vec<Var<AccFrag>> = (0..frags_m * frags_n)
+        .map(|i| k.var(&format!("acc{i}"), Exp::<AccFrag>::zero()))
+        .collect();
+    let steps = k.let_("steps", &depth / c.block_k);
+    k.for_range("step", 0u32, &steps, |k, step| {
+        let k0 = k.let_("k0", &step * c.block_k);
+        let mut fa = Vec::new();
+        let mut fb = Vec::new();
+        for kk in (0..c.block_k).step_by(16) {
+            let kx = k.let_(&format!("kx{kk}"), &k0 + kk);
+            let row: Vec<Exp<Frag<MatrixA>>> = (0..frags_m)
+                .map(|i| {
+                    // A [M, K]: row0 + 16 i, column kx; A^T [K, M]: row kx, column row0 + 16 i.
+                    let at = if a_t {
+                        &kx * &a_stride + &row0 + i * 16
+                    } else {
+                        (&row0 + i * 16) * &a_stride + &kx
+                    };
+                    let at = k.let_(&format!("a_at{kk}_{i}"), at);
+                    k.let_(
+                        &format!("fa{kk}_{i}"),
+                        a.at(&at).coop_load(&a_stride, a_layout),
+                    )
+                })
+                .collect();
+            let col: Vec<Exp<Frag<MatrixB>>> = (0..frags_n)
+                .map(|j| {
+                    // B [K, N]: row kx, column col0 + 16 j; B^T [N, K]: row col0 + 16 j.
+                    let at = if b_t {
+                        (&col0 + j * 16) * &b_stride + &kx
+                    } else {
+                        &kx * &b_stride + &col0 + j * 16
+                    };
+                    let at = k.let_(&format!("b_at{kk}_{j}"), at);
+                    k.let_(
+                        &format!("fb{kk}_{j}"),
+                        b.at(&at).coop_load(&b_stride, b_layout),
+                    )
+                })
+                .collect();
+            fa.push(row);
+            fb.push(col);
+        }
+        for (fa, fb) in fa.iter().zip(&fb) {
+            for (i, fa) in fa.iter().enumerate() {
+                for (j, fb) in fb.iter().enumerate() {
+                    let cell = &acc[i * frags_n as usize + j];
+                    k.store(cell, coop_multiply_add(fa, fb, &cell.load()));
+                }
+            }
+        }
+    });
+    for i in 0..frags_m {
+        for j in 0..frags_n {
+            let at = k.let_(
+                &format!("c_at{i}_{j}"),
+                (&row0 + i * 16) * &n + &col0 + j * 16,
+            );
+            let value = acc[(i * frags_n + j) as usize].load();
+            k.coop_store(&value, &out.at(&at), &n, CoopLayout::RowMajor);
+        }
+    }
+    k
+}

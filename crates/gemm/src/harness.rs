@@ -1,0 +1,134 @@
+//! Running a kernel on random operands and checking it against the [`spec`](crate::spec): what
+//! the tests and the `gemm check` command share.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+
+use crate::run::{Gemm, Variant};
+use crate::spec::{self, Worst};
+use crate::{CoopInput, GemmError, Problem};
+
+/// `len` values uniform in `[-1, 1)` from `seed`.
+pub fn random(len: usize, seed: u64) -> Vec<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// What the kernel computed and how far it is from the specification.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked {
+    /// The worst element.
+    pub worst: Worst,
+    /// The bound it was held to (relative to the sum of absolute products).
+    pub bound: f64,
+}
+
+/// Why a check failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The kernel could not run.
+    #[error(transparent)]
+    Gemm(#[from] GemmError),
+    /// Reading back failed.
+    #[error(transparent)]
+    Device(#[from] wgsl_dsl::runtime::DeviceError),
+    /// The result is outside the bound.
+    #[error("{kernel} on {problem:?}: {message}")]
+    Wrong {
+        /// The kernel.
+        kernel: String,
+        /// The problem.
+        problem: Problem,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Run `gemm` on `problem` with random operands (seeded by `seed`), `C` poisoned with NaN
+/// first, and compare with the specification: every element when `M N <= 65536`, else
+/// `samples` elements spread over `C` (its corners included).
+///
+/// # Errors
+/// [`CheckError`].
+pub fn run_and_check(
+    gpu: &Gpu,
+    gemm: &Gemm,
+    problem: &Problem,
+    seed: u64,
+    samples: usize,
+) -> Result<Checked, CheckError> {
+    let a = random(problem.a_len(), seed);
+    let b = random(problem.b_len(), seed.wrapping_add(1));
+    let dims = GpuBuffer::from_value(gpu, problem.dims()).map_err(GemmError::from)?;
+    let c = GpuBuffer::from_slice(gpu, &vec![f32::NAN; problem.c_len().max(1)])
+        .map_err(GemmError::from)?;
+    let (a64, b64, bound): (Vec<f64>, Vec<f64>, f64) = match gemm.variant() {
+        Variant::Simt(_) => {
+            let (ab, bb) = upload(gpu, &a, &b)?;
+            let mut rec = gpu.recorder();
+            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
+            rec.submit().map_err(GemmError::from)?;
+            (widen(&a), widen(&b), spec::simt_bound(problem.k))
+        }
+        Variant::Coop(config) if config.input == CoopInput::F16 => {
+            let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f32(x)).collect();
+            let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f32(x)).collect();
+            let (ab, bb) = upload(gpu, &ah, &bh)?;
+            let mut rec = gpu.recorder();
+            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
+            rec.submit().map_err(GemmError::from)?;
+            let a64 = ah.iter().map(|x| f64::from(x.to_f32())).collect();
+            let b64 = bh.iter().map(|x| f64::from(x.to_f32())).collect();
+            (a64, b64, spec::coop_bound(problem.k))
+        }
+        Variant::Coop(_) => {
+            let (ab, bb) = upload(gpu, &a, &b)?;
+            let mut rec = gpu.recorder();
+            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
+            rec.submit().map_err(GemmError::from)?;
+            (widen(&a), widen(&b), spec::coop_f32_input_bound(problem.k))
+        }
+    };
+    let got = c.read(gpu)?;
+    let cells = if problem.c_len() <= 65536 {
+        None
+    } else {
+        Some(sample_cells(problem, samples, seed))
+    };
+    let worst =
+        spec::check(problem, &a64, &b64, &got, bound, cells.as_deref()).map_err(|message| {
+            CheckError::Wrong {
+                kernel: gemm.variant().kernel_name(),
+                problem: *problem,
+                message,
+            }
+        })?;
+    Ok(Checked { worst, bound })
+}
+
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| f64::from(x)).collect()
+}
+
+fn upload<T: bytemuck::Pod + wgsl_dsl::types::WgslType>(
+    gpu: &Gpu,
+    a: &[T],
+    b: &[T],
+) -> Result<(GpuBuffer<T>, GpuBuffer<T>), GemmError> {
+    Ok((
+        GpuBuffer::from_slice(gpu, a)?,
+        GpuBuffer::from_slice(gpu, b)?,
+    ))
+}
+
+/// `count` elements of `C`: its four corners and random others.
+pub fn sample_cells(problem: &Problem, count: usize, seed: u64) -> Vec<(usize, usize)> {
+    let (m, n) = (problem.m as usize, problem.n as usize);
+    let mut cells = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    while cells.len() < count {
+        cells.push((rng.random_range(0..m), rng.random_range(0..n)));
+    }
+    cells
+}

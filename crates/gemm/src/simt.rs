@@ -1,0 +1,217 @@
+//! The SIMT `f32` kernel: `C = op(A) op(B)` on the ordinary arithmetic units.
+//!
+//! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage, `array<vec4<f32>>` or
+//! `array<f32>`), `c` (read-write storage). Grid: [`SimtConfig::grid`].
+//!
+//! Each workgroup computes the `block_m x block_n` tile of `C` that [`tile_coords`] gives it;
+//! invocation `(tx, ty)` computes `thread_m x thread_n` elements of it, kept in registers as
+//! `vec4`s: rows `ty * 4 + g * block_m / (thread_m / 4) + 0..4` for each group `g` of four,
+//! columns likewise (groups of four far apart, so that the invocations of a subgroup read
+//! adjacent vectors of workgroup memory). `K` is walked `block_k` at a time: the tile of `A`
+//! is staged `[block_k][block_m]` and that of `B` `[block_k][block_n]` in one of two buffers;
+//! while the workgroup multiplies one buffer, each invocation has already loaded its part of
+//! the next tile into registers, and stores it into the other buffer after the multiply-adds.
+//! One `workgroupBarrier` per step suffices: a buffer is written only after every invocation
+//! has passed the barrier that ended the step reading it.
+//!
+//! Every barrier is in uniform control flow (the step count is uniform); loads outside the
+//! matrices are replaced by zeros without branching, and stores outside `C` are skipped.
+//! Accumulation: one `fma` per product, in `f32`, in `k` order within an invocation.
+
+use wgsl_dsl::prelude::*;
+
+use crate::GemmDimsFields;
+use crate::config::SimtConfig;
+use crate::stage::{Global, Placement, Stager, component, tile_coords};
+use crate::{GemmDims, Problem};
+
+/// The output buffer, written four elements at a time or one.
+enum Output {
+    Scalar(Buffer<f32, ReadWrite>),
+    Vec4(Buffer<Vec4<f32>, ReadWrite>),
+}
+
+/// Build the kernel for `config` (see the [module docs](self)). Check the configuration first
+/// with [`SimtConfig::valid`]; an invalid one builds a kernel that computes garbage.
+pub fn build(config: &SimtConfig) -> KernelBuilder {
+    let c = *config;
+    let threads = c.threads();
+    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let dims = k.uniform::<GemmDims>("dims");
+    let a = Global::<f32>::declare(&mut k, "a", c.vector_a);
+    let b = Global::<f32>::declare(&mut k, "b", c.vector_b);
+    let out = if c.vector_c {
+        Output::Vec4(k.storage::<RuntimeArray<Vec4<f32>>, ReadWrite>("c"))
+    } else {
+        Output::Scalar(k.storage::<RuntimeArray<f32>, ReadWrite>("c"))
+    };
+    // Two buffers of [block_k][block_m / 4] and [block_k][block_n / 4] vectors.
+    let a_buffer = c.block_k * c.block_m / 4;
+    let b_buffer = c.block_k * c.block_n / 4;
+    let a_tile = k.workgroup_array::<Vec4<f32>>("a_tile", 2 * a_buffer);
+    let b_tile = k.workgroup_array::<Vec4<f32>>("b_tile", 2 * b_buffer);
+
+    let m = k.let_("m", dims.m().load());
+    let n = k.let_("n", dims.n().load());
+    let depth = k.let_("depth", dims.k().load());
+    let local = k.let_("local", local_invocation_index());
+    let (tile_m, tile_n) = tile_coords(&mut k);
+    let m0 = k.let_("m0", &tile_m * c.block_m);
+    let n0 = k.let_("n0", &tile_n * c.block_n);
+    let threads_n = c.block_n / c.thread_n;
+    let tx = k.let_("tx", &local % threads_n);
+    let ty = k.let_("ty", &local / threads_n);
+
+    // Operands as stored: A is [M, K] or [K, M], B is [K, N] or [N, K].
+    let zero = lit(0u32);
+    let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if c.layout.a_transposed() {
+        (depth.clone(), m.clone(), c.block_k, c.block_m)
+    } else {
+        (m.clone(), depth.clone(), c.block_m, c.block_k)
+    };
+    let (b_rows, b_cols, b_tile_rows, b_tile_cols) = if c.layout.b_transposed() {
+        (n.clone(), depth.clone(), c.block_n, c.block_k)
+    } else {
+        (depth.clone(), n.clone(), c.block_k, c.block_n)
+    };
+    let stage_a = Stager::new(
+        &mut k,
+        "a",
+        a,
+        a_rows,
+        a_cols,
+        a_tile_rows,
+        a_tile_cols,
+        &local,
+        threads,
+    );
+    let stage_b = Stager::new(
+        &mut k,
+        "b",
+        b,
+        b_rows,
+        b_cols,
+        b_tile_rows,
+        b_tile_cols,
+        &local,
+        threads,
+    );
+    // Staged as [k][m] and [k][n]: A as stored when transposed, B when not.
+    let place_a = Placement {
+        row_stride: c.block_m / 4,
+        transposed: !c.layout.a_transposed(),
+    };
+    let place_b = Placement {
+        row_stride: c.block_n / 4,
+        transposed: c.layout.b_transposed(),
+    };
+    // The origin of step `t`'s tiles, as stored.
+    let a_origin = |k0: &Exp<u32>| {
+        if c.layout.a_transposed() {
+            (k0.clone(), m0.clone())
+        } else {
+            (m0.clone(), k0.clone())
+        }
+    };
+    let b_origin = |k0: &Exp<u32>| {
+        if c.layout.b_transposed() {
+            (n0.clone(), k0.clone())
+        } else {
+            (k0.clone(), n0.clone())
+        }
+    };
+    let same = |v: Exp<Vec4<f32>>| v;
+
+    let groups_n = c.thread_n / 4;
+    let acc: Vec<Var<Vec4<f32>>> = (0..c.thread_m * groups_n)
+        .map(|i| k.var(&format!("acc{i}"), Exp::<Vec4<f32>>::zero()))
+        .collect();
+
+    // The first step's tiles into buffer 0.
+    let steps = k.let_("steps", (&depth + (c.block_k - 1)) / c.block_k);
+    let (ar, ac) = a_origin(&zero);
+    let (br, bc) = b_origin(&zero);
+    let first_a = stage_a.load(&mut k, "a_first", &ar, &ac, &same);
+    let first_b = stage_b.load(&mut k, "b_first", &br, &bc, &same);
+    stage_a.store(&mut k, &first_a, &a_tile, &zero, &place_a);
+    stage_b.store(&mut k, &first_b, &b_tile, &zero, &place_b);
+    k.workgroup_barrier();
+
+    k.for_range("step", 0u32, &steps, |k, step| {
+        let parity = k.let_("parity", &step % 2u32);
+        let a_cur = k.let_("a_cur", &parity * a_buffer + &ty);
+        let b_cur = k.let_("b_cur", &parity * b_buffer + &tx);
+        // The next step's tiles (the last step's again at the end), loaded before the
+        // multiply-adds so that the loads are in flight while they run.
+        let next = k.let_("next", min(&step + 1u32, &steps - 1u32));
+        let k_next = k.let_("k_next", &next * c.block_k);
+        let (ar, ac) = a_origin(&k_next);
+        let (br, bc) = b_origin(&k_next);
+        let next_a = stage_a.load(k, "a_next", &ar, &ac, &same);
+        let next_b = stage_b.load(k, "b_next", &br, &bc, &same);
+        for kk in 0..c.block_k {
+            let a_vectors: Vec<Exp<Vec4<f32>>> = (0..c.thread_m / 4)
+                .map(|g| {
+                    let at = &a_cur + (kk * c.block_m / 4 + g * c.block_m / c.thread_m);
+                    k.let_(&format!("a{kk}_{g}"), a_tile.at(at).load())
+                })
+                .collect();
+            let b_vectors: Vec<Exp<Vec4<f32>>> = (0..groups_n)
+                .map(|h| {
+                    let at = &b_cur + (kk * c.block_n / 4 + h * c.block_n / c.thread_n);
+                    k.let_(&format!("b{kk}_{h}"), b_tile.at(at).load())
+                })
+                .collect();
+            for i in 0..c.thread_m {
+                let a_value = component(&a_vectors[(i / 4) as usize], i % 4);
+                let a_splat = Exp::<Vec4<f32>>::splat(a_value);
+                for (h, b_vector) in b_vectors.iter().enumerate() {
+                    let cell = &acc[(i * groups_n) as usize + h];
+                    k.store(cell, fma(&a_splat, b_vector, cell.load()));
+                }
+            }
+        }
+        let other = k.let_("other", (&step + 1u32) % 2u32);
+        stage_a.store(k, &next_a, &a_tile, &(&other * a_buffer), &place_a);
+        stage_b.store(k, &next_b, &b_tile, &(&other * b_buffer), &place_b);
+        k.workgroup_barrier();
+    });
+
+    // Epilogue: each invocation's block of C, outside elements skipped.
+    let row_base = k.let_("row_base", &m0 + &ty * 4u32);
+    let col_base = k.let_("col_base", &n0 + &tx * 4u32);
+    for i in 0..c.thread_m {
+        let row = k.let_(
+            &format!("row{i}"),
+            &row_base + ((i / 4) * c.block_m / (c.thread_m / 4) + i % 4),
+        );
+        for h in 0..groups_n {
+            let col = k.let_(
+                &format!("col{i}_{h}"),
+                &col_base + h * c.block_n / (c.thread_n / 4),
+            );
+            let value = acc[(i * groups_n + h) as usize].load();
+            match &out {
+                Output::Vec4(buf) => {
+                    k.if_(row.lt(&m).and(col.lt(&n)), |k| {
+                        k.store(&buf.at((&row * &n + &col) / 4u32), value);
+                    });
+                }
+                Output::Scalar(buf) => {
+                    let value = k.let_(&format!("out{i}_{h}"), value);
+                    for j in 0..4u32 {
+                        k.if_(row.lt(&m).and((&col + j).lt(&n)), |k| {
+                            k.store(&buf.at(&row * &n + &col + j), component(&value, j));
+                        });
+                    }
+                }
+            }
+        }
+    }
+    k
+}
+
+/// [`build`] for the configuration [`SimtConfig::choose`] picks for `problem` on `target`.
+pub fn build_for(problem: &Problem, target: &wgsl_dsl::TargetLimits) -> KernelBuilder {
+    build(&SimtConfig::choose(problem, target))
+}

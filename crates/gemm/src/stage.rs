@@ -1,0 +1,200 @@
+//! What both kernels share: the order of the tiles of `C`, and staging tiles of an operand
+//! from a storage buffer into workgroup memory, four elements at a time.
+
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::types::Scalar;
+
+use crate::config::GROUP_M;
+
+/// The tile `(tile_m, tile_n)` of `C` this workgroup computes. The grid is
+/// `[tiles along N, tiles along M, 1]`; its workgroups are numbered row by row and handed out
+/// in groups of [`GROUP_M`] tile rows, down each column of the group before the next column,
+/// so that workgroups running together read the same rows of `A` and columns of `B`.
+pub(crate) fn tile_coords(k: &mut KernelBuilder) -> (Exp<u32>, Exp<u32>) {
+    let wg = workgroup_id();
+    let grid = num_workgroups();
+    let grid_n = k.let_("grid_n", grid.x());
+    let grid_m = k.let_("grid_m", grid.y());
+    let pid = k.let_("pid", wg.y() * &grid_n + wg.x());
+    let width = k.let_("group_width", &grid_n * GROUP_M);
+    let first_m = k.let_("first_m", (&pid / &width) * GROUP_M);
+    let rows = k.let_("group_rows", min(&grid_m - &first_m, GROUP_M));
+    let in_group = k.let_("in_group", &pid % &width);
+    let tile_m = k.let_("tile_m", &first_m + &in_group % &rows);
+    let tile_n = k.let_("tile_n", &in_group / &rows);
+    (tile_m, tile_n)
+}
+
+/// A storage buffer holding an operand, read one element or four elements at a time.
+pub(crate) enum Global<E> {
+    /// `array<E>`
+    Scalar(Buffer<E, ReadOnly>),
+    /// `array<vec4<E>>`: the stored rows are a multiple of 4 long.
+    Vec4(Buffer<Vec4<E>, ReadOnly>),
+}
+
+impl<E: Scalar + Literal0> Global<E> {
+    /// Declare the next binding, `array<vec4<E>>` if `vector`, else `array<E>`.
+    pub(crate) fn declare(k: &mut KernelBuilder, name: &str, vector: bool) -> Global<E> {
+        if vector {
+            Global::Vec4(k.storage::<RuntimeArray<Vec4<E>>, ReadOnly>(name))
+        } else {
+            Global::Scalar(k.storage::<RuntimeArray<E>, ReadOnly>(name))
+        }
+    }
+}
+
+/// Scalars with a zero literal (for the elements outside a matrix).
+pub(crate) trait Literal0: Scalar {
+    fn zero() -> Exp<Self>;
+}
+impl Literal0 for f32 {
+    fn zero() -> Exp<f32> {
+        lit(0.0f32)
+    }
+}
+impl Literal0 for half::f16 {
+    fn zero() -> Exp<half::f16> {
+        lit(half::f16::ZERO)
+    }
+}
+
+/// How a staged tile lies in workgroup memory: a `vec4` array of two buffers, rows
+/// `row_stride` vectors apart.
+pub(crate) struct Placement {
+    /// Vectors from one row of the staged tile to the next.
+    pub row_stride: u32,
+    /// The tile is stored transposed: a stored row `r` of the operand becomes column `r` of
+    /// the staged tile (each of the four elements of a chunk goes to its own row).
+    pub transposed: bool,
+}
+
+/// Copies `tile_rows x tile_cols` tiles (in the operand's stored orientation) of a row-major
+/// matrix `[rows, cols]` into workgroup memory: each invocation moves the same chunks of four
+/// consecutive elements of a row at every step, loading them ([`Stager::load`]) before the
+/// multiply-adds of the previous step and storing them ([`Stager::store`]) after.
+/// Elements outside the matrix are zero.
+pub(crate) struct Stager<E> {
+    global: Global<E>,
+    rows: Exp<u32>,
+    cols: Exp<u32>,
+    /// Per chunk of this invocation: its row and first column within the tile, and whether
+    /// the chunk exists (when the tile has fewer chunks than the workgroup's invocations
+    /// times the chunks per invocation).
+    chunks: Vec<(Exp<u32>, Exp<u32>, Option<Exp<bool>>)>,
+}
+
+impl<E: Scalar + Literal0> Stager<E> {
+    /// The chunks invocation `local` of `threads` moves for a tile of `tile_rows x tile_cols`
+    /// (`tile_cols` a multiple of 4) of the matrix `global [rows, cols]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        k: &mut KernelBuilder,
+        name: &str,
+        global: Global<E>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        tile_rows: u32,
+        tile_cols: u32,
+        local: &Exp<u32>,
+        threads: u32,
+    ) -> Stager<E> {
+        let per_row = tile_cols / 4;
+        let total = tile_rows * per_row;
+        let mut chunks = Vec::new();
+        for i in 0..total.div_ceil(threads) {
+            let q = k.let_(&format!("{name}_chunk{i}"), local + i * threads);
+            let r = k.let_(&format!("{name}_row{i}"), &q / per_row);
+            let c = k.let_(&format!("{name}_col{i}"), (&q % per_row) * 4u32);
+            let exists = (!total.is_multiple_of(threads)).then(|| q.lt(total));
+            chunks.push((r, c, exists));
+        }
+        Stager {
+            global,
+            rows,
+            cols,
+            chunks,
+        }
+    }
+
+    /// Load this invocation's chunks of the tile whose first element is `(row0, col0)`, each
+    /// converted by `convert`, as `let`s named `name0`, `name1`, ...
+    pub(crate) fn load<S: Scalar>(
+        &self,
+        k: &mut KernelBuilder,
+        name: &str,
+        row0: &Exp<u32>,
+        col0: &Exp<u32>,
+        convert: &dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
+    ) -> Vec<Exp<Vec4<S>>> {
+        let mut values = Vec::new();
+        for (i, (r, c, exists)) in self.chunks.iter().enumerate() {
+            let row = row0 + r;
+            let col = col0 + c;
+            let row_in = match exists {
+                Some(e) => row.lt(&self.rows).and(e),
+                None => row.lt(&self.rows),
+            };
+            let value = match &self.global {
+                Global::Vec4(buf) => {
+                    let inside = k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)));
+                    let index = (&row * &self.cols + &col) / 4u32;
+                    let safe = inside.select(index, 0u32);
+                    inside.select(buf.at(safe).load(), Exp::<Vec4<E>>::zero())
+                }
+                Global::Scalar(buf) => {
+                    let row_in = k.let_(&format!("{name}_row_in{i}"), row_in);
+                    let base = k.let_(&format!("{name}_at{i}"), &row * &self.cols + &col);
+                    let element = |j: u32| {
+                        let inside = row_in.and((&col + j).lt(&self.cols));
+                        let safe = inside.select(&base + j, 0u32);
+                        inside.select(buf.at(safe).load(), E::zero())
+                    };
+                    vec4(element(0), element(1), element(2), element(3))
+                }
+            };
+            values.push(k.let_(&format!("{name}{i}"), convert(value)));
+        }
+        values
+    }
+
+    /// Store `values` (from [`Stager::load`]) into the staged tile starting at vector `base`
+    /// of `shared`.
+    pub(crate) fn store<S: Scalar>(
+        &self,
+        k: &mut KernelBuilder,
+        values: &[Exp<Vec4<S>>],
+        shared: &Place<SizedArray<Vec4<S>>, ReadWrite>,
+        base: &Exp<u32>,
+        placement: &Placement,
+    ) {
+        for ((r, c, exists), value) in self.chunks.iter().zip(values) {
+            let write = |k: &mut KernelBuilder| {
+                if placement.transposed {
+                    // Element j of the chunk is stored row c + j, column r.
+                    for j in 0..4u32 {
+                        let at = base + (c + j) * placement.row_stride + r / 4u32;
+                        k.store(&shared.at(at).at(r % 4u32), component(value, j));
+                    }
+                } else {
+                    let at = base + r * placement.row_stride + c / 4u32;
+                    k.store(&shared.at(at), value);
+                }
+            };
+            match exists {
+                Some(e) => k.if_(e, write),
+                None => write(k),
+            }
+        }
+    }
+}
+
+/// Component `j` (0..4) of a `vec4`.
+pub(crate) fn component<S: Scalar>(v: &Exp<Vec4<S>>, j: u32) -> Exp<S> {
+    match j {
+        0 => v.x(),
+        1 => v.y(),
+        2 => v.z(),
+        _ => v.w(),
+    }
+}
