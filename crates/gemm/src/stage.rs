@@ -81,8 +81,12 @@ pub(crate) struct Stager<E> {
     /// Per chunk of this invocation: its row and first column within the tile, and whether
     /// the chunk exists (when the tile has fewer chunks than the workgroup's invocations
     /// times the chunks per invocation).
-    chunks: Vec<(Exp<u32>, Exp<u32>, Option<Exp<bool>>)>,
+    chunks: Vec<Chunk>,
 }
+
+/// One chunk of four elements an invocation moves: its row and first column within the
+/// tile, and whether it exists (`None`: always).
+type Chunk = (Exp<u32>, Exp<u32>, Option<Exp<bool>>);
 
 impl<E: Scalar + Literal0> Stager<E> {
     /// The chunks invocation `local` of `threads` moves for a tile of `tile_rows x tile_cols`

@@ -11,7 +11,7 @@
 //! Timing: GPU timestamps around one compute pass of `reps` dispatches (after warm-up), `reps`
 //! chosen so that a pass takes about `--pass-ms`; the median of `--samples` passes.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
@@ -539,7 +539,7 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
                 Ok(c) => format!("ok, worst {:.1e}", c.worst.relative),
                 Err(e) => format!("WRONG: {e}"),
             },
-            Duration::from(started.elapsed()).as_secs_f64()
+            started.elapsed().as_secs_f64()
         );
     }
     Ok(())
