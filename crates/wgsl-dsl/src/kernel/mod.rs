@@ -377,17 +377,16 @@ impl KernelBuilder {
         };
         self.capabilities |= ty.capabilities();
         self.globals.push(GlobalDecl {
-            error: None,
             name: name.to_string(),
             ty: ty.clone(),
             kind: GlobalKind::Workgroup,
             site,
         });
         Place::with_ty(
-            PlaceKind::Global {
-                builder: self.uid,
+            PlaceKind::Global(GlobalHandle {
+                builder: self.id,
                 index: self.globals.len() - 1,
-            },
+            }),
             ty,
             site,
         )
