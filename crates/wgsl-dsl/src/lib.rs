@@ -33,6 +33,7 @@
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
 //! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
 
+mod consteval;
 pub mod exp;
 #[doc(hidden)]
 pub mod handle;
@@ -47,6 +48,7 @@ mod site;
 pub mod types;
 mod uniformity;
 
+pub use consteval::ConstValue;
 pub use exp::{Exp, IntoExp, lit};
 pub use kernel::{
     Access, BindingDesc, BindingKind, Bindings, Buffer, Function, KernelBuilder, KernelSignature,

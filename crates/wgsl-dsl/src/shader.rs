@@ -84,6 +84,23 @@ pub enum BuildError {
         /// Where it was given.
         site: CallSite,
     },
+    /// An operation whose operands are all literals is a WGSL *const-expression*, evaluated
+    /// when the shader is created, and WGSL rejects this one then (WGSL spec §8.1.1 "const
+    /// Expressions"): a floating-point result that overflows or is NaN, an argument outside a
+    /// built-in's domain (`sqrt(-1.0)`, `log(0.0)`), integer division by zero, `i32::MIN / -1`,
+    /// a shift by 32 or more, `clamp` with `low > high`, an out-of-bounds literal index, ...
+    /// `site` is the Rust call that built the operation; `rule` names the spec's rule.
+    #[error(
+        "{site}: {reason}; WGSL rejects this const-expression when the shader is created ({rule})"
+    )]
+    ConstExpression {
+        /// The operation, its literal operands, and what is wrong.
+        reason: String,
+        /// The rule of the WGSL spec.
+        rule: &'static str,
+        /// Where the operation was built.
+        site: CallSite,
+    },
     /// A `let`, `var` or a statement result was used outside the block that declared it.
     #[error("{site}: `{name}` is used outside the block that declares it (declared at {declared})")]
     OutOfScope {

@@ -82,6 +82,22 @@ impl<T: WgslType> Exp<T> {
         self.node.site
     }
 
+    /// The value of this expression if it is a *const-expression* (WGSL spec §8.1.1): every
+    /// leaf a literal or a zero value, evaluated as WGSL evaluates it when the shader is
+    /// created. `Ok(None)` if it reads memory, a built-in value, a parameter or a `let`.
+    ///
+    /// [`KernelBuilder::build`](crate::KernelBuilder::build) evaluates every such subtree (and
+    /// treats a `let_` of a literal as the literal, since the WGSL naga writes inlines it).
+    ///
+    /// # Errors
+    /// [`BuildError::ConstExpression`](crate::BuildError::ConstExpression) at the call site of
+    /// the first operation (operands first) that WGSL rejects at shader creation, such as
+    /// `lit(1.0) / lit(0.0)` or `sqrt(lit(-1.0))`;
+    /// [`BuildError::NonFiniteLiteral`](crate::BuildError::NonFiniteLiteral).
+    pub fn eval_const(&self) -> Result<Option<crate::ConstValue>, crate::BuildError> {
+        crate::consteval::eval_tree(&self.node)
+    }
+
     /// The zero value of `T` (WGSL spec §6.6 "Zero Value Expressions").
     #[track_caller]
     pub fn zero() -> Self

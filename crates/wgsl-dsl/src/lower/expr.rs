@@ -34,6 +34,22 @@ impl FnLower<'_, '_> {
         }
     }
 
+    /// `vecN(value)`.
+    fn splat(
+        &mut self,
+        value: Handle<Expression>,
+        n: u8,
+        site: CallSite,
+        block: &mut Block,
+    ) -> Handle<Expression> {
+        let size = match n {
+            2 => naga::VectorSize::Bi,
+            3 => naga::VectorSize::Tri,
+            _ => naga::VectorSize::Quad,
+        };
+        self.append(Expression::Splat { size, value }, site, block)
+    }
+
     fn out_of_scope(&self, id: ValueId, declared: CallSite) -> BuildError {
         BuildError::OutOfScope {
             name: self
@@ -120,8 +136,22 @@ impl FnLower<'_, '_> {
                 }
             }),
             ExprKind::Binary(op, a, b) => {
-                let left = self.expr(a, block)?;
-                let right = self.expr(b, block)?;
+                let mut left = self.expr(a, block)?;
+                let mut right = self.expr(b, block)?;
+                // WGSL's vector-scalar forms (`v + s`, `s / v`, ..., WGSL spec §8.7) are
+                // `v + vecN(s)`; naga's IR takes the scalar-vector mix for `*` only.
+                if *op != naga::BinaryOperator::Multiply {
+                    use crate::types::Ty;
+                    match (&a.ty, &b.ty) {
+                        (Ty::Scalar(_), Ty::Vector(n, _)) => {
+                            left = self.splat(left, *n, a.site, block);
+                        }
+                        (Ty::Vector(n, _), Ty::Scalar(_)) => {
+                            right = self.splat(right, *n, b.site, block);
+                        }
+                        _ => {}
+                    }
+                }
                 Expression::Binary {
                     op: *op,
                     left,
@@ -234,7 +264,12 @@ impl FnLower<'_, '_> {
             }
             ExprKind::Bound(id) => {
                 return match self.bound.get(id) {
-                    Some((h, _)) => Ok(*h),
+                    Some((h, _)) => {
+                        if let Some(v) = self.bound_consts.get(id) {
+                            self.const_values.insert(key, v.clone());
+                        }
+                        Ok(*h)
+                    }
                     None => Err(self.out_of_scope(*id, site)),
                 };
             }
@@ -297,6 +332,15 @@ impl FnLower<'_, '_> {
                 });
             }
         };
+        // A const-expression (WGSL spec §8.1.1) is evaluated when the shader is created; what
+        // WGSL rejects then is an error at this node's call site.
+        let values = &self.const_values;
+        let value =
+            crate::consteval::eval(node, &mut |n| values.get(&std::rc::Rc::as_ptr(n)).cloned())
+                .map_err(|e| e.at(site))?;
+        if let Some(value) = value {
+            self.const_values.insert(key, value);
+        }
         let h = self.append(e, site, block);
         self.cache.insert(key, h);
         Ok(h)
@@ -370,9 +414,18 @@ impl FnLower<'_, '_> {
                 Some((var, _)) => Expression::LocalVariable(*var),
                 None => return Err(self.out_of_scope(*id, site)),
             },
-            PlaceKind::Index(base, index) => {
-                let base = self.place(base, block)?;
-                let index = self.expr(index, block)?;
+            PlaceKind::Index(base_place, index_node) => {
+                let base = self.place(base_place, block)?;
+                let index = self.expr(index_node, block)?;
+                // A literal index out of bounds of a fixed-size array, a vector or a matrix,
+                // or a negative one into a runtime-sized array (WGSL spec §8.5).
+                if let (Some(i), Some(len)) = (
+                    self.const_values.get(&std::rc::Rc::as_ptr(index_node)),
+                    crate::consteval::index_len(&base_place.ty),
+                ) {
+                    crate::consteval::check_index(i, len, &base_place.ty.wgsl_name())
+                        .map_err(|e| e.at(site))?;
+                }
                 Expression::Access { base, index }
             }
             PlaceKind::Field(base, index) => Expression::AccessIndex {

@@ -12,6 +12,8 @@ mod expr;
 mod stmt;
 mod types;
 
+pub(crate) use expr::MAX_DEPTH;
+
 use std::collections::HashMap;
 
 use naga::{Handle, Span};

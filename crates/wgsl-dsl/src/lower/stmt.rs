@@ -29,6 +29,11 @@ pub(crate) struct FnLower<'a, 'k> {
     pub builtins: Option<HashMap<BuiltinValue, u32>>,
     /// Nodes lowered in the current statement.
     pub cache: HashMap<*const Node, Handle<Expression>>,
+    /// Values of the const-expressions (literal-only nodes) lowered in the current statement.
+    pub const_values: HashMap<*const Node, crate::consteval::ConstValue>,
+    /// `let`s of a literal or zero value: naga's WGSL writer inlines them, so their uses are
+    /// const-expressions in the WGSL text.
+    pub bound_consts: HashMap<crate::handle::ValueId, crate::consteval::ConstValue>,
     /// The statement being lowered.
     pub site: CallSite,
     /// The helper function being lowered; `None` for the entry point.
@@ -89,6 +94,8 @@ impl<'a, 'k> FnLower<'a, 'k> {
             scopes: Vec::new(),
             builtins,
             cache: HashMap::new(),
+            const_values: HashMap::new(),
+            bound_consts: HashMap::new(),
             site,
             function: None,
             depth: 0,
@@ -125,6 +132,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
         for (stmt, site) in stmts {
             self.site = *site;
             self.cache.clear();
+            self.const_values.clear();
             self.emitter.start(&self.func.expressions);
             self.stmt(stmt, *site, &mut block)?;
             if self.emitter.is_running() {
@@ -149,6 +157,11 @@ impl<'a, 'k> FnLower<'a, 'k> {
         match stmt {
             Stmt::Let { id, name, value } => {
                 let h = self.expr(value, block)?;
+                if self.func.expressions[h].needs_pre_emit()
+                    && let Some(v) = self.const_values.get(&std::rc::Rc::as_ptr(value))
+                {
+                    self.bound_consts.insert(*id, v.clone());
+                }
                 block.extend(self.emitter.finish(&self.func.expressions));
                 // A `let` of a value already named (another `let`) keeps the first name.
                 self.func
