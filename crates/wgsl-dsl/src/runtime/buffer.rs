@@ -161,7 +161,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
 
     /// Copy the contents back to the host: a copy into a staging buffer, `map_async`, and a
     /// blocking poll that gives up after the [`Gpu`]'s read-back timeout. Waits for all work
-    /// submitted before it.
+    /// submitted before it. Any number of threads may read back from one [`Gpu`] at once.
     ///
     /// # Errors
     /// [`DeviceError::WrongDevice`], [`DeviceError::Lost`], [`DeviceError::Timeout`],
@@ -175,7 +175,6 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             return Ok(Vec::new());
         }
         let size = self.buffer.size();
-        let (tx, rx) = std::sync::mpsc::channel();
         let submitted = gpu.scoped(|| {
             let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("wgsl-dsl read-back"),
@@ -186,24 +185,13 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             let mut encoder = gpu.device.create_command_encoder(&Default::default());
             encoder.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
             let index = gpu.queue.submit([encoder.finish()]);
-            staging.map_async(wgpu::MapMode::Read, .., move |r| {
-                let _ = tx.send(r);
-            });
             (staging, index)
         });
         let (staging, index) = submitted.map_err(|e| match e {
             DispatchError::Device(d) => d,
             other => DeviceError::Map(other.to_string()),
         })?;
-        gpu.wait_for(Some(index))?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                gpu.check_lost()?;
-                return Err(DeviceError::Map(e.to_string()));
-            }
-            Err(_) => return Err(DeviceError::Map("the map callback did not run".into())),
-        }
+        gpu.map_read(&staging, Some(index))?;
         let out = {
             let view = staging
                 .slice(..)

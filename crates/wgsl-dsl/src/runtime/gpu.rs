@@ -399,7 +399,65 @@ impl Gpu {
         match r {
             Ok(_) => Ok(()),
             Err(wgpu::PollError::Timeout) => Err(DeviceError::Timeout { waited }),
-            Err(e) => Err(DeviceError::Map(e.to_string())),
+            Err(e) => {
+                // A destroyed device fails its submissions (so the index is "not returned by
+                // a successful submission") before its lost callback has run: one more poll
+                // runs the callback, and the loss is what is reported.
+                let _ = self.device.poll(wgpu::PollType::Poll);
+                self.check_lost()?;
+                Err(DeviceError::Map(e.to_string()))
+            }
+        }
+    }
+
+    /// Map `buffer` for reading once the submission `index` (all work, for `None`) is done,
+    /// and block until the mapping has completed.
+    ///
+    /// Safe under concurrent use of one `Gpu`: wgpu runs a map callback on whichever thread's
+    /// poll collects it, possibly after this thread's own poll has returned, so the callback is
+    /// awaited on its channel (polling again meanwhile), not assumed to have run.
+    ///
+    /// # Errors
+    /// [`DeviceError::Lost`], [`DeviceError::Timeout`] after the read-back timeout,
+    /// [`DeviceError::Map`] if wgpu fails the mapping.
+    pub(crate) fn map_read(
+        &self,
+        buffer: &wgpu::Buffer,
+        index: Option<wgpu::SubmissionIndex>,
+    ) -> Result<(), DeviceError> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let (tx, rx) = std::sync::mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        let start = std::time::Instant::now();
+        self.wait_for(index)?;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(1)) {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(e)) => {
+                    self.check_lost()?;
+                    return Err(DeviceError::Map(e.to_string()));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.check_lost()?;
+                    return Err(DeviceError::Map(
+                        "the map callback was dropped without running".into(),
+                    ));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let waited = start.elapsed();
+                    if waited >= self.readback_timeout {
+                        return Err(DeviceError::Timeout { waited });
+                    }
+                    // Another thread's poll may hold the callback; or none has collected the
+                    // mapping yet: collect it here.
+                    self.check_lost()?;
+                    self.device
+                        .poll(wgpu::PollType::Poll)
+                        .map_err(|e| DeviceError::Map(e.to_string()))?;
+                }
+            }
         }
     }
 

@@ -411,16 +411,7 @@ impl Gpu {
         }
         let readback = queries.resolve(&self.device, rec.encoder_mut());
         rec.submit()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        self.wait()?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(DeviceError::Map(e.to_string()).into()),
-            Err(_) => return Err(DeviceError::Map("the map callback did not run".into()).into()),
-        }
+        self.map_read(&readback, None)?;
         let bytes = queries.used as usize * wgpu::QUERY_SIZE as usize;
         let ticks: Vec<u64> = {
             let view = readback
