@@ -8,6 +8,7 @@ use mlp::kernels::product::Target;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
 use mlp::reference::{self, RefModel};
+use mlp::schedule::{Decay, LrSchedule};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -56,6 +57,7 @@ struct RefTrainer {
     model: RefModel,
     slots: Vec<Vec<f64>>,
     t: u64,
+    schedule: LrSchedule,
 }
 
 impl RefTrainer {
@@ -73,6 +75,8 @@ impl RefTrainer {
         let (loss, grads) = self.model.loss_and_grads(&x, &labels, rows.len());
         let mut p = self.model.flatten();
         let g = grads.flatten();
+        // The scheduled learning rate after the `t` steps taken before this one.
+        let factor = self.schedule.factor(self.t);
         self.t += 1;
         match *opt {
             OptimizerConfig::Sgd {
@@ -83,7 +87,7 @@ impl RefTrainer {
                 &mut p,
                 &g,
                 &mut self.slots[0],
-                lr.into(),
+                f64::from(lr) * factor,
                 momentum.into(),
                 weight_decay.into(),
             ),
@@ -100,7 +104,7 @@ impl RefTrainer {
                     &mut m[0],
                     &mut v[0],
                     self.t,
-                    lr.into(),
+                    f64::from(lr) * factor,
                     beta1.into(),
                     beta2.into(),
                     eps.into(),
@@ -112,7 +116,7 @@ impl RefTrainer {
     }
 }
 
-fn fused_steps_match_reference(opt: OptimizerConfig, target: Target) {
+fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: LrSchedule) {
     let gpu = Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)");
     // Widths that are multiples of no tile; 3 steps per pass over 41 examples, the last of 9.
     // 197 inputs: the GPU configuration splits them (4 steps of 64, one per part).
@@ -126,6 +130,7 @@ fn fused_steps_match_reference(opt: OptimizerConfig, target: Target) {
     let params = Params::init(&config, 4);
     let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, batch).expect("model");
     assert!(model.set_fused(&gpu, Some(target)).expect("fused kernels"));
+    model.set_schedule(&gpu, &schedule).expect("schedule");
     let splits = model.fused_config().expect("fused").splits;
     if target == Target::Cpu {
         assert_eq!(splits, 1);
@@ -140,6 +145,7 @@ fn fused_steps_match_reference(opt: OptimizerConfig, target: Target) {
         model: RefModel::from_params(&params),
         slots: vec![vec![0.0; config.num_params()]; opt.slots_per_tensor()],
         t: 0,
+        schedule,
     };
     for chunk in [0..2, 2..3, 0..3] {
         let mut rec = gpu.recorder();
@@ -191,22 +197,22 @@ const GPU: Target = Target::gpu(512);
 
 #[test]
 fn fused_sgd_steps_equal_the_reference_with_cpu_tiles() {
-    fused_steps_match_reference(SGD, Target::Cpu);
+    fused_steps_match_reference(SGD, Target::Cpu, LrSchedule::CONSTANT);
 }
 
 #[test]
 fn fused_sgd_steps_equal_the_reference_with_gpu_tiles_and_split_k() {
-    fused_steps_match_reference(SGD, GPU);
+    fused_steps_match_reference(SGD, GPU, LrSchedule::CONSTANT);
 }
 
 #[test]
 fn fused_adam_steps_equal_the_reference_with_cpu_tiles() {
-    fused_steps_match_reference(ADAM, Target::Cpu);
+    fused_steps_match_reference(ADAM, Target::Cpu, LrSchedule::CONSTANT);
 }
 
 #[test]
 fn fused_adam_steps_equal_the_reference_with_gpu_tiles_and_split_k() {
-    fused_steps_match_reference(ADAM, GPU);
+    fused_steps_match_reference(ADAM, GPU, LrSchedule::CONSTANT);
 }
 
 #[test]
@@ -221,4 +227,31 @@ fn models_with_two_hidden_layers_run_the_unfused_step() {
     let mut model = GpuMlp::new(&gpu, &config, &params, &SGD, None, 4).expect("model");
     assert!(model.fused_config().is_none());
     assert!(!model.set_fused(&gpu, Some(GPU)).expect("no error"));
+}
+
+/// Warm-up, then a cosine that ends before the last of the 6 steps.
+const COSINE: LrSchedule = LrSchedule {
+    warmup_steps: 2,
+    decay: Decay::Cosine {
+        steps: 3,
+        final_factor: 0.1,
+    },
+};
+/// Warm-up, then halving every 2 steps.
+const STEP: LrSchedule = LrSchedule {
+    warmup_steps: 1,
+    decay: Decay::Step {
+        every: 2,
+        gamma: 0.5,
+    },
+};
+
+#[test]
+fn fused_sgd_steps_follow_the_schedule_as_the_reference() {
+    fused_steps_match_reference(SGD, GPU, COSINE);
+}
+
+#[test]
+fn fused_adam_steps_follow_the_schedule_as_the_reference() {
+    fused_steps_match_reference(ADAM, Target::Cpu, STEP);
 }

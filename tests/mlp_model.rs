@@ -6,6 +6,7 @@ use mlp::config::MlpConfig;
 use mlp::model::{GpuMlp, OptimizerConfig, OptimizerState};
 use mlp::params::Params;
 use mlp::reference::{self, RefModel};
+use mlp::schedule::{Decay, LrSchedule};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -66,6 +67,7 @@ struct RefTrainer {
     model: RefModel,
     slots: Vec<Vec<f64>>,
     t: u64,
+    schedule: LrSchedule,
 }
 
 impl RefTrainer {
@@ -83,6 +85,8 @@ impl RefTrainer {
         let (loss, grads) = self.model.loss_and_grads(&x, &labels, rows.len());
         let mut p = self.model.flatten();
         let g = grads.flatten();
+        // The scheduled learning rate after the `t` steps taken before this one.
+        let factor = self.schedule.factor(self.t);
         self.t += 1;
         match *opt {
             OptimizerConfig::Sgd {
@@ -93,7 +97,7 @@ impl RefTrainer {
                 &mut p,
                 &g,
                 &mut self.slots[0],
-                lr.into(),
+                f64::from(lr) * factor,
                 momentum.into(),
                 weight_decay.into(),
             ),
@@ -110,7 +114,7 @@ impl RefTrainer {
                     &mut m[0],
                     &mut v[0],
                     self.t,
-                    lr.into(),
+                    f64::from(lr) * factor,
                     beta1.into(),
                     beta2.into(),
                     eps.into(),
@@ -124,13 +128,18 @@ impl RefTrainer {
 
 /// Train `chunks` of steps on the GPU (one submission per chunk) and with the reference, and
 /// compare losses, parameters and optimizer state.
-fn train_matches_reference(opt: OptimizerConfig, chunks: &[std::ops::Range<usize>]) {
+fn train_matches_reference(
+    opt: OptimizerConfig,
+    chunks: &[std::ops::Range<usize>],
+    schedule: LrSchedule,
+) {
     let gpu = gpu();
     let config = config();
     let (n, batch) = (41, 16); // steps 0, 1 full; step 2 has 9 examples
     let d = data(&config, n, 5);
     let params = Params::init(&config, 3);
     let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, batch).expect("model");
+    model.set_schedule(&gpu, &schedule).expect("schedule");
     let dataset = model
         .upload_dataset(&gpu, &d.images, &d.labels)
         .expect("dataset");
@@ -139,6 +148,7 @@ fn train_matches_reference(opt: OptimizerConfig, chunks: &[std::ops::Range<usize
         model: RefModel::from_params(&params),
         slots: vec![vec![0.0; config.num_params()]; opt.slots_per_tensor()],
         t: 0,
+        schedule,
     };
     for chunk in chunks {
         let mut rec = gpu.recorder();
@@ -185,7 +195,7 @@ fn sgd_steps_equal_the_reference() {
     // One chunk of three steps, not a list of steps.
     #[allow(clippy::single_range_in_vec_init)]
     let one_chunk = [0..3];
-    train_matches_reference(opt, &one_chunk);
+    train_matches_reference(opt, &one_chunk, LrSchedule::CONSTANT);
 }
 
 #[test]
@@ -197,7 +207,40 @@ fn adam_steps_equal_the_reference_across_submissions() {
         eps: 1e-8,
     };
     // Two submissions: the step count carries over on the GPU.
-    train_matches_reference(opt, &[0..2, 2..3, 0..1]);
+    train_matches_reference(opt, &[0..2, 2..3, 0..1], LrSchedule::CONSTANT);
+}
+
+/// Learning-rate schedules, followed step by step across submissions: a warm-up and a cosine
+/// that ends before the last step (SGD), a warm-up and step decays (Adam).
+#[test]
+fn scheduled_steps_equal_the_reference() {
+    let sgd = OptimizerConfig::Sgd {
+        lr: 0.1,
+        momentum: 0.9,
+        weight_decay: 1e-3,
+    };
+    let cosine = LrSchedule {
+        warmup_steps: 2,
+        decay: Decay::Cosine {
+            steps: 3,
+            final_factor: 0.1,
+        },
+    };
+    train_matches_reference(sgd, &[0..2, 2..3, 0..3], cosine);
+    let adam = OptimizerConfig::Adam {
+        lr: 0.01,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+    };
+    let step = LrSchedule {
+        warmup_steps: 1,
+        decay: Decay::Step {
+            every: 2,
+            gamma: 0.5,
+        },
+    };
+    train_matches_reference(adam, &[0..3, 0..3], step);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use mlp::checkpoint::{Checkpoint, CheckpointError, EpochRecord, write_atomic};
 use mlp::config::MlpConfig;
 use mlp::model::{OptimizerConfig, OptimizerState};
 use mlp::params::Params;
+use mlp::schedule::{Decay, LrSchedule};
 use rand::{Rng, SeedableRng};
 
 fn config() -> MlpConfig {
@@ -18,7 +19,11 @@ fn config() -> MlpConfig {
 }
 
 /// A checkpoint with random parameters and slots (`slots_per_tensor` groups).
-fn checkpoint(optimizer: OptimizerConfig, slots_per_tensor: usize) -> Checkpoint {
+fn checkpoint(
+    optimizer: OptimizerConfig,
+    slots_per_tensor: usize,
+    schedule: LrSchedule,
+) -> Checkpoint {
     let config = config();
     let params = Params::init(&config, 7);
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
@@ -36,6 +41,7 @@ fn checkpoint(optimizer: OptimizerConfig, slots_per_tensor: usize) -> Checkpoint
         params,
         optimizer,
         optimizer_state: OptimizerState { step: 1234, slots },
+        schedule,
         epoch: 3,
         batch_size: 61,
         seed: u64::MAX - 5,
@@ -59,6 +65,13 @@ fn sgd() -> Checkpoint {
             weight_decay: 1e-4,
         },
         1,
+        LrSchedule {
+            warmup_steps: 100,
+            decay: Decay::Cosine {
+                steps: 4590,
+                final_factor: 0.01,
+            },
+        },
     )
 }
 
@@ -71,6 +84,13 @@ fn adam() -> Checkpoint {
             eps: 1e-8,
         },
         2,
+        LrSchedule {
+            warmup_steps: 0,
+            decay: Decay::Step {
+                every: 938,
+                gamma: 0.5,
+            },
+        },
     )
 }
 
@@ -206,6 +226,20 @@ fn bad_metadata() {
         "{err}"
     );
     let mut bytes = good.clone();
+    patch(&mut bytes, r#"gamma\":0.5"#, r#"gamma\":7.5"#);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::load(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CheckpointError::Metadata {
+                key: "schedule",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut bytes = good.clone();
     patch(&mut bytes, r#"inputs\":37"#, r#"inputs\": 0"#);
     std::fs::write(&path, &bytes).unwrap();
     let err = Checkpoint::load(&path).unwrap_err();
@@ -315,6 +349,9 @@ fn files_written_before_serde_still_load() {
         (2, 3, 16)
     );
     assert_eq!(adam.optimizer_state.slots.len(), 8);
+    // Written before schedules: a constant learning rate.
+    assert_eq!(sgd.schedule, LrSchedule::CONSTANT);
+    assert_eq!(adam.schedule, LrSchedule::CONSTANT);
     let dir = tempfile::tempdir().unwrap();
     for c in [sgd, adam] {
         let path = dir.path().join("again.safetensors");

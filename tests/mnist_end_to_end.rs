@@ -8,7 +8,8 @@ use mlp::checkpoint::Checkpoint;
 use mlp::config::MlpConfig;
 use mlp::data::Mnist;
 use mlp::model::{GpuMlp, OptimizerConfig};
-use mlp::train::{Event, Start, TrainSettings, evaluate, train, upload};
+use mlp::schedule::{Decay, DecaySpec, LrSchedule, ScheduleSpec};
+use mlp::train::{Event, Start, TrainError, TrainSettings, evaluate, train, upload};
 use wgsl_dsl::runtime::Gpu;
 
 fn mnist(train: usize, test: usize) -> Mnist {
@@ -52,6 +53,7 @@ fn two_epochs_on_a_subset_then_reload() {
         steps_per_chunk: 50,
         pipeline: true,
         save: Some(path.clone()),
+        schedule: None,
     };
     let mut events = Vec::new();
     let mut observer = |e: &Event<'_>| {
@@ -123,6 +125,7 @@ fn resume_continues_exactly() {
         steps_per_chunk: 4,
         pipeline: true,
         save: None,
+        schedule: None,
     };
     let straight = train(&gpu, &data, fresh(adam(1e-3)), &settings(2), &mut ()).unwrap();
     let first = train(&gpu, &data, fresh(adam(1e-3)), &settings(1), &mut ()).unwrap();
@@ -139,6 +142,86 @@ fn resume_continues_exactly() {
     assert_eq!(a.history.len(), b.history.len());
     assert_eq!(a.history[1].train_loss, b.history[1].train_loss);
     assert_eq!(straight.test_accuracy, second.test_accuracy);
+}
+
+/// A run with a learning-rate schedule (warm-up, then a cosine over the run), stopped after its
+/// first epoch and resumed from that epoch's checkpoint, continues the schedule: the checkpoint
+/// holds it, and the resumed run ends with the parameters of the run straight through, bit for
+/// bit. Asking a resumed run for another schedule is an error.
+#[test]
+fn resume_continues_the_schedule() {
+    let gpu = Gpu::new().expect("a GPU or software adapter");
+    let data = mnist(150, 20);
+    let dir = tempfile::tempdir().unwrap();
+    let (path, first) = (
+        dir.path().join("m.safetensors"),
+        dir.path().join("one.safetensors"),
+    );
+    let spec = ScheduleSpec {
+        warmup_epochs: 0.5,
+        decay: DecaySpec::Cosine { final_factor: 0.0 },
+    };
+    let settings = |epochs, schedule, save| TrainSettings {
+        epochs,
+        batch_size: 16,
+        seed: 2,
+        steps_per_chunk: 4,
+        pipeline: true,
+        save,
+        schedule,
+    };
+    let sgd = OptimizerConfig::Sgd {
+        lr: 0.1,
+        momentum: 0.9,
+        weight_decay: 0.0,
+    };
+    let mut keep_first = |e: &Event<'_>| {
+        if let Event::CheckpointSaved { epoch: 1, path } = e {
+            std::fs::copy(path, &first).unwrap();
+        }
+    };
+    let straight = train(
+        &gpu,
+        &data,
+        fresh(sgd.clone()),
+        &settings(3, Some(spec), Some(path)),
+        &mut keep_first,
+    )
+    .unwrap()
+    .checkpoint;
+    // 10 steps per epoch: 5 of warm-up, a cosine over the other 25.
+    let expected = LrSchedule {
+        warmup_steps: 5,
+        decay: Decay::Cosine {
+            steps: 25,
+            final_factor: 0.0,
+        },
+    };
+    assert_eq!(straight.schedule, expected);
+    let one = Checkpoint::load(&first).unwrap();
+    assert_eq!((one.epoch, one.optimizer_state.step), (1, 10));
+    assert_eq!(one.schedule, expected);
+    let again = Start::Resume(Box::new(one.clone()));
+    let err = train(&gpu, &data, again, &settings(2, Some(spec), None), &mut ()).unwrap_err();
+    assert!(matches!(err, TrainError::Settings(_)), "{err}");
+    let resumed = train(
+        &gpu,
+        &data,
+        Start::Resume(Box::new(one)),
+        &settings(2, None, None),
+        &mut (),
+    )
+    .unwrap()
+    .checkpoint;
+    assert_eq!(resumed.schedule, expected);
+    assert_eq!(resumed.optimizer_state.step, 30);
+    let bits =
+        |c: &Checkpoint| -> Vec<u32> { c.params.flatten().iter().map(|x| x.to_bits()).collect() };
+    assert_eq!(bits(&resumed), bits(&straight));
+    assert_eq!(
+        resumed.history[2].train_loss,
+        straight.history[2].train_loss
+    );
 }
 
 /// Pipelined chunks (chunk n + 1 recorded and submitted before the losses of chunk n are read)
@@ -163,6 +246,7 @@ fn pipelined_chunks_train_exactly_as_serial_ones() {
                 steps_per_chunk: 4,
                 pipeline,
                 save: None,
+                schedule: None,
             };
             let mut chunks = Vec::new();
             let mut observer = |e: &Event<'_>| {
@@ -226,6 +310,7 @@ fn old_checkpoints_resume_as_they_did() {
             steps_per_chunk: 40,
             pipeline: true,
             save: None,
+            schedule: None,
         };
         let now = train(
             &gpu,

@@ -203,8 +203,9 @@ fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
     params.extend(random_f32(rng, h * c + c + 3, -0.3, 0.3));
     let b1 = w1 + h * c;
     let n = params.len();
-    // Step t = 5 (the state is advanced already), cursor 2: this is the chunk's step 1.
-    let state = vec![5u32, 2];
+    // Step t = taken + 1 (the state is advanced already), cursor 2: this is the chunk's step 1.
+    let (schedule, taken) = super::random_schedule(rng);
+    let state = vec![taken + 1, 2];
     let gc = gather_case(rng, s.batch, i, c, state[1] - 1);
     // ReLU outputs: about a third exactly zero.
     let hidden = random_f32(rng, s.batch * h, -0.5, 1.0)
@@ -215,13 +216,19 @@ fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
         Data::value(dims(s.batch, i, h, w0, b0)),
         Data::value(dims(s.batch, h, c, w1, b1)),
         match g.optimizer {
-            FusedOptimizer::Sgd => Data::value(SgdParams {
-                lr: 0.05,
-                momentum: 0.9,
-                weight_decay: 1e-3,
-                len: n as u32,
-            }),
-            FusedOptimizer::Adam => Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
+            FusedOptimizer::Sgd => Data::value(
+                SgdParams {
+                    lr: 0.05,
+                    momentum: 0.9,
+                    weight_decay: 1e-3,
+                    len: n as u32,
+                    ..SgdParams::default()
+                }
+                .with_schedule(&schedule),
+            ),
+            FusedOptimizer::Adam => {
+                Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n).with_schedule(&schedule))
+            }
         },
         Data::U32(state),
         Data::F32(random_f32(rng, s.batch * h, -1.0, 1.0)),
@@ -249,6 +256,8 @@ fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
     let last: LinearDims = case.value(1);
     let batch = first.batch as usize;
     let state = case.u32s(3);
+    // Steps taken before this one (the state counts this step already).
+    let taken = u64::from(state[0]) - 1;
     let gp: GatherParams = case.value(7);
     let start = (gp.first_step + state[1] - 1) as usize * gp.batch_size as usize;
     let (order, images) = (case.u32s(8), case.f64s(9));
@@ -277,17 +286,19 @@ fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
             match optimizer {
                 FusedOptimizer::Sgd => {
                     let hp: SgdParams = case.value(2);
+                    let factor = hp.schedule_uniform().schedule().factor(taken);
                     reference::sgd_step(
                         &mut params[range.clone()],
                         grad,
                         &mut slots[0][range],
-                        hp.lr.into(),
+                        f64::from(hp.lr) * factor,
                         hp.momentum.into(),
                         hp.weight_decay.into(),
                     );
                 }
                 FusedOptimizer::Adam => {
                     let hp: AdamParams = case.value(2);
+                    let factor = hp.schedule_uniform().schedule().factor(taken);
                     let (m, v) = slots.split_at_mut(1);
                     reference::adam_step(
                         &mut params[range.clone()],
@@ -295,7 +306,7 @@ fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
                         &mut m[0][range.clone()],
                         &mut v[0][range],
                         u64::from(state[0]),
-                        hp.lr.into(),
+                        f64::from(hp.lr) * factor,
                         hp.beta1.into(),
                         hp.beta2.into(),
                         hp.eps.into(),

@@ -16,6 +16,7 @@ use mlp::kernels::uniforms::{
     AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
 };
 use mlp::reference::{self, Activation, RefLayer};
+use mlp::schedule::{Decay, LrSchedule};
 use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
 use wgsl_dsl_harness::{Case, Data, Expected, Rng, VerifiedOp, random_f32, random_u32};
@@ -391,17 +392,47 @@ fn optim_len(s: &CaseSizes) -> usize {
     s.inputs * s.outputs + s.outputs
 }
 
+/// A random learning-rate schedule and the steps taken before the case's step, so that the
+/// cases cover the warm-up, each decay and the end of a cosine.
+pub(crate) fn random_schedule(rng: &mut Rng) -> (LrSchedule, u32) {
+    let mut r = |bound: u32| random_u32(rng, 1, bound)[0];
+    let warmup_steps = u64::from(r(4));
+    let decay = match r(3) {
+        0 => Decay::Constant,
+        1 => Decay::Cosine {
+            steps: u64::from(1 + r(9)),
+            final_factor: 0.1,
+        },
+        _ => Decay::Step {
+            every: u64::from(1 + r(4)),
+            gamma: 0.5,
+        },
+    };
+    let taken = r(16);
+    (
+        LrSchedule {
+            warmup_steps,
+            decay,
+        },
+        taken,
+    )
+}
+
 fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let n = optim_len(s);
+    let (schedule, taken) = random_schedule(rng);
     let hp = SgdParams {
         lr: 0.05,
         momentum: 0.9,
         weight_decay: 1e-3,
         len: n as u32,
-    };
+        ..SgdParams::default()
+    }
+    .with_schedule(&schedule);
     Case {
         buffers: vec![
             Data::value(hp),
+            Data::U32(vec![taken, 0]),
             Data::F32(random_f32(rng, n, -1.0, 1.0)),
             Data::F32(random_f32(rng, n, -1.0, 1.0)),
             Data::F32(random_f32(rng, n, -0.1, 0.1)),
@@ -412,19 +443,23 @@ fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
 
 fn sgd_spec(case: &Case) -> Vec<Expected> {
     let hp: SgdParams = case.value(0);
-    let (mut p, mut v) = (case.f64s(2), case.f64s(3));
-    let (lr, momentum, decay) = (hp.lr.into(), hp.momentum.into(), hp.weight_decay.into());
-    reference::sgd_step(&mut p, &case.f64s(1), &mut v, lr, momentum, decay);
+    let taken = u64::from(case.u32s(1)[0]);
+    let (mut p, mut v) = (case.f64s(3), case.f64s(4));
+    let lr = f64::from(hp.lr) * hp.schedule_uniform().schedule().factor(taken);
+    let (momentum, decay) = (hp.momentum.into(), hp.weight_decay.into());
+    reference::sgd_step(&mut p, &case.f64s(2), &mut v, lr, momentum, decay);
     vec![Expected::F64(p), Expected::F64(v)]
 }
 
 fn adam_case(def: &AdamUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let n = optim_len(s);
-    // Steps taken so far: 4, so this is step t = 5.
+    // `taken` steps taken so far, so this is step t = taken + 1.
+    let (schedule, taken) = random_schedule(rng);
+    let hp = adam_params(0.01, 0.9, 0.999, 1e-8, n).with_schedule(&schedule);
     Case {
         buffers: vec![
-            Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n)),
-            Data::U32(vec![4, 0]),
+            Data::value(hp),
+            Data::U32(vec![taken, 0]),
             Data::F32(random_f32(rng, n, -1.0, 1.0)),
             Data::F32(random_f32(rng, n, -1.0, 1.0)),
             Data::F32(random_f32(rng, n, -0.1, 0.1)),
@@ -436,15 +471,12 @@ fn adam_case(def: &AdamUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
 
 fn adam_spec(case: &Case) -> Vec<Expected> {
     let hp: AdamParams = case.value(0);
-    let t = u64::from(case.u32s(1)[0]) + 1;
+    let taken = u64::from(case.u32s(1)[0]);
+    let t = taken + 1;
     let (mut p, mut m, mut v) = (case.f64s(3), case.f64s(4), case.f64s(5));
     let g = case.f64s(2);
-    let (lr, b1, b2, eps) = (
-        hp.lr.into(),
-        hp.beta1.into(),
-        hp.beta2.into(),
-        hp.eps.into(),
-    );
+    let lr = f64::from(hp.lr) * hp.schedule_uniform().schedule().factor(taken);
+    let (b1, b2, eps) = (hp.beta1.into(), hp.beta2.into(), hp.eps.into());
     reference::adam_step(&mut p, &g, &mut m, &mut v, t, lr, b1, b2, eps);
     vec![Expected::F64(p), Expected::F64(m), Expected::F64(v)]
 }

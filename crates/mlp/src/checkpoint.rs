@@ -16,7 +16,9 @@
 //!   `{"kind": "adam", "lr", "beta1", "beta2", "eps"}`;
 //! - `optimizer_slots`: the number of slot tensors; `step`: optimizer steps taken;
 //! - `epoch`: epochs completed; `batch_size`; `seed`; `history`: one [`EpochRecord`] per epoch,
-//!   `{"epoch", "train_loss", "test_accuracy", "seconds", "eval_seconds"}`.
+//!   `{"epoch", "train_loss", "test_accuracy", "seconds", "eval_seconds"}`;
+//! - `schedule`: the learning-rate schedule in steps ([`LrSchedule`]), whose position is `step`;
+//!   absent (a constant learning rate) in files written before schedules existed.
 //!
 //! Files written before the metadata was derived with serde (the same format, `wgsl-dsl-mlp/1`,
 //! without `eval_seconds`) load unchanged: `tests/mnist_checkpoint.rs` reads fixtures written then.
@@ -36,6 +38,7 @@ use serde::de::DeserializeOwned;
 use crate::config::{ConfigError, MlpConfig};
 use crate::model::{OptimizerConfig, OptimizerState};
 use crate::params::{LayerParams, Params};
+use crate::schedule::LrSchedule;
 
 /// The value of the `format` metadata key.
 pub const FORMAT: &str = "wgsl-dsl-mlp/1";
@@ -140,6 +143,8 @@ pub struct Checkpoint {
     pub optimizer: OptimizerConfig,
     /// The optimizer's step count and slots (see the module docs for their names and order).
     pub optimizer_state: OptimizerState,
+    /// The learning-rate schedule (its position is `optimizer_state.step`).
+    pub schedule: LrSchedule,
     /// Epochs completed.
     pub epoch: usize,
     /// The batch size training used.
@@ -248,6 +253,7 @@ impl Checkpoint {
             ("batch_size", to_json(&c.batch_size, path)?),
             ("seed", to_json(&c.seed, path)?),
             ("history", to_json(&c.history, path)?),
+            ("schedule", to_json(&c.schedule, path)?),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -328,6 +334,13 @@ impl Checkpoint {
             ));
         }
         let history: Vec<EpochRecord> = meta.json("history")?;
+        let schedule: LrSchedule = match meta.map.contains_key("schedule") {
+            true => meta.json("schedule")?,
+            false => LrSchedule::CONSTANT,
+        };
+        schedule
+            .validate()
+            .map_err(|e| meta.error("schedule", e.to_string()))?;
 
         let read = |name: &str, shape: &[usize]| -> Result<Vec<f32>, CheckpointError> {
             let t = st
@@ -380,6 +393,7 @@ impl Checkpoint {
             batch_size: meta.json("batch_size")?,
             seed: meta.json("seed")?,
             history,
+            schedule,
             config,
         })
     }

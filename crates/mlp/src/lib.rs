@@ -17,4 +17,5 @@ pub mod params;
 pub mod plot;
 pub mod profile;
 pub mod reference;
+pub mod schedule;
 pub mod train;

@@ -7,7 +7,8 @@
 //! - per layer, activations `[max_batch, outputs]` (post-activation) and deltas
 //!   `[max_batch, outputs]` (gradient w.r.t. the pre-activation);
 //! - the step state `[t, cursor]` ([`crate::kernels::step`]): `t` counts optimizer steps on
-//!   the GPU, so one submission can hold many steps and Adam still sees the right `t`.
+//!   the GPU, so one submission can hold many steps and Adam still sees the right `t`, and
+//!   every optimizer kernel its step's learning rate from the schedule ([`GpuMlp::set_schedule`]).
 //!
 //! # A training step
 //! `gather_batch`, one `linear_relu` per hidden layer and `linear_identity` for the logits,
@@ -37,6 +38,7 @@ use crate::kernels::uniforms::{
 };
 use crate::params::{Params, tensor_offsets};
 use crate::reference::Activation;
+use crate::schedule::LrSchedule;
 
 mod fused;
 mod inference;
@@ -98,11 +100,15 @@ enum Optimizer {
     Sgd {
         kernel: TypedKernel<SgdUpdate>,
         hp: GpuBuffer<SgdParams>,
+        /// What `hp` holds.
+        host: SgdParams,
         velocity: GpuBuffer<f32>,
     },
     Adam {
         kernel: TypedKernel<AdamUpdate>,
         hp: GpuBuffer<AdamParams>,
+        /// What `hp` holds.
+        host: AdamParams,
         m: GpuBuffer<f32>,
         v: GpuBuffer<f32>,
     },
@@ -164,6 +170,8 @@ pub struct GpuMlp {
     batch_uniforms: HashMap<usize, BatchUniforms>,
     /// The fused training step, when the model has one (see [`GpuMlp::set_fused`]).
     fused: Option<fused::FusedStep>,
+    /// The learning-rate schedule in the optimizer's uniform.
+    schedule: LrSchedule,
 }
 
 fn invalid(msg: impl Into<String>) -> MlpError {
@@ -253,30 +261,36 @@ impl GpuMlp {
                 lr,
                 momentum,
                 weight_decay,
-            } => Optimizer::Sgd {
-                kernel: gpu.compile_typed(SgdUpdate)?,
-                hp: GpuBuffer::from_value(
-                    gpu,
-                    SgdParams {
-                        lr,
-                        momentum,
-                        weight_decay,
-                        len: to_u32("parameters", n)?,
-                    },
-                )?,
-                velocity: GpuBuffer::from_slice(gpu, &slots[0])?,
-            },
+            } => {
+                let host = SgdParams {
+                    lr,
+                    momentum,
+                    weight_decay,
+                    len: to_u32("parameters", n)?,
+                    ..SgdParams::default()
+                };
+                Optimizer::Sgd {
+                    kernel: gpu.compile_typed(SgdUpdate)?,
+                    hp: GpuBuffer::from_value(gpu, host)?,
+                    host,
+                    velocity: GpuBuffer::from_slice(gpu, &slots[0])?,
+                }
+            }
             OptimizerConfig::Adam {
                 lr,
                 beta1,
                 beta2,
                 eps,
-            } => Optimizer::Adam {
-                kernel: gpu.compile_typed(AdamUpdate)?,
-                hp: GpuBuffer::from_value(gpu, adam_params(lr, beta1, beta2, eps, n))?,
-                m: GpuBuffer::from_slice(gpu, &slots[0])?,
-                v: GpuBuffer::from_slice(gpu, &slots[1])?,
-            },
+            } => {
+                let host = adam_params(lr, beta1, beta2, eps, n);
+                Optimizer::Adam {
+                    kernel: gpu.compile_typed(AdamUpdate)?,
+                    hp: GpuBuffer::from_value(gpu, host)?,
+                    host,
+                    m: GpuBuffer::from_slice(gpu, &slots[0])?,
+                    v: GpuBuffer::from_slice(gpu, &slots[1])?,
+                }
+            }
         };
         let mut model = GpuMlp {
             config: config.clone(),
@@ -293,6 +307,7 @@ impl GpuMlp {
             loss_history: GpuBuffer::zeroed(gpu, 1)?,
             batch_uniforms: HashMap::new(),
             fused: None,
+            schedule: LrSchedule::CONSTANT,
         };
         // The fused step on GPUs; on software adapters the unfused one, which measured faster
         // there (lavapipe: the fused kernels re-read the batch through the permutation for every
@@ -306,6 +321,35 @@ impl GpuMlp {
     /// The model's shape.
     pub fn config(&self) -> &MlpConfig {
         &self.config
+    }
+
+    /// Follow `schedule` from the next step on: the learning rate of a step is the
+    /// optimizer's times [`LrSchedule::factor`] of the steps taken before it (the GPU's step
+    /// count, which a resumed model starts from its checkpoint's). A new model follows
+    /// [`LrSchedule::CONSTANT`]. Takes effect for work submitted after this call.
+    ///
+    /// # Errors
+    /// [`MlpError::InvalidArgument`] for a schedule out of range ([`LrSchedule::validate`]);
+    /// dispatch errors.
+    pub fn set_schedule(&mut self, gpu: &Gpu, schedule: &LrSchedule) -> Result<(), MlpError> {
+        schedule.validate()?;
+        match &mut self.optimizer {
+            Optimizer::Sgd { hp, host, .. } => {
+                *host = host.with_schedule(schedule);
+                hp.write(gpu, &[*host])?;
+            }
+            Optimizer::Adam { hp, host, .. } => {
+                *host = host.with_schedule(schedule);
+                hp.write(gpu, &[*host])?;
+            }
+        }
+        self.schedule = *schedule;
+        Ok(())
+    }
+
+    /// The learning-rate schedule the model follows ([`GpuMlp::set_schedule`]).
+    pub fn schedule(&self) -> &LrSchedule {
+        &self.schedule
     }
 
     /// The largest batch size.
@@ -715,16 +759,20 @@ impl Optimizer {
                 kernel,
                 hp,
                 velocity,
+                ..
             } => {
                 let args = SgdUpdateArgs {
                     hp,
+                    state,
                     grads: &tensors.grads,
                     params: &mut tensors.params,
                     velocity,
                 };
                 kernel.record(rec, args, len)?;
             }
-            Optimizer::Adam { kernel, hp, m, v } => {
+            Optimizer::Adam {
+                kernel, hp, m, v, ..
+            } => {
                 let args = AdamUpdateArgs {
                     hp,
                     state,

@@ -190,6 +190,7 @@ fn small_checkpoint(dir: &Path) -> PathBuf {
         batch_size: 64,
         seed: 0,
         history: vec![],
+        schedule: mlp::schedule::LrSchedule::CONSTANT,
     }
     .save(&path)
     .unwrap();

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::optim::expm1;
+use super::optim::{ScheduleFields, expm1, scheduled_lr};
 use super::product::{
     Epilogue, Output, SharedArray, Source, Target, TileMemory, Tiles, product, product_at, split_k,
     store_only,
@@ -701,6 +701,8 @@ struct OptimizerRefs {
     sgd: Option<Place<SgdParams, ReadOnly>>,
     adam: Option<AdamRefs>,
     slots: Vec<Buffer<f32, ReadWrite>>,
+    /// This step's scheduled learning rate.
+    lr: Exp<f32>,
 }
 
 /// One layer's `[dW db] = dz^T [x 1]` for the tile `tile` and the optimizer on each parameter.
@@ -782,7 +784,7 @@ fn layer_update(
                             );
                             let v = k.let_("v", fma(hp.momentum().load(), loaded[1].clone(), g));
                             k.store(&slots[0].at(&at), v.clone());
-                            k.store(&params.at(&at), p - hp.lr().load() * v);
+                            k.store(&params.at(&at), p - opt.lr.clone() * v);
                         }
                         (None, Some((hp, c1, c2))) => {
                             let g = k.let_("g", out.value.clone());
@@ -796,7 +798,7 @@ fn layer_update(
                             k.store(&slots[1].at(&at), v_new.clone());
                             k.store(
                                 &params.at(&at),
-                                p - hp.lr().load() * (m_new / c1.clone())
+                                p - opt.lr.clone() * (m_new / c1.clone())
                                     / (sqrt(v_new / c2.clone()) + hp.eps().load()),
                             );
                         }
@@ -813,9 +815,12 @@ fn layer_update(
 /// [x 1]` over the batch (`G[o, i] = dW[o, i]` for `i < inputs`, `G[o, inputs] = db[o]`), and
 /// the optimizer step on each parameter in the epilogue (no gradient buffer, no separate
 /// optimizer pass):
-/// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr * v`;
+/// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr_t * v`;
 /// - Adam: `t = state[0]` (already advanced by `softmax_head`), `m = b1 m + (1 - b1) g;
-///   v = b2 v + (1 - b2) g^2; p -= lr (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`.
+///   v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`;
+///
+/// with `lr_t` the scheduled learning rate after `state[0] - 1` steps
+/// ([`super::optim::scheduled_lr`], computed once per invocation).
 ///
 /// The first workgroups take the last layer's tiles (`dz = dlogits`, `x = hidden`), the others
 /// the first layer's (`dz = dhidden`, `x` the batch gathered from the dataset with the step's
@@ -1056,6 +1061,13 @@ fn grad_update(
     };
     let memory = TileMemory::declare(&mut k, &[config.first, config.last]);
     let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
+    // This step's learning rate: `state[0]` counts this step already, `state[0] - 1` were taken.
+    let taken = state.at(0u32).load() - 1u32;
+    let lr = match (&sgd, &adam_hp) {
+        (Some(hp), _) => scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::sgd(hp), taken),
+        (None, Some(hp)) => scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), taken),
+        (None, None) => unreachable!("one optimizer is declared"),
+    };
     let adam = adam_hp.map(|hp| {
         let t = k.let_("t", state.at(0u32).load().to_f32());
         let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
@@ -1064,7 +1076,12 @@ fn grad_update(
         let c2 = k.let_("bias_correction2", c2);
         (hp, c1, c2)
     });
-    let opt = OptimizerRefs { sgd, adam, slots };
+    let opt = OptimizerRefs {
+        sgd,
+        adam,
+        slots,
+        lr,
+    };
     let tiles_along = |n: Exp<u32>, t: u32| (n + (t - 1)) / t;
     let last_x = k.let_(
         "last_tiles_x",

@@ -1,13 +1,15 @@
 //! Optimizer kernels over the flat parameter buffer: SGD (with momentum and weight decay) and
 //! Adam (Kingma & Ba 2015). Hyperparameters come from a uniform, so one pipeline serves every
-//! step; Adam's step number `t` comes from the GPU step state ([`super::step`]), because a
-//! chunk of steps is recorded into one submission and the host cannot change a uniform
-//! between its steps.
+//! step; Adam's step number `t` and the position in the learning-rate schedule
+//! ([`crate::schedule`], [`scheduled_lr`]) come from the GPU step state ([`super::step`]),
+//! because a chunk of steps is recorded into one submission and the host cannot change a
+//! uniform between its steps.
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::uniforms::{AdamParams, AdamParamsFields, SgdParams, SgdParamsFields};
+use crate::schedule::{Decay, LrSchedule};
 
 /// Workgroup size of the optimizer kernels.
 pub const OPTIM_WORKGROUP: u32 = 64;
@@ -20,32 +22,130 @@ pub fn grid_2d(n: usize, size: u32) -> [u32; 3] {
     [x as u32, groups.div_ceil(x) as u32, 1]
 }
 
+/// The bindings of `sgd_update`.
+#[derive(Debug, Bindings)]
+pub struct SgdUpdateBindings {
+    /// [`SgdParams`].
+    #[uniform]
+    pub hp: Place<SgdParams, ReadOnly>,
+    /// The step state; `state[0]` = steps taken (the learning-rate schedule's position).
+    pub state: Buffer<u32, ReadOnly>,
+    /// `[len]`.
+    pub grads: Buffer<f32, ReadOnly>,
+    /// `[len]`, updated in place.
+    pub params: Buffer<f32, ReadWrite>,
+    /// `[len]`, updated in place.
+    pub velocity: Buffer<f32, ReadWrite>,
+}
+
 /// Kernel `sgd_update`, PyTorch's `torch.optim.SGD` (dampening 0, no Nesterov):
-/// `g = grad + weight_decay * p; v = momentum * v + g; p -= lr * v`.
-/// Bindings: `hp` ([`SgdParams`]), `grads [len]`, `params [len]` and `velocity [len]` (both
-/// updated in place). Problem size: `len`, on a [`grid_2d`].
-#[kernel(
-    workgroup_size = [OPTIM_WORKGROUP, 1, 1],
-    grid = |len: usize| grid_2d(len, OPTIM_WORKGROUP)
-)]
-pub fn sgd_update(
-    #[uniform] hp: SgdParams,
-    #[storage(read)] grads: &[f32],
-    #[storage(read_write)] params: &mut [f32],
-    #[storage(read_write)] velocity: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-    #[builtin(num_workgroups)] groups: Vec3<u32>,
-) {
-    // The flat index of a `grid_2d` dispatch.
-    let i = gid.x + gid.y * groups.x * OPTIM_WORKGROUP;
-    if i >= hp.len {
-        return;
+/// `g = grad + weight_decay * p; v = momentum * v + g; p -= lr_t * v`, with `lr_t` the
+/// scheduled learning rate after `state[0]` steps ([`scheduled_lr`]). Bindings:
+/// [`SgdUpdateBindings`]. Problem size: `len`, on a [`grid_2d`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SgdUpdate;
+
+impl KernelDef for SgdUpdate {
+    type Args<'a> = SgdUpdateArgs<'a>;
+    type Size = usize;
+    fn build(&self) -> KernelBuilder {
+        let mut k = KernelBuilder::new("sgd_update", [OPTIM_WORKGROUP, 1, 1]);
+        let SgdUpdateBindings {
+            hp,
+            state,
+            grads,
+            params,
+            velocity,
+        } = k.bindings();
+        let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
+        k.if_(i.ge(hp.len().load()), |k| k.return_());
+        let lr = scheduled_lr(
+            &mut k,
+            hp.lr().load(),
+            &ScheduleFields::sgd(&hp),
+            state.at(0u32).load(),
+        );
+        let p = k.let_("p", params.at(&i).load());
+        let g = k.let_(
+            "g",
+            fma(hp.weight_decay().load(), p.clone(), grads.at(&i).load()),
+        );
+        let v = k.let_("v", fma(hp.momentum().load(), velocity.at(&i).load(), g));
+        k.store(&velocity.at(&i), v.clone());
+        k.store(&params.at(&i), p - lr * v);
+        k
     }
-    let p = params[i];
-    let g = fma(hp.weight_decay, p, grads[i]);
-    let v = fma(hp.momentum, velocity[i], g);
-    velocity[i] = v;
-    params[i] = p - hp.lr * v;
+    fn workgroups(&self, len: usize) -> [u32; 3] {
+        grid_2d(len, OPTIM_WORKGROUP)
+    }
+}
+
+/// A learning-rate schedule's fields of a uniform ([`SgdParams`] or [`AdamParams`]), loaded.
+#[derive(Debug)]
+pub(crate) struct ScheduleFields {
+    kind: Exp<u32>,
+    warmup_steps: Exp<u32>,
+    decay_steps: Exp<u32>,
+    decay_factor: Exp<f32>,
+}
+
+impl ScheduleFields {
+    pub(crate) fn sgd(hp: &Place<SgdParams, ReadOnly>) -> ScheduleFields {
+        ScheduleFields {
+            kind: hp.schedule().load(),
+            warmup_steps: hp.warmup_steps().load(),
+            decay_steps: hp.decay_steps().load(),
+            decay_factor: hp.decay_factor().load(),
+        }
+    }
+
+    pub(crate) fn adam(hp: &Place<AdamParams, ReadOnly>) -> ScheduleFields {
+        ScheduleFields {
+            kind: hp.schedule().load(),
+            warmup_steps: hp.warmup_steps().load(),
+            decay_steps: hp.decay_steps().load(),
+            decay_factor: hp.decay_factor().load(),
+        }
+    }
+}
+
+/// `schedule` of [`SgdParams`] and [`AdamParams`]: no decay.
+pub const SCHEDULE_CONSTANT: u32 = 0;
+/// `schedule`: cosine decay over `decay_steps` to `decay_factor`.
+pub const SCHEDULE_COSINE: u32 = 1;
+/// `schedule`: multiply by `decay_factor` every `decay_steps`.
+pub const SCHEDULE_STEP: u32 = 2;
+
+/// The learning rate of the step after `taken` steps: `lr` times the factor of
+/// [`crate::schedule`] (linear warm-up over `warmup_steps`, then by `kind`: 1, a cosine over
+/// `decay_steps` to `decay_factor`, or `decay_factor^floor(u / decay_steps)`), in `f32`. With
+/// no warm-up and no decay it is `lr * 1 * 1`, i.e. `lr` exactly. Both decays are evaluated and
+/// one is selected (a uniform choice; `pow` of the unselected one may be undefined, WGSL spec
+/// §17.5.43, and is discarded).
+pub(crate) fn scheduled_lr(
+    k: &mut KernelBuilder,
+    lr: Exp<f32>,
+    fields: &ScheduleFields,
+    taken: Exp<u32>,
+) -> Exp<f32> {
+    let s = k.let_("steps_taken", taken);
+    let w = k.let_("warmup_steps", fields.warmup_steps.clone());
+    let warm = k.let_(
+        "warmup_factor",
+        s.lt(&w).select((&s + 1u32).to_f32() / w.to_f32(), 1.0f32),
+    );
+    let u = k.let_("decay_step", max(s.clone(), w.clone()) - &w);
+    let d = k.let_("decay_steps", max(fields.decay_steps.clone(), 1u32));
+    let f = k.let_("decay_factor", fields.decay_factor.clone());
+    let x = min(u.clone(), d.clone()).to_f32() / d.to_f32();
+    let cosine = &f + (1.0f32 - &f) * (0.5f32 * (1.0f32 + cos(std::f32::consts::PI * x)));
+    let step = pow(f.clone(), (u / d).to_f32());
+    let kind = k.let_("schedule", fields.kind.clone());
+    let decay = kind
+        .eq(SCHEDULE_COSINE)
+        .select(cosine, kind.eq(SCHEDULE_STEP).select(step, 1.0f32));
+    let decay = k.let_("decay", decay);
+    k.let_("lr", lr * warm * decay)
 }
 
 /// The flat invocation index for a [`grid_2d`] dispatch of workgroups of `size`.
@@ -86,7 +186,8 @@ pub struct AdamUpdateBindings {
 }
 
 /// Kernel `adam_update`, Algorithm 1 of Kingma & Ba 2015 with `t = state[0] + 1`:
-/// `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr (m / c1) / (sqrt(v / c2) + eps)`,
+/// `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`
+/// with `lr_t` the scheduled learning rate after `state[0]` steps ([`scheduled_lr`]),
 /// with the bias corrections `c = 1 - beta^t` computed as `-expm1(t ln beta)` (from the
 /// uniform's `log_beta1`, `log_beta2`) so that they keep full precision when `1 - beta^t` is
 /// small. Bindings: [`AdamUpdateBindings`]. Problem size: `len`, on a [`grid_2d`]. Written
@@ -109,11 +210,13 @@ impl KernelDef for AdamUpdate {
         } = k.bindings();
         let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
         k.if_(i.ge(hp.len().load()), |k| k.return_());
-        let t = k.let_("t", (state.at(0u32).load() + 1u32).to_f32());
+        let t_taken = k.let_("t_taken", state.at(0u32).load());
+        let t = k.let_("t", (&t_taken + 1u32).to_f32());
         let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
         let c1 = k.let_("bias_correction1", c1);
         let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
         let c2 = k.let_("bias_correction2", c2);
+        let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(&hp), t_taken);
         let g = k.let_("g", grads.at(&i).load());
         let b1 = k.let_("beta1", hp.beta1().load());
         let b2 = k.let_("beta2", hp.beta2().load());
@@ -125,7 +228,7 @@ impl KernelDef for AdamUpdate {
         let v_hat = v_new / c2;
         k.store(
             &params.at(&i),
-            params.at(&i).load() - hp.lr().load() * m_hat / (sqrt(v_hat) + hp.eps().load()),
+            params.at(&i).load() - lr * m_hat / (sqrt(v_hat) + hp.eps().load()),
         );
         k
     }
@@ -145,6 +248,111 @@ pub fn adam_params(lr: f32, beta1: f32, beta2: f32, eps: f32, len: usize) -> Ada
         len: len as u32,
         log_beta1: f64::from(beta1).ln() as f32,
         log_beta2: f64::from(beta2).ln() as f32,
-        _pad0: 0,
+        ..AdamParams::default()
+    }
+}
+
+/// The schedule fields of [`SgdParams`] and [`AdamParams`] for `schedule` (validated:
+/// [`LrSchedule::validate`]; counts beyond `u32` saturate).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScheduleUniform {
+    /// [`SCHEDULE_CONSTANT`], [`SCHEDULE_COSINE`] or [`SCHEDULE_STEP`].
+    pub schedule: u32,
+    /// Steps of linear warm-up.
+    pub warmup_steps: u32,
+    /// Steps of the cosine, or between step decays.
+    pub decay_steps: u32,
+    /// The cosine's final factor, or the step decay's gamma.
+    pub decay_factor: f32,
+}
+
+impl ScheduleUniform {
+    /// The fields for `schedule`.
+    pub fn of(schedule: &LrSchedule) -> ScheduleUniform {
+        let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let (kind, decay_steps, decay_factor) = match schedule.decay {
+            Decay::Constant => (SCHEDULE_CONSTANT, 0, 0.0),
+            Decay::Cosine {
+                steps,
+                final_factor,
+            } => (SCHEDULE_COSINE, n(steps), final_factor),
+            Decay::Step { every, gamma } => (SCHEDULE_STEP, n(every), gamma),
+        };
+        ScheduleUniform {
+            schedule: kind,
+            warmup_steps: n(schedule.warmup_steps),
+            decay_steps,
+            decay_factor,
+        }
+    }
+}
+
+impl ScheduleUniform {
+    /// The schedule these fields hold (the inverse of [`ScheduleUniform::of`]; an unknown
+    /// `schedule` value is constant, as the kernels treat it).
+    pub fn schedule(&self) -> LrSchedule {
+        let decay = match self.schedule {
+            SCHEDULE_COSINE => Decay::Cosine {
+                steps: u64::from(self.decay_steps),
+                final_factor: self.decay_factor,
+            },
+            SCHEDULE_STEP => Decay::Step {
+                every: u64::from(self.decay_steps),
+                gamma: self.decay_factor,
+            },
+            _ => Decay::Constant,
+        };
+        LrSchedule {
+            warmup_steps: u64::from(self.warmup_steps),
+            decay,
+        }
+    }
+}
+
+impl SgdParams {
+    /// The schedule fields.
+    pub fn schedule_uniform(&self) -> ScheduleUniform {
+        ScheduleUniform {
+            schedule: self.schedule,
+            warmup_steps: self.warmup_steps,
+            decay_steps: self.decay_steps,
+            decay_factor: self.decay_factor,
+        }
+    }
+
+    /// These hyperparameters with the fields of `schedule`.
+    pub fn with_schedule(self, schedule: &LrSchedule) -> SgdParams {
+        let u = ScheduleUniform::of(schedule);
+        SgdParams {
+            schedule: u.schedule,
+            warmup_steps: u.warmup_steps,
+            decay_steps: u.decay_steps,
+            decay_factor: u.decay_factor,
+            ..self
+        }
+    }
+}
+
+impl AdamParams {
+    /// The schedule fields.
+    pub fn schedule_uniform(&self) -> ScheduleUniform {
+        ScheduleUniform {
+            schedule: self.schedule,
+            warmup_steps: self.warmup_steps,
+            decay_steps: self.decay_steps,
+            decay_factor: self.decay_factor,
+        }
+    }
+
+    /// These hyperparameters with the fields of `schedule`.
+    pub fn with_schedule(self, schedule: &LrSchedule) -> AdamParams {
+        let u = ScheduleUniform::of(schedule);
+        AdamParams {
+            schedule: u.schedule,
+            warmup_steps: u.warmup_steps,
+            decay_steps: u.decay_steps,
+            decay_factor: u.decay_factor,
+            ..self
+        }
     }
 }

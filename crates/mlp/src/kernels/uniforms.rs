@@ -78,7 +78,8 @@ pub struct GatherParams {
     pub _pad2: u32,
 }
 
-/// SGD hyperparameters (PyTorch's `torch.optim.SGD`, dampening 0).
+/// SGD hyperparameters (PyTorch's `torch.optim.SGD`, dampening 0) and the learning-rate
+/// schedule (its position, the step count, is on the GPU in the step state).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, WgslStruct)]
 #[wgsl(uniform)]
@@ -91,6 +92,15 @@ pub struct SgdParams {
     pub weight_decay: f32,
     /// Number of parameters.
     pub len: u32,
+    /// The learning-rate schedule's decay ([`crate::kernels::optim::SCHEDULE_CONSTANT`],
+    /// `SCHEDULE_COSINE`, `SCHEDULE_STEP`; [`crate::schedule`]).
+    pub schedule: u32,
+    /// Steps of linear warm-up.
+    pub warmup_steps: u32,
+    /// Steps of the cosine, or between step decays.
+    pub decay_steps: u32,
+    /// The cosine's final factor, or the step decay's gamma.
+    pub decay_factor: f32,
 }
 
 /// Adam hyperparameters (Kingma & Ba 2015). The step number `t` is not here: it is kept
@@ -113,6 +123,14 @@ pub struct AdamParams {
     pub log_beta1: f32,
     /// `ln(beta2)`, computed on the host in `f64`.
     pub log_beta2: f32,
+    /// The learning-rate schedule's decay, as in [`SgdParams`].
+    pub schedule: u32,
+    /// Steps of linear warm-up.
+    pub warmup_steps: u32,
+    /// Steps of the cosine, or between step decays.
+    pub decay_steps: u32,
+    /// The cosine's final factor, or the step decay's gamma.
+    pub decay_factor: f32,
     /// Padding.
     pub _pad0: u32,
 }
@@ -143,8 +161,8 @@ mod tests {
         assert_eq!(size_of::<LinearDims>(), 32);
         assert_eq!(size_of::<LossDims>(), 16);
         assert_eq!(size_of::<GatherParams>(), 32);
-        assert_eq!(size_of::<SgdParams>(), 16);
-        assert_eq!(size_of::<AdamParams>(), 32);
+        assert_eq!(size_of::<SgdParams>(), 32);
+        assert_eq!(size_of::<AdamParams>(), 48);
         assert_eq!(size_of::<EvalParams>(), 16);
         assert_eq!(LinearDims::members().len() * 4, size_of::<LinearDims>());
         assert_eq!(AdamParams::members()[4], ("len", Ty::Scalar(ScalarTy::U32)));

@@ -70,6 +70,8 @@ pub struct Started {
     pub steps_per_epoch: usize,
     /// Shards the training set was uploaded in (see [`shard_len`](super::shard_len)).
     pub shards: usize,
+    /// The learning-rate schedule, in steps (a resumed run's from its checkpoint).
+    pub schedule: crate::schedule::LrSchedule,
 }
 
 /// [`Event::Chunk`]: the losses of one chunk of steps.

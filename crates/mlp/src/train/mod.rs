@@ -33,6 +33,7 @@ use crate::data::Mnist;
 use crate::error::MlpError;
 use crate::model::{GpuMlp, OptimizerConfig, PendingLosses};
 use crate::params::Params;
+use crate::schedule::{LrSchedule, ScheduleSpec};
 
 pub mod events;
 pub mod shard;
@@ -108,6 +109,10 @@ pub struct TrainSettings {
     pub pipeline: bool,
     /// Write a checkpoint here after every epoch.
     pub save: Option<PathBuf>,
+    /// The learning-rate schedule of a fresh model, resolved over this run's epochs
+    /// ([`ScheduleSpec::resolve`]); `None` for a constant learning rate. A resumed model
+    /// continues its checkpoint's schedule, so `Some` is refused with [`Start::Resume`].
+    pub schedule: Option<ScheduleSpec>,
 }
 
 /// What a training run produced.
@@ -153,6 +158,17 @@ pub fn train(
             "the training and test sets must not be empty".into(),
         ));
     }
+    let resumed_schedule = match &start {
+        Start::Resume(c) if settings.schedule.is_some() => {
+            return Err(TrainError::Settings(format!(
+                "a resumed run continues its checkpoint's learning-rate schedule ({:?}); \
+                 it cannot take another",
+                c.schedule
+            )));
+        }
+        Start::Resume(c) => Some(c.schedule),
+        Start::Fresh { .. } => None,
+    };
     let (config, optimizer, params, state, mut history, first_epoch) = match start {
         Start::Fresh { config, optimizer } => {
             let params = Params::init(&config, settings.seed);
@@ -180,6 +196,12 @@ pub fn train(
         .map(|s| s.len().div_ceil(batch))
         .collect();
     let steps: usize = shard_steps.iter().sum();
+    let schedule = match (resumed_schedule, &settings.schedule) {
+        (Some(s), _) => s,
+        (None, Some(spec)) => spec.resolve(steps, settings.epochs)?,
+        (None, None) => LrSchedule::CONSTANT,
+    };
+    model.set_schedule(gpu, &schedule)?;
     let last_epoch = first_epoch + settings.epochs - 1;
     observer.event(&Event::Started(&Started {
         first_epoch,
@@ -188,6 +210,7 @@ pub fn train(
         samples_per_epoch: samples,
         steps_per_epoch: steps,
         shards: train_shards.len(),
+        schedule,
     }));
 
     let (mut train_time, mut eval_time) = (Duration::ZERO, Duration::ZERO);
@@ -347,5 +370,6 @@ fn snapshot(
         batch_size: settings.batch_size,
         seed: settings.seed,
         history: history.to_vec(),
+        schedule: *model.schedule(),
     })
 }

@@ -53,6 +53,27 @@ pub enum Optimizer {
     Adam,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Schedule {
+    /// The same learning rate at every step.
+    Constant,
+    /// Cosine decay to 0 over the run's steps after the warm-up (Loshchilov & Hutter 2017).
+    Cosine,
+    /// Multiply the learning rate by --step-gamma every --step-epochs epochs.
+    Step,
+}
+
+impl Schedule {
+    /// As typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Constant => "constant",
+            Schedule::Cosine => "cosine",
+            Schedule::Step => "step",
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct TrainArgs {
     /// Epochs to train (with --resume: epochs to add to the checkpoint's).
@@ -76,6 +97,23 @@ pub struct TrainArgs {
           help = format!("SGD momentum in [0, 1) [default: {}; with --resume, the checkpoint's]",
                          defaults::MOMENTUM))]
     pub momentum: Option<f32>,
+    #[arg(long, value_enum,
+          help = format!("Learning-rate schedule over the run's epochs [default: {}; with \
+                          --resume, the checkpoint's, which continues]",
+                         defaults::SCHEDULE.name()))]
+    pub schedule: Option<Schedule>,
+    #[arg(long, value_name = "EPOCHS", value_parser = non_negative_f64,
+          help = format!("Linear learning-rate warm-up, in epochs (fractions allowed) \
+                          [default: {}]", defaults::WARMUP_EPOCHS))]
+    pub warmup_epochs: Option<f64>,
+    #[arg(long, value_name = "EPOCHS", value_parser = positive_f64,
+          help = format!("--schedule step: epochs between decays [default: {}]",
+                         defaults::STEP_EPOCHS))]
+    pub step_epochs: Option<f64>,
+    #[arg(long, value_name = "FACTOR", value_parser = gamma,
+          help = format!("--schedule step: factor of each decay, in (0, 1] [default: {}]",
+                         defaults::STEP_GAMMA))]
+    pub step_gamma: Option<f32>,
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = positive_usize,
           help = format!("Hidden layer widths, comma-separated [default: {}; with --resume, the \
                           checkpoint's, which cannot change]", defaults::hidden_text()))]
@@ -146,6 +184,27 @@ fn positive_f32(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
         _ => Err(format!("`{s}` is not a positive number")),
+    }
+}
+
+fn non_negative_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a number >= 0")),
+    }
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a positive number")),
+    }
+}
+
+fn gamma(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a number in (0, 1]")),
     }
 }
 
