@@ -33,7 +33,7 @@ SETTINGS = {
     "sgd128": ("SGD lr 0.1, batch 128", "sgd", 128, 0.1, 0.0),
     "sgd1024": ("SGD lr 0.1, batch 1024", "sgd", 1024, 0.1, 0.0),
     "adam128": ("Adam lr 1e-3, batch 128", "adam", 128, 0.001, 0.0),
-    "default64": ("SGD lr 0.05 momentum 0.9, batch 64 (mnist's default)", "sgd", 64, 0.05, 0.9),
+    "default64": ("SGD lr 0.05 momentum 0.9, batch 64 (mnist's default before schedules)", "sgd", 64, 0.05, 0.9),
 }
 PEERS = ["mnist", "torch-eager", "torch-graph", "jax", "burn"]
 PYTHON_PEERS = ("torch-eager", "torch-graph", "jax")
@@ -47,9 +47,13 @@ def is_ours(peer):
 
 def command(peer, a, opt, batch, lr, mom):
     data = ["--data", str(ROOT / "data" / "mnist")]
-    common = ["--epochs", str(a.epochs), "--batch-size", str(batch), "--lr", str(lr), *data]
+    common = ["--epochs", str(a.epochs), "--batch-size", str(batch), "--lr", str(lr),
+              "--seed", str(a.seed), *data]
     if is_ours(peer):
+        # The peers keep the learning rate constant from the first step; so does ours here (its
+        # default is a half-epoch warm-up and a cosine decay).
         c = [a.baseline if peer == BASELINE else a.mnist, "train", *common,
+             "--schedule", "constant", "--warmup-epochs", "0",
              "--steps-per-chunk", str(a.steps_per_chunk)]
         if a.profile:
             c.append("--profile")
@@ -134,6 +138,8 @@ def main():
     p.add_argument("--baseline", default=None,
                    help="another mnist binary, shown as the column mnist-baseline")
     p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of initialisation and shuffling, passed to every program")
     p.add_argument("--steps-per-chunk", type=int, default=100)
     p.add_argument("--settings", default=",".join(SETTINGS), help="of " + ",".join(SETTINGS))
     p.add_argument("--peers", default=",".join(PEERS), help="of " + ",".join(PEERS))

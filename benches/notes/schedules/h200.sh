@@ -10,7 +10,7 @@ F=.dev/trainer/fashion
 O=${OUT:-/tmp}/trainer
 mkdir -p $O
 NEW="--lr 0.1 --schedule cosine --warmup-epochs 0.5"
-OLD="--lr 0.05 --schedule constant"
+OLD="--lr 0.05 --schedule constant --warmup-epochs 0"  # the binary of this run had no warm-up by default; today's needs the 0
 run() { # name, args...
   local name=$1; shift
   timeout 30 $B train "$@" > $O/$name.out 2> $O/$name.err

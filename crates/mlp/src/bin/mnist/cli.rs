@@ -103,8 +103,9 @@ pub struct TrainArgs {
                          defaults::SCHEDULE.name()))]
     pub schedule: Option<Schedule>,
     #[arg(long, value_name = "EPOCHS", value_parser = non_negative_f64,
-          help = format!("Linear learning-rate warm-up, in epochs (fractions allowed) \
-                          [default: {}]", defaults::WARMUP_EPOCHS))]
+          help = format!("Linear learning-rate warm-up, in epochs (fractions allowed), before \
+                          any --schedule, constant included; 0 for none [default: {}]",
+                         defaults::WARMUP_EPOCHS))]
     pub warmup_epochs: Option<f64>,
     #[arg(long, value_name = "EPOCHS", value_parser = positive_f64,
           help = format!("--schedule step: epochs between decays [default: {}]",
