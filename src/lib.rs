@@ -10,6 +10,7 @@
 //! The snapshot test pins every one's WGSL; `runtime_examples.rs` and `mlp_kernels.rs` run
 //! every one on the GPU through the harness and compare with the specification.
 
+pub mod blocks;
 pub mod examples;
 pub mod ops;
 

@@ -52,6 +52,9 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder, TargetLimit
     for (k, target) in wgsl_gemm::snapshot_kernels() {
         v.push(("gemm", k.name().to_string(), k, target));
     }
+    for (name, k) in wgsl_dsl_workspace_tests::blocks::all() {
+        v.push(("blocks", name, k, default));
+    }
     v
 }
 
@@ -96,7 +99,7 @@ fn no_unreferenced_snapshots() {
             .to_string_lossy()
             .into_owned();
         // The macros@ suite is checked by the macros crate's own tests.
-        let ours = ["examples@", "mlp@", "gemm@"]
+        let ours = ["examples@", "mlp@", "gemm@", "blocks@"]
             .iter()
             .any(|suite| file.starts_with(suite));
         if ours && file.ends_with(".snap") && !expected.contains(&file) {

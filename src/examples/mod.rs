@@ -21,10 +21,14 @@
 //! | `workgroup_reduce` | `var<workgroup>`, `workgroupBarrier`, local/workgroup ids |
 //! | `atomics` | `atomicAdd Sub Min Max And Or Xor Load Store CompareExchangeWeak` |
 //! | `array_length` | `arrayLength`, reversed indexing |
+//! | `packing` | `pack4x8snorm pack4x8unorm pack2x16snorm pack2x16unorm pack2x16float pack4xI8 pack4xU8 pack4xI8Clamp pack4xU8Clamp`, their `unpack*`, `dot4I8Packed dot4U8Packed` |
+//! | `float_parts` | `modf frexp` (scalar and vector, struct results), `ldexp quantizeToF16` |
+//! | `reflection` | `faceForward reflect refract`, `determinant` (2x2, 3x3, 4x4) |
 
 mod control;
 mod math;
 mod memory;
+mod packing;
 
 use crate::Example;
 
@@ -34,5 +38,6 @@ pub fn all() -> Vec<Example> {
     v.extend(math::examples());
     v.extend(control::examples());
     v.extend(memory::examples());
+    v.extend(packing::examples());
     v
 }

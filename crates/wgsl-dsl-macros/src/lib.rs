@@ -36,58 +36,14 @@
 //! expressions, e.g. of const generics), `name = "entry_point"` (default: the function name),
 //! `grid` and `def` (see [the typed interface](#the-typed-interface)), `helper` (see below).
 //!
-//! Parameters, in order:
-//! | parameter | WGSL |
-//! |---|---|
-//! | `#[uniform] p: T` | `var<uniform> p: T` (next binding) |
-//! | `#[storage(read)] x: &[T]` / `&T` | `var<storage, read> x: array<T>` / `T` |
-//! | `#[storage(read_write)] y: &mut [T]` / `&mut T` | `var<storage, read_write>` |
-//! | `#[workgroup] tile: &mut [T; N]` | `var<workgroup> tile: array<T, N>` (no binding) |
-//! | `#[builtin(name)] v: T` | the built-in value `name` (`global_invocation_id`, `local_invocation_id`, `local_invocation_index`, `workgroup_id`, `num_workgroups`, `subgroup_size`, `subgroup_invocation_id`) |
-//! | `n: u32` (no attribute) | a parameter of the generated Rust function: its value is baked into the WGSL as a literal |
-//!
-//! Const generic parameters are kept (`fn tiled<const TILE: usize>(.., #[workgroup] t: &mut [f32; TILE])`,
-//! called `tiled::<16>()`): the compile-time parameters of a kernel. Element types are DSL
-//! types (`f32`, `u32`, `Vec4<f32>`, `Atomic<u32>`, derived structs); `[T]` is
-//! `RuntimeArray<T>` and `[T; N]` is `Array<T, N>`.
-//!
-//! Body: a subset of Rust, with WGSL semantics.
-//! - `let x = e;` is a WGSL `let x` (evaluated once, named `x` in the WGSL); `let mut x = e;`
-//!   is a `var x`; both take an optional type (`let mut acc: f32 = 0.0;`). `let _ = f(x);`
-//!   calls for the effect. A `const` item is a Rust constant.
-//! - `place = e;` and `place op= e;` for `+ - * / % & | ^ << >>`, where a place is a
-//!   `let mut`, a binding, `b[i]`, or a struct member `p.field` of one.
-//! - `if c { } else if d { } else { }`; `for i in a..b { }` and
-//!   `for i in (a..b).step_by(s) { }` (`u32` counters; the bounds are evaluated at each
-//!   iteration, as in a WGSL `for`); `while c { }`; `loop { }`; `break;`, `continue;`;
-//!   `return;` (in a helper, `return e;` and a tail expression).
-//! - Expressions: literals (`1.0` is `f32`; integer literals take their type from the other
-//!   operand, or `1u32` / `1i32`), names, `+ - * / %`, `& | ^ << >>`, `< <= > >= == !=`,
-//!   `&&`, `||`, `!`, unary `-`, `e as f32|i32|u32|bool`, `x[i]`, `s.field`, vector components
-//!   `v.x` .. `v.w`, `v.xy`, `v.xyz`, `buffer.len()` (`arrayLength`).
-//! - Built-in functions (WGSL spec §17) as functions, `max(a, b)`, or as methods, `a.max(b)`:
-//!   `abs sign exp exp2 log log2 sqrt inverse_sqrt sin cos tan asin acos atan sinh cosh tanh
-//!   asinh acosh atanh floor ceil round trunc fract saturate radians degrees min max clamp pow
-//!   atan2 step mix smoothstep fma dot cross length distance normalize transpose
-//!   count_one_bits count_leading_zeros count_trailing_zeros first_leading_bit
-//!   first_trailing_bit reverse_bits extract_bits insert_bits select`, plus the Rust method
-//!   spellings `ln powf mul_add to_radians to_degrees count_ones leading_zeros trailing_zeros
-//!   round_ties_even`. `round` rounds ties to even and `fract(x)` is `x - floor(x)`, as in WGSL.
-//!   `vec2(..)`, `vec3(..)`, `vec4(..)`; `to_f32() to_i32() to_u32() to_bool()
-//!   bitcast::<T>() any() all()`; `c.select(accept, reject)`.
-//! - Statements of the builder: `workgroup_barrier();`, `storage_barrier();`,
-//!   `subgroup_add(x)` (and `_max`, `_min`, `_exclusive_add`, `_broadcast_first`,
-//!   `_shuffle`), atomics as methods of places: `counts[i].atomic_add(1u32)` (`_sub _min _max
-//!   _and _or _xor _exchange`, `atomic_store(v)`, `.load()`).
-//! - Any other call `f(a, b)` calls a helper function (below). Calls (helpers, atomics,
-//!   subgroup operations) are evaluated before the statement that contains them, also inside
-//!   `&&` / `||`.
-//!
-//! Everything else (`match`, closures, references, tuples, struct literals, `if` as a value,
-//! labels, macros, ...) is a compile error at its span. All errors of a kernel are reported
+//! The parameters (bindings, workgroup variables, built-in values, plain Rust values baked into
+//! the WGSL), the statements, expressions, built-in functions and collective operations a body
+//! may use, and the naming rule of entry points are listed in the syntax reference,
+//! [`wgsl_dsl::kernel_syntax`](https://docs.rs/wgsl-dsl/latest/wgsl_dsl/kernel_syntax/).
+//! Everything else is a compile error at its span; all errors of a kernel are reported
 //! together, and the function is replaced by a stub with the same signature so its callers
 //! add no errors. Type errors in the body are Rust type errors at the author's expression:
-//! `scale + i` with `scale: f32`, `i: u32` reads "cannot add `Exp<u32>` to `Exp<f32>`".
+//! `scale + i` with `scale: f32`, `i: u32` says to convert with `as f32`.
 //!
 //! ## Helper functions
 //! `#[kernel(helper)] fn relu(x: f32) -> f32 { x.max(0.0) }` (1 to 6 parameters, a result)

@@ -288,3 +288,102 @@ fn helper_is_a_reusable_builder_function() {
         "{wgsl}"
     );
 }
+
+// ---- 5. Subgroup and quad operations, workgroupUniformLoad ----
+
+#[kernel(workgroup_size = 64)]
+fn subgroup_mix(
+    #[storage(read)] input: &[u32],
+    #[storage(read_write)] out: &mut [u32],
+    #[workgroup] count: &mut [u32; 1],
+    #[builtin(local_invocation_index)] lid: u32,
+) {
+    let v = input[lid];
+    if lid == 0 {
+        count[0u32] = v;
+    }
+    let n = workgroup_uniform_load(count[0u32]);
+    let ballot = subgroup_ballot(v > n);
+    let all = subgroup_all(v > 0);
+    let any = subgroup_any(v == n);
+    let first = subgroup_elect();
+    let scan = subgroup_inclusive_add(v) + subgroup_exclusive_mul(v) + subgroup_inclusive_mul(v);
+    let bits = subgroup_and(v) ^ subgroup_or(v) ^ subgroup_xor(v) ^ subgroup_mul(v);
+    let moved = subgroup_broadcast(v, 3u32)
+        + subgroup_shuffle_xor(v, 1u32)
+        + subgroup_shuffle_up(v, 1u32)
+        + subgroup_shuffle_down(v, 2u32);
+    let quad = quad_broadcast(v, 1u32) + quad_swap_x(v) + quad_swap_y(v) + quad_swap_diagonal(v);
+    out[lid] = ballot.x
+        + scan
+        + bits
+        + moved
+        + quad
+        + all.select(1u32, 0u32)
+        + any.select(2u32, 0u32)
+        + first.select(4u32, 0u32);
+}
+
+fn subgroup_mix_builder() -> KernelBuilder {
+    let mut k = KernelBuilder::new("subgroup_mix", [64, 1, 1]);
+    let input = k.storage::<RuntimeArray<u32>, ReadOnly>("input");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let count = k.workgroup::<Array<u32, 1>>("count");
+    let lid = local_invocation_index();
+    let v = k.let_("v", input.at(&lid).load());
+    k.if_(lid.eq(0u32), |k| k.store(&count.at(0u32), v.clone()));
+    let n = k.workgroup_uniform_load(&count.at(0u32));
+    let n = k.let_("n", n);
+    let ballot = k.subgroup_ballot(v.gt(&n));
+    let ballot = k.let_("ballot", ballot);
+    let all = k.subgroup_all(v.gt(0u32));
+    let all = k.let_("all", all);
+    let any = k.subgroup_any(v.eq(&n));
+    let any = k.let_("any", any);
+    let first = k.subgroup_elect();
+    let first = k.let_("first", first);
+    let (a, b, c) = (
+        k.subgroup_inclusive_add(&v),
+        k.subgroup_exclusive_mul(&v),
+        k.subgroup_inclusive_mul(&v),
+    );
+    let scan = k.let_("scan", a + b + c);
+    let (a, b, c, d) = (
+        k.subgroup_and(&v),
+        k.subgroup_or(&v),
+        k.subgroup_xor(&v),
+        k.subgroup_mul(&v),
+    );
+    let bits = k.let_("bits", a ^ b ^ c ^ d);
+    let (a, b, c, d) = (
+        k.subgroup_broadcast(&v, 3u32),
+        k.subgroup_shuffle_xor(&v, 1u32),
+        k.subgroup_shuffle_up(&v, 1u32),
+        k.subgroup_shuffle_down(&v, 2u32),
+    );
+    let moved = k.let_("moved", a + b + c + d);
+    let (a, b, c, d) = (
+        k.quad_broadcast(&v, 1u32),
+        k.quad_swap_x(&v),
+        k.quad_swap_y(&v),
+        k.quad_swap_diagonal(&v),
+    );
+    let quad = k.let_("quad", a + b + c + d);
+    k.store(
+        &out.at(&lid),
+        ballot.x()
+            + scan
+            + bits
+            + moved
+            + quad
+            + all.select(1u32, 0u32)
+            + any.select(2u32, 0u32)
+            + first.select(4u32, 0u32),
+    );
+    k
+}
+
+#[test]
+fn subgroup_operations_match_builder() {
+    assert_same(subgroup_mix(), subgroup_mix_builder());
+}

@@ -40,6 +40,10 @@ pub mod handle;
 #[cfg(feature = "runtime")]
 pub mod interp;
 pub mod kernel;
+#[doc = include_str!("../docs/kernel_syntax.md")]
+pub mod kernel_syntax {}
+#[doc = include_str!("../docs/cookbook.md")]
+pub mod cookbook {}
 mod lower;
 #[cfg(feature = "runtime")]
 pub mod runtime;

@@ -42,7 +42,9 @@ pub struct TargetLimits {
     pub max_workgroup_size: [u32; 3],
     /// Most bytes of `var<workgroup>` memory.
     pub max_workgroup_storage_size: u32,
-    /// Capabilities beyond portable WGSL the target has (subgroups, f16, cooperative matrices).
+    /// Capabilities beyond portable WGSL the target has (subgroups, f16, cooperative matrices;
+    /// and `SHADER_FLOAT16_IN_FLOAT32`, which `quantizeToF16`, `pack2x16float` and
+    /// `unpack2x16float` need and every target but WebGL has).
     pub capabilities: Capabilities,
 }
 
@@ -55,14 +57,23 @@ impl Default for TargetLimits {
             capabilities: Capabilities::SUBGROUP
                 | Capabilities::SUBGROUP_BARRIER
                 | Capabilities::SHADER_FLOAT16
-                | Capabilities::COOPERATIVE_MATRIX,
+                | Capabilities::COOPERATIVE_MATRIX
+                | Capabilities::SHADER_FLOAT16_IN_FLOAT32,
         }
     }
 }
 
 /// Why a kernel could not be built. Every variant that comes from a node of the kernel names
 /// the Rust call site that built it.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// `Debug` prints the message too (as `Display` does), so that `fn main() -> Result<(),
+/// BuildError>` (or `Box<dyn Error>`) ending in an error shows the Rust location and the
+/// problem rather than a struct dump:
+///
+/// ```text
+/// Error: src/main.rs:9:23: invalid kernel name `my kernel`: it may contain only ASCII letters, digits and `_`
+/// ```
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// naga rejected the module. `site` is the Rust call that built the offending expression
@@ -143,7 +154,9 @@ pub enum BuildError {
         site: CallSite,
     },
     /// The kernel declares more workgroup memory than the target allows.
-    #[error("kernel `{kernel}` declares {bytes} bytes of workgroup memory; the limit is {limit}")]
+    #[error(
+        "{site}: kernel `{kernel}` declares {bytes} bytes of workgroup memory; the limit is {limit} (this declaration crosses it)"
+    )]
     WorkgroupMemory {
         /// The kernel.
         kernel: String,
@@ -151,10 +164,12 @@ pub enum BuildError {
         bytes: u32,
         /// The limit.
         limit: u32,
+        /// The workgroup variable whose declaration crosses the limit.
+        site: CallSite,
     },
     /// The kernel needs a capability the target lacks.
     #[error(
-        "kernel `{kernel}` needs {needed:?}, which the target does not support{}",
+        "{site}: kernel `{kernel}` needs {needed:?}, which the target does not support{}",
         capability_hint(*needed)
     )]
     MissingCapability {
@@ -162,6 +177,9 @@ pub enum BuildError {
         kernel: String,
         /// The capabilities missing.
         needed: Capabilities,
+        /// The first node that needs one of them (the kernel's creation for a capability
+        /// declared with [`KernelBuilder::require`]).
+        site: CallSite,
     },
     /// A type cannot be laid out or is not allowed where used.
     #[error("{site}: {message}")]
@@ -190,13 +208,22 @@ pub enum BuildError {
     #[error("{} errors:{}", .0.len(), .0.iter().map(|e| format!("\n  {e}")).collect::<String>())]
     Several(Vec<BuildError>),
     /// naga's WGSL writer failed.
-    #[error("kernel `{kernel}`: WGSL emission failed: {message}")]
+    #[error("{site}: kernel `{kernel}`: WGSL emission failed: {message}")]
     Emit {
         /// The kernel.
         kernel: String,
         /// The writer's message.
         message: String,
+        /// Where the kernel was created.
+        site: CallSite,
     },
+}
+
+impl std::fmt::Debug for BuildError {
+    /// The message, as `Display` writes it (see the type's docs).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl KernelBuilder {
@@ -227,17 +254,34 @@ impl KernelBuilder {
         let lowered = crate::lower::lower(self)?;
         let signature = lowered.signature;
         if signature.workgroup_memory > target.max_workgroup_storage_size {
+            let limit = target.max_workgroup_storage_size;
+            let mut total = 0u32;
+            let site = lowered
+                .workgroup_sites
+                .iter()
+                .find(|(bytes, _)| {
+                    total = total.saturating_add(*bytes);
+                    total > limit
+                })
+                .map_or(self.site, |(_, site)| *site);
             return Err(BuildError::WorkgroupMemory {
                 kernel: self.name.clone(),
                 bytes: signature.workgroup_memory,
-                limit: target.max_workgroup_storage_size,
+                limit,
+                site,
             });
         }
         let missing = signature.capabilities - target.capabilities;
         if !missing.is_empty() {
+            let site = lowered
+                .capability_sites
+                .iter()
+                .find(|(caps, _)| caps.intersects(missing))
+                .map_or(self.site, |(_, site)| *site);
             return Err(BuildError::MissingCapability {
                 kernel: self.name.clone(),
                 needed: missing,
+                site,
             });
         }
         let module = lowered.module;
@@ -254,11 +298,14 @@ impl KernelBuilder {
         if self.check_uniformity {
             crate::uniformity::check(&self.name, &module, &lowered.sites)?;
         }
+        let mut signature = signature;
+        signature.entry_point = emitted_entry_point(&module);
         let wgsl =
             naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
                 .map_err(|e| BuildError::Emit {
                     kernel: self.name.clone(),
                     message: e.to_string(),
+                    site: self.site,
                 })?;
         Ok(Shader {
             module,
@@ -279,6 +326,10 @@ impl KernelBuilder {
         self.check_uniformity = false;
     }
 
+    /// The name must be an identifier: ASCII letters, digits and `_`, not starting with a
+    /// digit, not `_` alone. Any such name works: naga's namer writes names WGSL reserves or
+    /// that end in a digit with a `_` appended, and the signature's
+    /// [`entry_point`](KernelSignature::entry_point) carries the name it wrote.
     fn check_name(&self) -> Result<(), BuildError> {
         let name = &self.name;
         let bad = |reason| {
@@ -299,15 +350,8 @@ impl KernelBuilder {
         if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return bad("it may contain only ASCII letters, digits and `_`");
         }
-        if name == "_" || name.starts_with("__") {
-            return bad("WGSL reserves `_` and names starting with `__`");
-        }
-        if name.ends_with(|c: char| c.is_ascii_digit()) {
-            // naga's namer appends `_` to such names: the WGSL entry point would differ.
-            return bad("it must not end in a digit (naga writes `layer1` as `layer1_`)");
-        }
-        if naga::keywords::wgsl::RESERVED.contains(&name.as_str()) {
-            return bad("it is a WGSL keyword or reserved word");
+        if name == "_" {
+            return bad("`_` alone is not an identifier");
         }
         Ok(())
     }
@@ -388,6 +432,24 @@ pub(crate) fn capability_hint(needed: Capabilities) -> &'static str {
     } else {
         ""
     }
+}
+
+/// The name naga's WGSL writer gives the entry point: its namer, reset as the writer resets
+/// it (WGSL's reserved words and built-in function names, the reserved prefixes `__` and
+/// `_naga`), appends `_` to names ending in a digit or reserved, and `_1` ... to repeated names.
+fn emitted_entry_point(module: &naga::Module) -> String {
+    let mut names = naga::FastHashMap::default();
+    naga::proc::Namer::default().reset(
+        module,
+        &naga::keywords::wgsl::RESERVED_SET,
+        &naga::keywords::wgsl::BUILTIN_IDENTIFIER_SET,
+        naga::proc::CaseInsensitiveKeywordSet::empty(),
+        &["__", "_naga"],
+        &mut names,
+    );
+    names
+        .remove(&naga::proc::NameKey::EntryPoint(0))
+        .unwrap_or_default()
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

@@ -55,7 +55,37 @@ pub const BUILTIN_FNS: &[&str] = &[
     "extract_bits",
     "insert_bits",
     "select",
+    "modf",
+    "frexp",
+    "ldexp",
+    "quantize_to_f16",
+    "face_forward",
+    "reflect",
+    "refract",
+    "determinant",
+    "dot4_i8_packed",
+    "dot4_u8_packed",
+    "pack4x8snorm",
+    "pack4x8unorm",
+    "pack2x16snorm",
+    "pack2x16unorm",
+    "pack2x16float",
+    "pack4x_i8",
+    "pack4x_u8",
+    "pack4x_i8_clamp",
+    "pack4x_u8_clamp",
+    "unpack4x8snorm",
+    "unpack4x8unorm",
+    "unpack2x16snorm",
+    "unpack2x16unorm",
+    "unpack2x16float",
+    "unpack4x_i8",
+    "unpack4x_u8",
 ];
+
+/// Built-ins whose result is a struct (`modf`, `frexp`): never method spellings, since
+/// `m.fract` is the struct's member (written as a field, as in WGSL).
+const STRUCT_RESULT_FNS: &[&str] = &["modf", "frexp"];
 
 /// Vector constructors in `::wgsl_dsl::exp::vector` (WGSL spec §8.3).
 pub const VECTOR_FNS: &[&str] = &["vec2", "vec3", "vec4"];
@@ -74,14 +104,34 @@ pub const BUILTIN_VALUES: &[&str] = &[
 /// Statements that are calls on the builder: barriers (WGSL spec §17.11).
 pub const BARRIERS: &[&str] = &["workgroup_barrier", "storage_barrier"];
 
-/// Subgroup operations, builder methods taking one value (and a lane for shuffle).
+/// Subgroup and quad operations (WGSL spec §17.12, §17.13), builder methods taking one value
+/// (and a lane, mask or delta for broadcasts and shuffles; nothing for `subgroup_elect`).
 pub const SUBGROUP_FNS: &[&str] = &[
     "subgroup_add",
     "subgroup_max",
     "subgroup_min",
+    "subgroup_mul",
+    "subgroup_and",
+    "subgroup_or",
+    "subgroup_xor",
+    "subgroup_all",
+    "subgroup_any",
     "subgroup_exclusive_add",
+    "subgroup_inclusive_add",
+    "subgroup_exclusive_mul",
+    "subgroup_inclusive_mul",
+    "subgroup_ballot",
+    "subgroup_elect",
+    "subgroup_broadcast",
     "subgroup_broadcast_first",
     "subgroup_shuffle",
+    "subgroup_shuffle_xor",
+    "subgroup_shuffle_up",
+    "subgroup_shuffle_down",
+    "quad_broadcast",
+    "quad_swap_x",
+    "quad_swap_y",
+    "quad_swap_diagonal",
 ];
 
 /// Atomic operations as methods on a place: `counts[i].atomic_add(1u32)` (WGSL spec §17.8).
@@ -115,7 +165,7 @@ pub fn method_builtin(name: &str) -> Option<&'static str> {
     BUILTIN_FNS
         .iter()
         .copied()
-        .find(|b| *b == alias && *b != "select")
+        .find(|b| *b == alias && *b != "select" && !STRUCT_RESULT_FNS.contains(b))
 }
 
 /// Methods of `Exp` used as they are.
@@ -127,12 +177,12 @@ pub const EXP_METHODS: &[&str] = &[
 /// Vector components and swizzles written as fields: `v.x`, `v.xy`.
 pub const SWIZZLES: &[&str] = &["x", "y", "z", "w", "xy", "xyz"];
 
-/// All method names, for the "unknown method" message.
-pub fn known_methods() -> String {
+/// All method names.
+fn known_methods() -> Vec<&'static str> {
     let mut all: Vec<&str> = BUILTIN_FNS
         .iter()
         .copied()
-        .filter(|b| *b != "select")
+        .filter(|b| *b != "select" && !STRUCT_RESULT_FNS.contains(b))
         .chain(EXP_METHODS.iter().copied())
         .chain(ATOMIC_METHODS.iter().copied())
         .chain([
@@ -152,5 +202,32 @@ pub fn known_methods() -> String {
         .collect();
     all.sort_unstable();
     all.dedup();
-    all.join(", ")
+    all
+}
+
+/// Levenshtein distance of two ASCII names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The known method closest to `name`, if it is close (a typo, a Rust spelling): at most a
+/// third of the name's letters differ.
+pub fn closest_method(name: &str) -> Option<&'static str> {
+    known_methods()
+        .into_iter()
+        .map(|m| (edit_distance(name, m), m))
+        .filter(|&(d, _)| d <= name.len().max(3) / 3)
+        .min()
+        .map(|(_, m)| m)
 }

@@ -47,8 +47,17 @@ pub struct Ctx {
     pub helpers: Vec<HelperUse>,
     /// The helper being translated (its own name, to reject recursion), if any.
     pub helper_name: Option<String>,
-    /// Nesting depth of loops, for `break` / `continue` outside a loop.
-    pub loop_depth: usize,
+    /// The loops around the statement being translated, innermost last: `true` for an
+    /// `#[unroll]` loop (expanded in Rust, so `break` / `continue` cannot leave it).
+    pub loops: Vec<bool>,
+    /// The name of the `let` whose value is being translated: an `if` or `match` value takes
+    /// it for its `var` (or `let`).
+    pub value_name: Option<String>,
+    /// How many value blocks (`if` / `match` arms used as values) enclose the statement: a
+    /// `return e;` ending one is not its value.
+    pub in_value: usize,
+    /// Read-only bindings (`#[storage(read)]`, `#[uniform]`): name -> how to make it writable.
+    pub read_only: HashMap<String, String>,
 }
 
 impl Ctx {
@@ -60,7 +69,10 @@ impl Ctx {
             tmp: 0,
             helpers: Vec::new(),
             helper_name,
-            loop_depth: 0,
+            loops: Vec::new(),
+            value_name: None,
+            in_value: 0,
+            read_only: HashMap::new(),
         }
     }
 
@@ -91,6 +103,29 @@ impl Ctx {
             .rev()
             .find_map(|s| s.get(&name).copied())
             .unwrap_or(Cat::Rust)
+    }
+
+    /// If assigning through `root` writes a read-only binding: what to say.
+    pub fn read_only_binding(&self, root: &syn::Ident) -> Option<String> {
+        let name = root.to_string();
+        // The binding itself, not a `let mut` of the same name declared in the body.
+        let depth = self.scopes.iter().rposition(|s| s.contains_key(&name))?;
+        if depth != 0 {
+            return None;
+        }
+        self.read_only.get(&name).cloned()
+    }
+
+    /// `Err(message)` if `break` / `continue` (`what`) cannot appear here.
+    pub fn check_loop_exit(&self, what: &str) -> Result<(), String> {
+        match self.loops.last() {
+            None => Err(format!("`{what}` outside a loop")),
+            Some(true) => Err(format!(
+                "`{what}` in an `#[unroll]` loop: the loop is expanded when the kernel is built, \
+                 so there is no loop to leave; use a runtime loop (no `#[unroll]`)"
+            )),
+            Some(false) => Ok(()),
+        }
     }
 
     /// A fresh mixed-site temporary.

@@ -35,6 +35,14 @@ fn dummy(span: Span) -> Tr {
     rust(quote!(()), span)
 }
 
+/// `(tokens)` with parentheses that belong to the expansion, located at `span` for messages:
+/// lints about the author's code (`unused_parens`) do not apply to them.
+pub fn paren(tokens: TokenStream, span: Span) -> TokenStream {
+    let mut g = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, tokens);
+    g.set_span(Span::mixed_site().located_at(span));
+    g.into_token_stream()
+}
+
 /// True if `e` can be a method receiver without parentheses.
 fn is_postfix(e: &syn::Expr) -> bool {
     matches!(
@@ -65,7 +73,7 @@ impl Ctx {
         match t.cat {
             Cat::Place => quote_spanned!(t.span=> #tokens.load()),
             Cat::Value if is_postfix(src) => tokens.clone(),
-            Cat::Value => quote_spanned!(t.span=> (#tokens)),
+            Cat::Value => paren(tokens.clone(), t.span),
             Cat::Rust => quote_spanned!(t.span=> ::wgsl_dsl::lit(#tokens)),
         }
     }
@@ -96,7 +104,7 @@ impl Ctx {
                 let inner = self.expr(&p.expr, pre);
                 let t = &inner.tokens;
                 Tr {
-                    tokens: quote_spanned!(span=> (#t)),
+                    tokens: paren(t.clone(), span),
                     ..inner
                 }
             }
@@ -197,19 +205,28 @@ impl Ctx {
             }
             syn::Expr::MethodCall(m) => self.method(m, pre),
             syn::Expr::Call(c) => self.call(c, pre, false),
-            syn::Expr::If(_) => {
-                self.err(
-                    span,
-                    "`if` is a statement in kernels, not a value: use `select(reject, accept, condition)` or a `let mut`",
-                );
-                dummy(span)
+            syn::Expr::If(i) => self.if_value(i, pre),
+            syn::Expr::Match(m) => {
+                let k = self.k.clone();
+                let name = self.value_name.take().unwrap_or_else(|| "value".into());
+                let var = self.temp();
+                pre.push(quote_spanned!(span=> let #var = #k.var_declared(#name);));
+                let stmt = self.match_stmt(m, pre, Some(&var));
+                pre.push(stmt);
+                value(quote_spanned!(span=> #var.load()), span)
             }
-            syn::Expr::Match(_) => {
-                self.err(
-                    span,
-                    "`match` is not supported in kernels: use `if` / `else if`",
-                );
-                dummy(span)
+            syn::Expr::Block(b) if b.label.is_none() => {
+                // `{ stmts; value }` as a value: a Rust block recording the statements first.
+                self.value_name = None;
+                let (stmts, tail) = self.value_block(e);
+                match tail {
+                    Some(t) => {
+                        let v = self.temp();
+                        pre.push(quote_spanned!(span=> let #v = { #stmts #t };));
+                        value(v.to_token_stream(), span)
+                    }
+                    None => dummy(span),
+                }
             }
             syn::Expr::Reference(_) => {
                 self.err(
@@ -233,6 +250,72 @@ impl Ctx {
                 dummy(span)
             }
         }
+    }
+
+    /// `if c { a } else { b }` as a value: `KernelBuilder::if_value` (a `select` when both
+    /// arms are plain expressions, a `var` otherwise).
+    fn if_value(&mut self, i: &syn::ExprIf, pre: &mut Vec<TokenStream>) -> Tr {
+        let k = self.k.clone();
+        let span = i.if_token.span;
+        let name = self.value_name.take().unwrap_or_else(|| "value".into());
+        let Some((_, otherwise)) = &i.else_branch else {
+            self.err(span, "an `if` used as a value needs an `else`");
+            return dummy(span);
+        };
+        let c = self.expr(&i.cond, pre);
+        let c = self.val(&c);
+        let then = syn::Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block: i.then_branch.clone(),
+        });
+        let (then_stmts, then_tail) = self.value_block(&then);
+        let (else_stmts, else_tail) = match &**otherwise {
+            syn::Expr::If(elif) => {
+                let mut epre = Vec::new();
+                let t = self.if_value(elif, &mut epre);
+                (quote!(#(#epre)*), Some(t.tokens))
+            }
+            e => self.value_block(e),
+        };
+        let (Some(a), Some(b)) = (then_tail, else_tail) else {
+            return dummy(span);
+        };
+        let t = self.temp();
+        pre.push(quote_spanned!(span=>
+            let #t = #k.if_value(
+                #name,
+                #c,
+                |#k| { #then_stmts ::wgsl_dsl::IntoExp::into_exp(#a) },
+                |#k| { #else_stmts ::wgsl_dsl::IntoExp::into_exp(#b) },
+            );
+        ));
+        value(t.to_token_stream(), span)
+    }
+
+    /// A block (or expression) used as a value: its statements, and its value (`None` after an
+    /// error). Names declared inside are scoped to it.
+    pub fn value_block(&mut self, e: &syn::Expr) -> (TokenStream, Option<TokenStream>) {
+        let syn::Expr::Block(b) = e else {
+            let mut pre = Vec::new();
+            let t = self.expr(e, &mut pre);
+            let v = self.val(&t);
+            return (quote!(#(#pre)*), Some(v));
+        };
+        if b.label.is_some() {
+            self.err(b.span(), "block labels are not supported in kernels");
+        }
+        let mut tail = None;
+        self.in_value += 1;
+        let stmts = self.block(&b.block, Some(&mut tail));
+        self.in_value -= 1;
+        if tail.is_none() {
+            self.err(
+                b.block.brace_token.span.close(),
+                "this block gives no value: end it with an expression (no `;`)",
+            );
+        }
+        (stmts, tail)
     }
 
     fn lit(&mut self, l: &syn::ExprLit) -> Tr {
@@ -343,6 +426,12 @@ impl Ctx {
                 return value(quote_spanned!(span=> #p.#name()), span);
             }
             if ATOMIC_METHODS.contains(&sname.as_str()) {
+                if let Some(msg) =
+                    super::stmt::place_root(&m.receiver).and_then(|r| self.read_only_binding(r))
+                {
+                    self.err(m.receiver.span(), msg);
+                    return dummy(span);
+                }
                 let t = self.temp();
                 pre.push(quote_spanned!(span=> let #t = #k.#name(&#p, #(#args),*);));
                 return value(t.to_token_stream(), span);
@@ -375,10 +464,14 @@ impl Ctx {
         } else {
             self.err(
                 name.span(),
-                format!(
-                    "unknown method `{sname}`: not a WGSL built-in. Known methods: {}",
-                    known_methods()
-                ),
+                match closest_method(&sname) {
+                    Some(m) => format!(
+                        "unknown method `{sname}`: not a WGSL built-in; did you mean `{m}`? (the methods are listed in the `#[kernel]` syntax reference, `wgsl_dsl::kernel_syntax`)"
+                    ),
+                    None => format!(
+                        "unknown method `{sname}`: not a WGSL built-in (the methods are listed in the `#[kernel]` syntax reference, `wgsl_dsl::kernel_syntax`)"
+                    ),
+                },
             );
         }
         dummy(span)
@@ -397,8 +490,33 @@ impl Ctx {
             return dummy(span);
         };
         let path = &fp.path;
-        let args = self.args(&c.args, pre);
         let k = self.k.clone();
+        if path.is_ident("workgroup_uniform_load") {
+            // `workgroupUniformLoad(&p)` takes the place itself, not its value.
+            let place = match c.args.len() {
+                1 => Some(self.expr(&c.args[0], pre)),
+                _ => None,
+            };
+            return match place {
+                Some(Tr {
+                    cat: Cat::Place,
+                    tokens,
+                    ..
+                }) => {
+                    let t = self.temp();
+                    pre.push(quote_spanned!(span=> let #t = #k.workgroup_uniform_load(&#tokens);));
+                    value(t.to_token_stream(), span)
+                }
+                _ => {
+                    self.err(
+                        span,
+                        "`workgroup_uniform_load` takes one workgroup variable or an element of one: `workgroup_uniform_load(count[0])`",
+                    );
+                    dummy(span)
+                }
+            };
+        }
+        let args = self.args(&c.args, pre);
         if let Some(id) = path.get_ident() {
             let s = id.to_string();
             let s = s.as_str();

@@ -122,11 +122,7 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
     let k = ctx.k.clone();
     let helpers = helper_registrations(&ctx);
     let decls = &sig.decls;
-    let name = args
-        .name
-        .as_ref()
-        .map(|n| n.to_token_stream())
-        .unwrap_or_else(|| f.sig.ident.to_string().to_token_stream());
+    let name = kernel_name(f, args, &mut ctx).to_token_stream();
     let size = match &args.workgroup_size {
         None => {
             ctx.err(
@@ -173,6 +169,37 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
         #interface
     };
     (out, ctx.errs)
+}
+
+/// The entry point's name (`name = ".."`, else the function's), checked at compile time: an
+/// identifier of ASCII letters, digits and `_`. Any such name works (naga's WGSL writer appends
+/// `_` where WGSL needs it, and the signature says so); others are errors here, at the name.
+fn kernel_name(f: &syn::ItemFn, args: &Args, ctx: &mut Ctx) -> String {
+    use syn::ext::IdentExt;
+    let (name, span, what) = match &args.name {
+        Some(lit) => (lit.value(), lit.span(), "the kernel name"),
+        None => (
+            f.sig.ident.unraw().to_string(),
+            f.sig.ident.span(),
+            "the kernel's name",
+        ),
+    };
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name != "_";
+    if !valid {
+        ctx.err(
+            span,
+            format!(
+                "{what} `{name}` cannot name a WGSL entry point: use ASCII letters, digits and \
+                 `_`, not starting with a digit (or give `#[kernel(name = \"..\")]`)"
+            ),
+        );
+    }
+    name
 }
 
 /// The kernel's typed interface: the definition `Name` (the plain Rust parameters as fields,

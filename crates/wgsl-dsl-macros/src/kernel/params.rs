@@ -3,7 +3,7 @@
 //! parameters (values baked into the WGSL as constants).
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::builtins::BUILTIN_VALUES;
@@ -169,6 +169,13 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                     );
                 }
                 let t = dsl_type(ty);
+                ctx.read_only.insert(
+                    name.clone(),
+                    format!(
+                        "cannot assign to `{name}`: it is a `#[uniform]` binding, which WGSL makes \
+                         read-only; write results to a `#[storage(read_write)]` binding"
+                    ),
+                );
                 decls.push(quote_spanned!(span=> let #ident = #k.uniform::<#t>(#name);));
                 ctx.declare(&ident, Cat::Place);
                 bindings.push(Binding {
@@ -197,6 +204,16 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                     _ => {}
                 }
                 let t = dsl_type(&r.elem);
+                if !writable {
+                    let elem = tidy(&r.elem.to_token_stream().to_string());
+                    ctx.read_only.insert(
+                        name.clone(),
+                        format!(
+                            "cannot assign to `{name}`: it is a read-only storage binding; declare it \
+                             writable: `#[storage(read_write)] {name}: &mut {elem}`"
+                        ),
+                    );
+                }
                 let access = if writable {
                     quote!(::wgsl_dsl::ReadWrite)
                 } else {
@@ -242,4 +259,14 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
         rust_params,
         bindings,
     }
+}
+
+/// A type's tokens as written: `Vec4<f32>`, not `Vec4 < f32 >`.
+fn tidy(tokens: &str) -> String {
+    tokens
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace(" ;", ";")
 }

@@ -7,7 +7,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::ctx::{Cat, Ctx};
+use super::ctx::{Cat, Ctx, Tr};
+use super::expr::paren;
 
 impl Ctx {
     /// A block's statements, in a new scope. `tail` receives the tail expression of a helper's
@@ -20,14 +21,16 @@ impl Ctx {
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == n;
             match s {
-                syn::Stmt::Expr(e, None) if last && tail.is_some() && !is_statement_expr(e) => {
+                syn::Stmt::Expr(e, None) if last && tail.is_some() && is_value_expr(e) => {
                     let mut pre = Vec::new();
                     let t = self.expr(e, &mut pre);
                     let v = self.val(&t);
                     out.extend(pre);
                     **tail.as_mut().expect("checked") = Some(v);
                 }
-                syn::Stmt::Expr(syn::Expr::Return(r), _) if last && tail.is_some() => {
+                syn::Stmt::Expr(syn::Expr::Return(r), _)
+                    if last && tail.is_some() && self.in_value == 0 =>
+                {
                     match &r.expr {
                         Some(e) => {
                             let mut pre = Vec::new();
@@ -109,11 +112,20 @@ impl Ctx {
             self.err(else_.span(), "`let ... else` is not supported in kernels");
             return TokenStream::new();
         }
-        let mut pre = Vec::new();
-        let t = self.expr(&init.expr, &mut pre);
-        let v = self.val(&t);
         let ident = &pi.ident;
         let name = ident.to_string();
+        // `let v = if ..` / `match ..`: the value's `var` (or `let`) takes the name.
+        let conditional = matches!(
+            strip_paren(&init.expr),
+            syn::Expr::If(_) | syn::Expr::Match(_)
+        );
+        if conditional {
+            self.value_name = Some(name.clone());
+        }
+        let mut pre = Vec::new();
+        let t = self.expr(&init.expr, &mut pre);
+        self.value_name = None;
+        let v = self.val(&t);
         let turbofish = ty.map(|ty| {
             let ty = super::params::dsl_type(ty);
             quote!(::<#ty>)
@@ -122,6 +134,14 @@ impl Ctx {
         let decl = if pi.mutability.is_some() {
             self.declare(ident, Cat::Place);
             quote_spanned!(span=> let #ident = #k.var #turbofish(#name, #v);)
+        } else if conditional {
+            // Already a `let` (a `select`) or the `var` each arm assigned.
+            self.declare(ident, Cat::Value);
+            let annotation = ty.map(|ty| {
+                let ty = super::params::dsl_type(ty);
+                quote!(: ::wgsl_dsl::Exp<#ty>)
+            });
+            quote_spanned!(span=> let #ident #annotation = #v;)
         } else {
             self.declare(ident, Cat::Value);
             quote_spanned!(span=> let #ident = #k.let_ #turbofish(#name, #v);)
@@ -133,7 +153,13 @@ impl Ctx {
     fn place(&mut self, e: &syn::Expr, pre: &mut Vec<TokenStream>) -> Option<TokenStream> {
         let t = self.expr(e, pre);
         match t.cat {
-            Cat::Place => Some(t.tokens),
+            Cat::Place => {
+                if let Some(msg) = place_root(e).and_then(|r| self.read_only_binding(r)) {
+                    self.err(e.span(), msg);
+                    return None;
+                }
+                Some(t.tokens)
+            }
             Cat::Value => {
                 self.err(
                     e.span(),
@@ -179,6 +205,7 @@ impl Ctx {
                 quote_spanned!(span=> #k.update(&#p, |#old| #old #op #v);)
             }
             syn::Expr::If(i) => self.if_stmt(i, &mut pre),
+            syn::Expr::Match(m) => self.match_stmt(m, &mut pre, None),
             syn::Expr::ForLoop(f) => self.for_stmt(f, &mut pre),
             syn::Expr::While(w) => {
                 if let Some(l) = &w.label {
@@ -187,9 +214,10 @@ impl Ctx {
                 let mut cpre = Vec::new();
                 let c = self.expr(&w.cond, &mut cpre);
                 let c = self.val(&c);
-                self.loop_depth += 1;
+                self.no_unroll(&w.attrs);
+                self.loops.push(false);
                 let body = self.block(&w.body, None);
-                self.loop_depth -= 1;
+                self.loops.pop();
                 if cpre.is_empty() {
                     quote_spanned!(span=> #k.while_(#c, |#k| { #body });)
                 } else {
@@ -205,9 +233,10 @@ impl Ctx {
                 if let Some(l) = &l.label {
                     self.err(l.span(), "loop labels are not supported in kernels");
                 }
-                self.loop_depth += 1;
+                self.no_unroll(&l.attrs);
+                self.loops.push(false);
                 let body = self.block(&l.body, None);
-                self.loop_depth -= 1;
+                self.loops.pop();
                 quote_spanned!(span=> #k.loop_(|#k| { #body });)
             }
             syn::Expr::Break(b) => {
@@ -217,8 +246,8 @@ impl Ctx {
                         "`break` with a label or a value is not supported in kernels",
                     );
                 }
-                if self.loop_depth == 0 {
-                    self.err(span, "`break` outside a loop");
+                if let Err(m) = self.check_loop_exit("break") {
+                    self.err(span, m);
                 }
                 quote_spanned!(span=> #k.break_();)
             }
@@ -226,8 +255,8 @@ impl Ctx {
                 if c.label.is_some() {
                     self.err(span, "loop labels are not supported in kernels");
                 }
-                if self.loop_depth == 0 {
-                    self.err(span, "`continue` outside a loop");
+                if let Err(m) = self.check_loop_exit("continue") {
+                    self.err(span, m);
                 }
                 quote_spanned!(span=> #k.continue_();)
             }
@@ -275,6 +304,10 @@ impl Ctx {
                         m.receiver.span(),
                         "`atomic_store` applies to an atomic binding or workgroup variable",
                     );
+                } else if let Some(msg) =
+                    place_root(&m.receiver).and_then(|r| self.read_only_binding(r))
+                {
+                    self.err(m.receiver.span(), msg);
                 }
                 let p = &recv.tokens;
                 quote_spanned!(span=> #k.atomic_store(&#p, #(#args),*);)
@@ -331,6 +364,17 @@ impl Ctx {
         if let Some(l) = &f.label {
             self.err(l.span(), "loop labels are not supported in kernels");
         }
+        let mut unroll = false;
+        for a in &f.attrs {
+            if a.path().is_ident("unroll") && matches!(a.meta, syn::Meta::Path(_)) {
+                unroll = true;
+            } else {
+                self.err(
+                    a.span(),
+                    "the only attribute a kernel loop takes is `#[unroll]`",
+                );
+            }
+        }
         let ident = match &*f.pat {
             syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.subpat.is_none() => {
                 pi.ident.clone()
@@ -344,52 +388,296 @@ impl Ctx {
                 return TokenStream::new();
             }
         };
-        let (range, step) = match &*f.expr {
-            syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
-                (strip_paren(&m.receiver), Some(&m.args[0]))
+        // Peel the adapters: `(a..b).rev().step_by(s)`, kept in the order they apply.
+        let mut adapters = Vec::new();
+        let mut e = strip_paren(&f.expr);
+        loop {
+            match e {
+                syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+                    adapters.push(None);
+                    e = strip_paren(&m.receiver);
+                }
+                syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                    adapters.push(Some(&m.args[0]));
+                    e = strip_paren(&m.receiver);
+                }
+                _ => break,
             }
-            e => (strip_paren(e), None),
-        };
-        let syn::Expr::Range(r) = range else {
+        }
+        adapters.reverse();
+        let syn::Expr::Range(r) = e else {
             self.err(
                 f.expr.span(),
-                "kernels loop over ranges only: `for i in a..b` or `for i in (a..b).step_by(s)`",
+                "kernels loop over integer ranges: `a..b` or `a..=b`, with `.rev()` and `.step_by(s)`",
             );
             return TokenStream::new();
         };
-        if let syn::RangeLimits::Closed(c) = r.limits {
-            self.err(
-                c.span(),
-                "use a half-open range `a..b` (WGSL for-loops compare with `<`)",
-            );
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let (Some(start_e), Some(end_e)) = (&r.start, &r.end) else {
+            self.err(r.span(), "the range needs both ends: `a..b` or `a..=b`");
+            return TokenStream::new();
+        };
+        let start = self.expr(start_e, pre);
+        let end = self.expr(end_e, pre);
+        let steps: Vec<Option<Tr>> = adapters
+            .iter()
+            .map(|a| a.map(|s| self.expr(s, pre)))
+            .collect();
+        if unroll {
+            return self.unrolled_for(f, &ident, (start, end, inclusive), &steps, &adapters);
         }
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            self.err(r.span(), "the range needs both ends: `a..b`");
-            return TokenStream::new();
-        };
-        let start = self.expr(start, pre);
-        let start = self.val(&start);
-        let end = self.expr(end, pre);
-        let end = self.val(&end);
-        let step = step.map(|s| {
-            let t = self.expr(s, pre);
-            self.val(&t)
-        });
+        let (start, end) = (self.val(&start), self.val(&end));
+        let steps: Vec<Option<TokenStream>> = steps
+            .iter()
+            .map(|s| s.as_ref().map(|s| self.val(s)))
+            .collect();
         let name = ident.to_string();
         self.push_scope();
         self.declare(&ident, Cat::Value);
-        self.loop_depth += 1;
+        self.loops.push(false);
         let body = self.block(&f.body, None);
-        self.loop_depth -= 1;
+        self.loops.pop();
         self.pop_scope();
-        match step {
-            None => {
-                quote_spanned!(span=> #k.for_range(#name, #start, #end, |#k, #ident| { #body });)
-            }
-            Some(s) => {
-                quote_spanned!(span=> #k.for_step(#name, #start, #end, #s, |#k, #ident| { #body });)
+        match (inclusive, steps.as_slice()) {
+            // `a..b` and `(a..b).step_by(s)`: WGSL's `for` shape.
+            (false, []) => quote_spanned!(span=>
+                #k.for_range(#name, #start, #end, |#k, #ident| { #body });),
+            (false, [Some(s)]) => quote_spanned!(span=>
+                #k.for_step(#name, #start, #end, #s, |#k, #ident| { #body });),
+            _ => {
+                let ctor = if inclusive {
+                    quote!(inclusive)
+                } else {
+                    quote!(new)
+                };
+                let adapters = steps.iter().map(|s| match s {
+                    None => quote!(.rev()),
+                    Some(s) => quote!(.step_by(#s)),
+                });
+                quote_spanned!(span=> #k.for_in(
+                    #name,
+                    ::wgsl_dsl::kernel::LoopRange::#ctor(#start, #end) #(#adapters)*,
+                    |#k, #ident| { #body },
+                );)
             }
         }
+    }
+
+    /// `#[unroll] for i in a..b { .. }`: a Rust loop that records the body once per element,
+    /// `i` a Rust value (so `x[base + i]` becomes `x[base + 2u]` in the third copy).
+    fn unrolled_for(
+        &mut self,
+        f: &syn::ExprForLoop,
+        ident: &syn::Ident,
+        (start, end, inclusive): (Tr, Tr, bool),
+        steps: &[Option<Tr>],
+        adapters: &[Option<&syn::Expr>],
+    ) -> TokenStream {
+        let span = f.for_token.span;
+        let build_time = "an `#[unroll]` loop is expanded when the kernel is built: its bounds \
+                          and step are Rust values (literals, consts, plain parameters), not kernel values";
+        for t in [&start, &end].into_iter().chain(steps.iter().flatten()) {
+            if t.cat != Cat::Rust {
+                self.err(t.span, build_time);
+            }
+        }
+        let _ = adapters;
+        let (s, e) = (&start.tokens, &end.tokens);
+        let range = if inclusive {
+            quote!(#s..=#e)
+        } else {
+            quote!(#s..#e)
+        };
+        let range = if steps.is_empty() {
+            range
+        } else {
+            let range = paren(range, f.expr.span());
+            let adapters = steps.iter().map(|s| match s {
+                None => quote!(.rev()),
+                Some(s) => {
+                    let s = &s.tokens;
+                    quote!(.step_by(::wgsl_dsl::kernel::unroll_step(#s)))
+                }
+            });
+            quote!(#range #(#adapters)*)
+        };
+        self.push_scope();
+        self.declare(ident, Cat::Rust);
+        self.loops.push(true);
+        let body = self.block(&f.body, None);
+        self.loops.pop();
+        self.pop_scope();
+        quote_spanned!(span=> for #ident in #range { #body })
+    }
+
+    /// `#[unroll]` belongs on `for` loops only.
+    fn no_unroll(&mut self, attrs: &[syn::Attribute]) {
+        for a in attrs {
+            let msg = if a.path().is_ident("unroll") {
+                "`#[unroll]` applies to `for` loops over ranges known when the kernel is built"
+            } else {
+                "kernel loops take no attributes (`#[unroll]` on `for` loops only)"
+            };
+            self.err(a.span(), msg);
+        }
+    }
+
+    /// `match selector { .. }` on an `i32` / `u32`: a WGSL `switch`. `value` is the `var` a
+    /// `match` used as a value assigns in each arm.
+    pub fn match_stmt(
+        &mut self,
+        m: &syn::ExprMatch,
+        pre: &mut Vec<TokenStream>,
+        value: Option<&syn::Ident>,
+    ) -> TokenStream {
+        let k = self.k.clone();
+        let span = m.match_token.span;
+        let sel = self.expr(&m.expr, pre);
+        let sel = self.val(&sel);
+        let s = syn::Ident::new("__s", Span::mixed_site());
+        let mut arms = Vec::new();
+        let mut has_default = false;
+        for arm in &m.arms {
+            if let Some((if_, _)) = &arm.guard {
+                self.err(
+                    if_.span(),
+                    "match guards are not supported in kernels: test inside the arm",
+                );
+            }
+            let pattern = self.case_values(&arm.pat);
+            let body = self.arm_body(&arm.body, value);
+            let arm_span = arm.pat.span();
+            match pattern {
+                Some(Pattern::Default) => {
+                    has_default = true;
+                    arms.push(quote_spanned!(arm_span=> #s.default(|#k| { #body });));
+                }
+                Some(Pattern::Values(v)) => {
+                    arms.push(quote_spanned!(arm_span=> #s.case(#v, |#k| { #body });));
+                }
+                None => {}
+            }
+        }
+        if !has_default {
+            self.err(
+                span,
+                "a kernel `match` on an integer needs a `_ =>` arm (WGSL's `default`)",
+            );
+        }
+        quote_spanned!(span=> #k.switch(#sel, |#s| { #(#arms)* });)
+    }
+
+    /// The body of a `match` arm; with `value`, it ends by assigning the arm's value to it.
+    fn arm_body(&mut self, body: &syn::Expr, value: Option<&syn::Ident>) -> TokenStream {
+        let k = self.k.clone();
+        let diverges = matches!(
+            body,
+            syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_)
+        );
+        match (body, value) {
+            (syn::Expr::Block(b), None) if b.label.is_none() => self.block(&b.block, None),
+            (syn::Expr::Tuple(t), None) if t.elems.is_empty() => TokenStream::new(),
+            (e, None) => {
+                self.push_scope();
+                let t = self.expr_stmt(e);
+                self.pop_scope();
+                t
+            }
+            (e, Some(_)) if diverges => {
+                self.push_scope();
+                let t = self.expr_stmt(e);
+                self.pop_scope();
+                t
+            }
+            (e, Some(v)) => {
+                let (stmts, tail) = self.value_block(e);
+                match tail {
+                    Some(t) => quote_spanned!(e.span()=> #stmts #k.store(&#v, #t);),
+                    None => stmts,
+                }
+            }
+        }
+    }
+
+    /// The values a `match` pattern lists, as an iterator expression; `None` after an error.
+    fn case_values(&mut self, pat: &syn::Pat) -> Option<Pattern> {
+        let span = pat.span();
+        match pat {
+            syn::Pat::Wild(_) => Some(Pattern::Default),
+            syn::Pat::Paren(p) => self.case_values(&p.pat),
+            syn::Pat::Lit(l) => match &l.lit {
+                syn::Lit::Int(_) => Some(Pattern::Values(quote_spanned!(span=>
+                    ::core::iter::once(#l)))),
+                _ => {
+                    self.err(span, "kernel `match` arms take integer patterns");
+                    None
+                }
+            },
+            syn::Pat::Path(p) => Some(Pattern::Values(quote_spanned!(span=>
+                ::core::iter::once(#p)))),
+            syn::Pat::Ident(pi)
+                if pi.subpat.is_none()
+                    && pi.by_ref.is_none()
+                    && pi.mutability.is_none()
+                    && pi
+                        .ident
+                        .to_string()
+                        .starts_with(|c: char| c.is_ascii_uppercase()) =>
+            {
+                // A constant, as Rust reads an upper-case name in a pattern.
+                let i = &pi.ident;
+                Some(Pattern::Values(
+                    quote_spanned!(span=> ::core::iter::once(#i)),
+                ))
+            }
+            syn::Pat::Range(r) => match (&r.start, &r.end) {
+                (Some(a), Some(b)) => {
+                    let range = match r.limits {
+                        syn::RangeLimits::Closed(_) => quote!(#a..=#b),
+                        syn::RangeLimits::HalfOpen(_) => quote!(#a..#b),
+                    };
+                    Some(Pattern::Values(range))
+                }
+                _ => {
+                    self.err(
+                        span,
+                        "kernel `match` ranges need both ends (`a..=b`): each value is a `case`",
+                    );
+                    None
+                }
+            },
+            syn::Pat::Or(o) => {
+                let mut parts = Vec::new();
+                for c in &o.cases {
+                    match self.case_values(c) {
+                        Some(Pattern::Values(v)) => parts.push(v),
+                        Some(Pattern::Default) => return Some(Pattern::Default),
+                        None => return None,
+                    }
+                }
+                Some(Pattern::Values(quote_spanned!(span=>
+                    ::core::iter::empty() #(.chain(#parts))*)))
+            }
+            _ => {
+                self.err(
+                    span,
+                    "kernel `match` arms take integer literals, constants, ranges `a..=b`, `|` and `_` (a WGSL `switch`)",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The binding or `var` a place expression (`x`, `x[i]`, `s.f[i]`) is rooted at.
+pub fn place_root(e: &syn::Expr) -> Option<&syn::Ident> {
+    match e {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        syn::Expr::Index(i) => place_root(&i.expr),
+        syn::Expr::Field(f) => place_root(&f.base),
+        syn::Expr::Paren(p) => place_root(&p.expr),
+        syn::Expr::Group(g) => place_root(&g.expr),
+        _ => None,
     }
 }
 
@@ -399,6 +687,21 @@ fn strip_paren(e: &syn::Expr) -> &syn::Expr {
         syn::Expr::Group(g) => strip_paren(&g.expr),
         e => e,
     }
+}
+
+/// Expressions that give a value at the end of a block: not statements, or an `if` / `else`
+/// whose arms end in values, or a `match`.
+fn is_value_expr(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::If(i) => i.else_branch.is_some() && block_has_value(&i.then_branch),
+        syn::Expr::Match(_) => true,
+        syn::Expr::Block(b) => b.label.is_none() && block_has_value(&b.block),
+        e => !is_statement_expr(e),
+    }
+}
+
+fn block_has_value(b: &syn::Block) -> bool {
+    matches!(b.stmts.last(), Some(syn::Stmt::Expr(e, None)) if is_value_expr(e))
 }
 
 /// Expressions that are statements without a `;` in Rust.
@@ -439,4 +742,12 @@ fn compound_op(op: &syn::BinOp) -> Option<TokenStream> {
         ShrAssign(_) => quote!(>>),
         _ => return None,
     })
+}
+
+/// What a `match` arm's pattern matches.
+pub enum Pattern {
+    /// `_`
+    Default,
+    /// An iterator expression over the values.
+    Values(TokenStream),
 }

@@ -1,4 +1,6 @@
-//! Every statement and expression form `#[kernel]` accepts, built and validated by naga.
+//! Every statement and expression form `#[kernel]` accepts, built and validated by naga. The
+//! expansion triggers no lint (`deny(warnings)`), parentheses included.
+#![deny(warnings)]
 use wgsl_dsl::prelude::*;
 
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
@@ -78,7 +80,50 @@ fn all_forms<const TILE: usize>(
         + select(0.0, 1.0, v > 0.0);
 }
 
+#[kernel(helper)]
+fn sign_of(x: i32) -> i32 {
+    if x > 0 { 1 } else if x < 0 { -1 } else { 0 }
+}
+
+/// The forms of issue 13: ranges of any integer type, `match`, `if` values, `#[unroll]`.
+#[kernel(workgroup_size = 64)]
+fn layer1(
+    #[storage(read)] x: &[i32],
+    #[storage(read_write)] y: &mut [i32],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let i = gid.x;
+    let a = x[i];
+    let mut acc = 0;
+    for d in -1..=1 {
+        acc += (a + d - 1).clamp(-5, 5);
+    }
+    for j in (a..a + 4).rev().step_by(2) {
+        acc += j;
+    }
+    for j in (0u32..i).step_by(3).rev() {
+        acc += j as i32;
+    }
+    #[unroll]
+    for t in 0..3 {
+        acc += x[(i + t) % x.len()];
+    }
+    let kind = match a {
+        0 => 1,
+        -4..=-1 | 7 => 2,
+        _ => 3,
+    };
+    match kind {
+        1 => acc *= 2,
+        _ => {}
+    }
+    let v = if acc > 3 { acc } else { kind };
+    y[i] = v + sign_of(a) + (if a > 0 { a } else { -a });
+}
+
 fn main() {
+    let shader = layer1().build().expect("validates");
+    assert_eq!(shader.signature.entry_point, "layer1_");
     let shader = all_forms::<64>(0.5).build().expect("validates");
     // `smooth` is reserved in WGSL: naga renames it.
     assert!(shader.wgsl.contains("fn smooth_(x: f32, k: f32) -> f32"), "{}", shader.wgsl);

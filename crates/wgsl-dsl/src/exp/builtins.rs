@@ -261,3 +261,6 @@ pub fn select<T: ScalarOrVector>(
         CallSite::caller(),
     )
 }
+
+pub use super::decompose::{FloatShape, FrexpResult, ModfResult, frexp, ldexp, modf};
+pub use super::packing::*;

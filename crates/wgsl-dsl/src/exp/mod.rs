@@ -20,8 +20,10 @@
 
 pub mod builtins;
 pub mod coop;
+pub mod decompose;
 pub(crate) mod node;
 mod ops;
+pub mod packing;
 pub mod vector;
 
 use std::marker::PhantomData;
@@ -29,6 +31,9 @@ use std::rc::Rc;
 
 pub use node::BuiltinValue;
 pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+pub use ops::{
+    AddOperand, BitOperand, DivOperand, MulOperand, RemOperand, ShiftOperand, SubOperand,
+};
 
 use crate::site::CallSite;
 use crate::types::*;
@@ -68,6 +73,14 @@ impl<T: WgslType> Exp<T> {
     pub(crate) fn from_node(node: Node) -> Self {
         Exp {
             node: Rc::new(node),
+            _t: PhantomData,
+        }
+    }
+
+    /// The same node as an `Exp<U>`, for code that has checked that `U` is `T`.
+    pub(crate) fn retype<U>(&self) -> Exp<U> {
+        Exp {
+            node: self.node.clone(),
             _t: PhantomData,
         }
     }

@@ -1,5 +1,11 @@
 //! `std::ops` for [`Exp`]: arithmetic (WGSL spec §8.7), bit operations (§8.9) and unary
 //! operators, exactly where WGSL allows the operand types.
+//!
+//! `Exp<L> op R` is implemented once per operator, for every right operand `R` that implements
+//! the operator's operand trait for `L` ([`AddOperand<L>`], [`MulOperand<L>`], ...). The operand
+//! traits list WGSL's typing rules (same type; a vector and its scalar; the matrix products),
+//! and an operand WGSL does not allow is reported through them: `Exp<f32> + Exp<u32>` reads
+//! "cannot add `Exp<u32>` to `Exp<f32>`", with the conversions to write.
 
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
 
@@ -19,130 +25,221 @@ fn lit_node<T: super::Literal>(v: T) -> NodeRef {
     super::lit(v).node
 }
 
-/// Implements `$Trait<Rhs> for Lhs` for owned and borrowed operands, given the operand types and
-/// the output type.
-macro_rules! binop_impls {
-    (
-        [$($gen:tt)*] $Trait:ident $method:ident $op:expr;
-        $L:ty, $R:ty => $O:ty $(where $($w:tt)*)?
-    ) => {
-        impl<$($gen)*> $Trait<Exp<$R>> for Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
+/// The typing rules behind the operand traits: `R: Operand<L, AddOp>` where WGSL adds `R` to
+/// an `L`. One trait with a marker per operator, so that each operand trait has one blanket
+/// impl and its error message does not list the rules' impls.
+#[doc(hidden)]
+pub trait Operand<L, Op> {
+    /// The result's type.
+    type Output: WgslType;
+    #[track_caller]
+    fn node(self) -> NodeRef;
+}
+
+macro_rules! operand_trait {
+    ($(#[$doc:meta])* $Trait:ident $Marker:ident, $msg:literal, $label:literal) => {
+        #[doc(hidden)]
+        #[derive(Debug)]
+        pub struct $Marker;
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(
+            message = $msg,
+            label = $label,
+            note = "WGSL converts nothing implicitly: convert one operand with `.to_f32()`, `.to_i32()` or `.to_u32()` (in `#[kernel]`: `x as f32`), or `.bitcast::<T>()` to reinterpret its bits"
+        )]
+        pub trait $Trait<L> {
+            /// The result's type.
+            type Output: WgslType;
+            #[doc(hidden)]
             #[track_caller]
-            fn $method(self, rhs: Exp<$R>) -> Exp<$O> { bin($op, self.node, rhs.node) }
+            fn operand(self) -> NodeRef;
         }
-        impl<$($gen)*> $Trait<&Exp<$R>> for Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
-            #[track_caller]
-            fn $method(self, rhs: &Exp<$R>) -> Exp<$O> { bin($op, self.node, rhs.node.clone()) }
-        }
-        impl<$($gen)*> $Trait<Exp<$R>> for &Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
-            #[track_caller]
-            fn $method(self, rhs: Exp<$R>) -> Exp<$O> { bin($op, self.node.clone(), rhs.node) }
-        }
-        impl<$($gen)*> $Trait<&Exp<$R>> for &Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
-            #[track_caller]
-            fn $method(self, rhs: &Exp<$R>) -> Exp<$O> {
-                bin($op, self.node.clone(), rhs.node.clone())
+        #[diagnostic::do_not_recommend]
+        impl<L, R: Operand<L, $Marker>> $Trait<L> for R {
+            type Output = R::Output;
+            fn operand(self) -> NodeRef {
+                self.node()
             }
         }
     };
 }
 
-/// Implements `$Trait<$S> for Exp<$L>` and `$Trait<Exp<$L>> for $S` with a Rust literal `$S`.
-macro_rules! literal_impls {
-    ([$($gen:tt)*] $Trait:ident $method:ident $op:expr; $L:ty, $S:ty => $O:ty $(where $($w:tt)*)?) => {
-        impl<$($gen)*> $Trait<$S> for Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
-            #[track_caller]
-            fn $method(self, rhs: $S) -> Exp<$O> { bin($op, self.node, lit_node(rhs)) }
+operand_trait!(
+    /// Right operands of `Exp<L> + R` (WGSL spec §8.7): `Exp<L>` for a scalar or vector `L`,
+    /// a scalar and a vector of it either way round, matrices of one shape, Rust literals.
+    AddOperand AddOp,
+    "cannot add `{Self}` to `wgsl_dsl::Exp<{L}>`",
+    "WGSL adds values of one type (or a vector and its scalar)"
+);
+operand_trait!(
+    /// Right operands of `Exp<L> - R` (WGSL spec §8.7), as for [`AddOperand`].
+    SubOperand SubOp,
+    "cannot subtract `{Self}` from `wgsl_dsl::Exp<{L}>`",
+    "WGSL subtracts values of one type (or a vector and its scalar)"
+);
+operand_trait!(
+    /// Right operands of `Exp<L> * R` (WGSL spec §8.7, §8.7.4): as for [`AddOperand`], plus
+    /// matrix times scalar, vector or matrix of matching sizes.
+    MulOperand MulOp,
+    "cannot multiply `wgsl_dsl::Exp<{L}>` by `{Self}`",
+    "WGSL multiplies values of one type, a vector or matrix by its scalar, or matrices and vectors of matching sizes"
+);
+operand_trait!(
+    /// Right operands of `Exp<L> / R` (WGSL spec §8.7), as for [`AddOperand`] without matrices.
+    DivOperand DivOp,
+    "cannot divide `wgsl_dsl::Exp<{L}>` by `{Self}`",
+    "WGSL divides values of one type (or a vector and its scalar)"
+);
+operand_trait!(
+    /// Right operands of `Exp<L> % R` (WGSL spec §8.7), as for [`DivOperand`].
+    RemOperand RemOp,
+    "cannot compute the remainder of `wgsl_dsl::Exp<{L}>` by `{Self}`",
+    "WGSL's `%` takes values of one type (or a vector and its scalar)"
+);
+operand_trait!(
+    /// Right operands of `Exp<L> & R`, `|`, `^` (WGSL spec §8.9): integers of the same type.
+    BitOperand BitOp,
+    "cannot combine the bits of `wgsl_dsl::Exp<{L}>` and `{Self}`",
+    "WGSL's `&`, `|` and `^` take integers (or `bool`s for `&`, `|`) of one type"
+);
+operand_trait!(
+    /// Shift amounts of `Exp<L> << R`, `>>` (WGSL spec §8.9): unsigned, of `L`'s shape.
+    ShiftOperand ShiftOp,
+    "cannot shift `wgsl_dsl::Exp<{L}>` by `{Self}`",
+    "WGSL shift amounts are `u32` (or `vecN<u32>` for vectors)"
+);
+
+/// `impl $Trait<$L> for Exp<$R>` and `&Exp<$R>`, giving `$O`.
+macro_rules! operand {
+    ([$($gen:tt)*] $Marker:ident; $L:ty, $R:ty => $O:ty $(where $($w:tt)*)?) => {
+        impl<$($gen)*> Operand<$L, $Marker> for Exp<$R> $(where $($w)*)? {
+            type Output = $O;
+            fn node(self) -> NodeRef { self.node }
         }
-        impl<$($gen)*> $Trait<$S> for &Exp<$L> $(where $($w)*)? {
-            type Output = Exp<$O>;
-            #[track_caller]
-            fn $method(self, rhs: $S) -> Exp<$O> { bin($op, self.node.clone(), lit_node(rhs)) }
+        impl<$($gen)*> Operand<$L, $Marker> for &Exp<$R> $(where $($w)*)? {
+            type Output = $O;
+            fn node(self) -> NodeRef { self.node.clone() }
         }
-        impl<$($gen)*> $Trait<Exp<$L>> for $S $(where $($w)*)? {
-            type Output = Exp<$O>;
+    };
+}
+
+/// Rust literals as right operands: `impl $Trait<$L> for $S`, giving `$O`.
+macro_rules! literal_operand {
+    ([$($gen:tt)*] $Marker:ident; $L:ty, $S:ty => $O:ty $(where $($w:tt)*)?) => {
+        impl<$($gen)*> Operand<$L, $Marker> for $S $(where $($w)*)? {
+            type Output = $O;
             #[track_caller]
-            fn $method(self, rhs: Exp<$L>) -> Exp<$O> { bin($op, lit_node(self), rhs.node) }
+            fn node(self) -> NodeRef { lit_node(self) }
         }
-        impl<$($gen)*> $Trait<&Exp<$L>> for $S $(where $($w)*)? {
+    };
+}
+
+/// `impl $Op<R> for Exp<L>` and `&Exp<L>` for every `R: $Trait<L>`.
+macro_rules! operator {
+    ($Op:ident $method:ident $Trait:ident $op:expr) => {
+        impl<L: WgslType, R: $Trait<L>> $Op<R> for Exp<L> {
+            type Output = Exp<R::Output>;
+            #[track_caller]
+            fn $method(self, rhs: R) -> Exp<R::Output> {
+                bin($op, self.node, rhs.operand())
+            }
+        }
+        impl<L: WgslType, R: $Trait<L>> $Op<R> for &Exp<L> {
+            type Output = Exp<R::Output>;
+            #[track_caller]
+            fn $method(self, rhs: R) -> Exp<R::Output> {
+                bin($op, self.node.clone(), rhs.operand())
+            }
+        }
+    };
+}
+
+/// A Rust literal on the left: `impl $Op<Exp<$R>> for $S` (and `&Exp<$R>`), giving `$O`.
+macro_rules! literal_left {
+    ([$($gen:tt)*] $Op:ident $method:ident $op:expr; $S:ty, $R:ty => $O:ty $(where $($w:tt)*)?) => {
+        impl<$($gen)*> $Op<Exp<$R>> for $S $(where $($w)*)? {
             type Output = Exp<$O>;
             #[track_caller]
-            fn $method(self, rhs: &Exp<$L>) -> Exp<$O> {
+            fn $method(self, rhs: Exp<$R>) -> Exp<$O> { bin($op, lit_node(self), rhs.node) }
+        }
+        impl<$($gen)*> $Op<&Exp<$R>> for $S $(where $($w)*)? {
+            type Output = Exp<$O>;
+            #[track_caller]
+            fn $method(self, rhs: &Exp<$R>) -> Exp<$O> {
                 bin($op, lit_node(self), rhs.node.clone())
             }
         }
     };
 }
 
+/// The rules every arithmetic operator shares (WGSL spec §8.7): `T op T`, `vecN<S> op S`,
+/// `S op vecN<S>`, and Rust literals of the scalar on either side.
 macro_rules! arithmetic {
-    ($Trait:ident $method:ident $op:expr) => {
-        // T op T
-        binop_impls!([T: Numeric] $Trait $method $op; T, T => T);
-        // vecN<S> op S, S op vecN<S>
-        binop_impls!([S: Scalar + Numeric<Elem = S>, const N: usize] $Trait $method $op;
+    ($Op:ident $method:ident $Trait:ident $Marker:ident $op:expr) => {
+        operator!($Op $method $Trait $op);
+        operand!([T: Numeric] $Marker; T, T => T);
+        operand!([S: Scalar + Numeric<Elem = S>, const N: usize] $Marker;
             Vector<S, N>, S => Vector<S, N> where D<N>: Dim);
-        binop_impls!([S: Scalar + Numeric<Elem = S>, const N: usize] $Trait $method $op;
+        operand!([S: Scalar + Numeric<Elem = S>, const N: usize] $Marker;
             S, Vector<S, N> => Vector<S, N> where D<N>: Dim);
-        arithmetic_literals!($Trait $method $op; f32, i32, u32);
+        arithmetic_literals!($Op $method $Marker $op; f32, i32, u32);
     };
 }
 macro_rules! arithmetic_literals {
-    ($Trait:ident $method:ident $op:expr; $($s:ty),*) => {$(
-        literal_impls!([] $Trait $method $op; $s, $s => $s);
-        literal_impls!([const N: usize] $Trait $method $op;
-            Vector<$s, N>, $s => Vector<$s, N> where D<N>: Dim);
+    ($Op:ident $method:ident $Marker:ident $op:expr; $($s:ty),*) => {$(
+        literal_operand!([] $Marker; $s, $s => $s);
+        literal_operand!([const N: usize] $Marker; Vector<$s, N>, $s => Vector<$s, N>
+            where D<N>: Dim);
+        literal_left!([] $Op $method $op; $s, $s => $s);
+        literal_left!([const N: usize] $Op $method $op; $s, Vector<$s, N> => Vector<$s, N>
+            where D<N>: Dim);
     )*};
 }
 
-arithmetic!(Add add B::Add);
-arithmetic!(Sub sub B::Subtract);
-arithmetic!(Mul mul B::Multiply);
-arithmetic!(Div div B::Divide);
-arithmetic!(Rem rem B::Modulo);
+arithmetic!(Add add AddOperand AddOp B::Add);
+arithmetic!(Sub sub SubOperand SubOp B::Subtract);
+arithmetic!(Mul mul MulOperand MulOp B::Multiply);
+arithmetic!(Div div DivOperand DivOp B::Divide);
+arithmetic!(Rem rem RemOperand RemOp B::Modulo);
 
 // Matrices (WGSL spec §8.7.4 "Matrix Arithmetic").
-binop_impls!([const C: usize, const R: usize] Add add B::Add;
+operand!([const C: usize, const R: usize] AddOp;
     Mat<C, R>, Mat<C, R> => Mat<C, R> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const C: usize, const R: usize] Sub sub B::Subtract;
+operand!([const C: usize, const R: usize] SubOp;
     Mat<C, R>, Mat<C, R> => Mat<C, R> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const C: usize, const R: usize] Mul mul B::Multiply;
+operand!([const C: usize, const R: usize] MulOp;
     Mat<C, R>, f32 => Mat<C, R> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const C: usize, const R: usize] Mul mul B::Multiply;
+operand!([const C: usize, const R: usize] MulOp;
     f32, Mat<C, R> => Mat<C, R> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const C: usize, const R: usize] Mul mul B::Multiply;
+literal_operand!([const C: usize, const R: usize] MulOp;
+    Mat<C, R>, f32 => Mat<C, R> where D<C>: Dim, D<R>: Dim);
+literal_left!([const C: usize, const R: usize] Mul mul B::Multiply;
+    f32, Mat<C, R> => Mat<C, R> where D<C>: Dim, D<R>: Dim);
+// `matCxR * vecC` is a `vecR`; `vecR * matCxR` is a `vecC`.
+operand!([const C: usize, const R: usize] MulOp;
     Mat<C, R>, Vector<f32, C> => Vector<f32, R> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const C: usize, const R: usize] Mul mul B::Multiply;
+operand!([const C: usize, const R: usize] MulOp;
     Vector<f32, R>, Mat<C, R> => Vector<f32, C> where D<C>: Dim, D<R>: Dim);
-binop_impls!([const K: usize, const C: usize, const R: usize] Mul mul B::Multiply;
+// `matKxR * matCxK` is a `matCxR`.
+operand!([const K: usize, const C: usize, const R: usize] MulOp;
     Mat<K, R>, Mat<C, K> => Mat<C, R> where D<C>: Dim, D<R>: Dim, D<K>: Dim);
 
 // Bit operations on integers (WGSL spec §8.9).
-binop_impls!([T: Integer] BitAnd bitand B::And; T, T => T);
-binop_impls!([T: Integer] BitOr bitor B::InclusiveOr; T, T => T);
-binop_impls!([T: Integer] BitXor bitxor B::ExclusiveOr; T, T => T);
+operator!(BitAnd bitand BitOperand B::And);
+operator!(BitOr bitor BitOperand B::InclusiveOr);
+operator!(BitXor bitxor BitOperand B::ExclusiveOr);
+operand!([T: Integer] BitOp; T, T => T);
 // Shifts: the shift amount is always unsigned (WGSL spec §8.9).
-binop_impls!([T: Integer] Shl shl B::ShiftLeft; T, T::Unsigned => T);
-binop_impls!([T: Integer] Shr shr B::ShiftRight; T, T::Unsigned => T);
+operator!(Shl shl ShiftOperand B::ShiftLeft);
+operator!(Shr shr ShiftOperand B::ShiftRight);
+operand!([T: Integer] ShiftOp; T, T::Unsigned => T);
 macro_rules! bit_literals {
     ($($s:ty),*) => {$(
-        literal_impls!([] BitAnd bitand B::And; $s, $s => $s);
-        literal_impls!([] BitOr bitor B::InclusiveOr; $s, $s => $s);
-        literal_impls!([] BitXor bitxor B::ExclusiveOr; $s, $s => $s);
-        impl Shl<u32> for Exp<$s> {
-            type Output = Exp<$s>;
-            #[track_caller]
-            fn shl(self, rhs: u32) -> Exp<$s> { bin(B::ShiftLeft, self.node, lit_node(rhs)) }
-        }
-        impl Shr<u32> for Exp<$s> {
-            type Output = Exp<$s>;
-            #[track_caller]
-            fn shr(self, rhs: u32) -> Exp<$s> { bin(B::ShiftRight, self.node, lit_node(rhs)) }
-        }
+        literal_operand!([] BitOp; $s, $s => $s);
+        literal_left!([] BitAnd bitand B::And; $s, $s => $s);
+        literal_left!([] BitOr bitor B::InclusiveOr; $s, $s => $s);
+        literal_left!([] BitXor bitxor B::ExclusiveOr; $s, $s => $s);
+        literal_operand!([] ShiftOp; $s, u32 => $s);
     )*};
 }
 bit_literals!(i32, u32);

@@ -981,7 +981,8 @@ impl<'a> FnC<'a> {
             | M::Distance
             | M::Normalize
             | M::FaceForward
-            | M::Reflect => {
+            | M::Reflect
+            | M::Refract => {
                 let mut srcs = [self.src[arg0.index()]; 3];
                 for (s, a) in srcs.iter_mut().zip(&args).skip(1) {
                     if let Some(a) = a {
@@ -1021,12 +1022,17 @@ impl<'a> FnC<'a> {
                     dst,
                 });
             }
-            M::Outer
-            | M::Modf
-            | M::Frexp
-            | M::Refract
-            | M::Inverse
-            | M::Dot4I8Packed
+            M::Modf | M::Frexp => {
+                let a = self.src[arg0.index()];
+                self.set_op(h, 2 * n, |dst| Op::Decompose {
+                    fun,
+                    kind,
+                    n: n as u8,
+                    a,
+                    dst,
+                });
+            }
+            M::Dot4I8Packed
             | M::Dot4U8Packed
             | M::Pack4x8snorm
             | M::Pack4x8unorm
@@ -1044,6 +1050,18 @@ impl<'a> FnC<'a> {
             | M::Unpack2x16float
             | M::Unpack4xI8
             | M::Unpack4xU8 => {
+                let a = self.src[arg0.index()];
+                let b = args[1].map_or(a, |b| self.src[b.index()]);
+                let w = cx.flat(self.ty(h), span)?;
+                self.set_op(h, w, |dst| Op::Packing {
+                    fun,
+                    n: n as u8,
+                    a,
+                    b,
+                    dst,
+                });
+            }
+            M::Outer | M::Inverse => {
                 return Err(cx.unsupported(format!("the built-in function {fun:?}"), span));
             }
             _ => {

@@ -132,6 +132,47 @@ pub(crate) fn eval(op: &Op, regs: &mut [u32], ln: &Lanes<'_>) -> bool {
                 regs[d + l] = sem::from_f32(kind, det as f32);
             });
         }
+        Op::Decompose {
+            fun,
+            kind,
+            n,
+            a,
+            dst,
+        } => {
+            let n = u32::from(n);
+            for c in 0..n {
+                let (d0, d1) = (
+                    dst as usize + c as usize * ln.n,
+                    dst as usize + (n + c) as usize * ln.n,
+                );
+                ln.mask.for_each(ln.full, |l| {
+                    let x = sem::to_f32(kind, regs[a.idx(c, l)]);
+                    let (first, second) = if fun == M::Modf {
+                        let (fract, whole) = sem::modf(x);
+                        (sem::from_f32(kind, fract), sem::from_f32(kind, whole))
+                    } else {
+                        let (fract, exp) = sem::frexp(x);
+                        (sem::from_f32(kind, fract), exp as u32)
+                    };
+                    regs[d0 + l] = first;
+                    regs[d1 + l] = second;
+                });
+            }
+        }
+        Op::Packing { fun, n, a, b, dst } => {
+            let d = dst as usize;
+            ln.mask.for_each(ln.full, |l| {
+                let mut words = [0u32; 4];
+                for (c, w) in words.iter_mut().enumerate().take(usize::from(n)) {
+                    *w = regs[a.idx(c as u32, l)];
+                }
+                let mut out = [0u32; 4];
+                let count = sem::packing(fun, &words, regs[b.idx(0, l)], &mut out);
+                for (c, v) in out.iter().enumerate().take(count) {
+                    regs[d + c * ln.n + l] = *v;
+                }
+            });
+        }
         Op::Relational {
             fun,
             kind,
@@ -463,7 +504,8 @@ fn math(fun: M, kind: Kind, n: u8, s: [Src; 4], dst: u32, regs: &mut [u32], ln: 
 }
 
 /// Whole-vector functions (WGSL spec §17.5: `dot` §17.5.20, `cross` §17.5.16, `length`
-/// §17.5.38, `distance` §17.5.19, `normalize` §17.5.45, `faceForward`, `reflect`). Floats
+/// §17.5.38, `distance` §17.5.19, `normalize` §17.5.45, `faceForward`, `reflect`, `refract`).
+/// Floats
 /// accumulate in the type, in component order.
 fn vector_math(fun: M, kind: Kind, n: u8, s: [Src; 3], dst: u32, regs: &mut [u32], ln: &Lanes<'_>) {
     let n = u32::from(n);
@@ -538,6 +580,21 @@ fn vector_math(fun: M, kind: Kind, n: u8, s: [Src; 3], dst: u32, regs: &mut [u32
             let k = 2.0 * dot(regs, s[1], s[0], l);
             for c in 0..n {
                 let v = get(regs, s[0], c, l) - k * get(regs, s[1], c, l);
+                regs[d + c as usize * lanes + l] = sem::from_f32(kind, v);
+            }
+        }),
+        M::Refract => ln.mask.for_each(ln.full, |l| {
+            // refract(e1, e2, e3): k = 1 - e3^2 (1 - dot(e2, e1)^2); 0 if k < 0, else
+            // e3 e1 - (e3 dot(e2, e1) + sqrt(k)) e2 (§17.5).
+            let eta = get(regs, s[2], 0, l);
+            let dn = dot(regs, s[1], s[0], l);
+            let k = round(1.0 - round(eta * eta) * round(1.0 - round(dn * dn)));
+            for c in 0..n {
+                let v = if k < 0.0 {
+                    0.0
+                } else {
+                    eta * get(regs, s[0], c, l) - (eta * dn + k.sqrt()) * get(regs, s[1], c, l)
+                };
                 regs[d + c as usize * lanes + l] = sem::from_f32(kind, v);
             }
         }),

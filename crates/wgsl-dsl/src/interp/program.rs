@@ -184,6 +184,24 @@ pub(crate) enum Op {
         a: Src,
         dst: u32,
     },
+    /// `modf`, `frexp` of an `n`-component float: `2n` words, the struct's members in order
+    /// (`fract` then `whole` or `exp`).
+    Decompose {
+        fun: naga::MathFunction,
+        kind: Kind,
+        n: u8,
+        a: Src,
+        dst: u32,
+    },
+    /// The packing built-ins (`pack*`, `unpack*`, `dot4I8Packed`, `dot4U8Packed`): `a` has
+    /// `n` components, `b` is `dot4*8Packed`'s second word.
+    Packing {
+        fun: naga::MathFunction,
+        n: u8,
+        a: Src,
+        b: Src,
+        dst: u32,
+    },
     /// `any`, `all` (`n` components to one bool), `isNan`, `isInf` (componentwise).
     Relational {
         fun: naga::RelationalFunction,

@@ -394,6 +394,113 @@ pub(crate) fn quantize_to_f16(x: f32) -> f32 {
     f16::from_f32(x).to_f32()
 }
 
+/// `modf(e)` (§17.5): `(fract, whole)`, both with `e`'s sign (`-7` gives `(-0, -7)`).
+pub(crate) fn modf(x: f32) -> (f32, f32) {
+    let whole = x.trunc();
+    ((x - whole).copysign(x), whole)
+}
+
+/// `frexp(e)` (§17.5): `(fract, exp)` with `e = fract * 2^exp` and `|fract|` in `[0.5, 1)`;
+/// `(e, 0)` for zero (and, indeterminate in WGSL, for infinities and NaN).
+pub(crate) fn frexp(x: f32) -> (f32, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // Every finite f32 (subnormals too) is a normal f64.
+    let bits = f64::from(x).to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32 - 1022;
+    let fract = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (fract as f32, exp)
+}
+
+// ---- §17.9 "Data Packing Built-in Functions", §17.10 "Data Unpacking Built-in Functions",
+// §17.5 `dot4I8Packed` / `dot4U8Packed` ----
+
+/// `floor(0.5 + scale * clamp(x, lo, 1))` as the integer it converts to (the norm packs).
+fn norm(x: u32, lo: f32, scale: f32) -> u32 {
+    (0.5 + scale * f(x).clamp(lo, 1.0)).floor() as i32 as u32
+}
+
+fn bytes(v: [u32; 4]) -> u32 {
+    v.iter()
+        .enumerate()
+        .fold(0, |acc, (i, &b)| acc | ((b & 0xff) << (8 * i)))
+}
+
+fn halves(lo: u32, hi: u32) -> u32 {
+    (lo & 0xffff) | (hi << 16)
+}
+
+/// The packing built-in `fun` of the components `a` (and, for the packed dot products, the
+/// second word `b`) into `out`; returns how many words it wrote.
+pub(crate) fn packing(fun: naga::MathFunction, a: &[u32; 4], b: u32, out: &mut [u32; 4]) -> usize {
+    use naga::MathFunction as M;
+    let byte = |w: u32, i: u32| (w >> (8 * i)) & 0xff;
+    let sbyte = |w: u32, i: u32| i32::from(byte(w, i) as u8 as i8);
+    let half = |w: u32, i: u32| (w >> (16 * i)) & 0xffff;
+    let f16_bits = |x: u32| u32::from(f16::from_f32(f(x)).to_bits());
+    match fun {
+        M::Pack4x8snorm => out[0] = bytes(a.map(|x| norm(x, -1.0, 127.0))),
+        M::Pack4x8unorm => out[0] = bytes(a.map(|x| norm(x, 0.0, 255.0))),
+        M::Pack2x16snorm => out[0] = halves(norm(a[0], -1.0, 32767.0), norm(a[1], -1.0, 32767.0)),
+        M::Pack2x16unorm => out[0] = halves(norm(a[0], 0.0, 65535.0), norm(a[1], 0.0, 65535.0)),
+        M::Pack2x16float => out[0] = halves(f16_bits(a[0]), f16_bits(a[1])),
+        M::Pack4xI8 | M::Pack4xU8 => out[0] = bytes(*a),
+        M::Pack4xI8Clamp => out[0] = bytes(a.map(|x| (x as i32).clamp(-128, 127) as u32)),
+        M::Pack4xU8Clamp => out[0] = bytes(a.map(|x| x.min(255))),
+        M::Unpack4x8snorm => {
+            for i in 0..4 {
+                out[i as usize] = w((sbyte(a[0], i) as f32 / 127.0).max(-1.0));
+            }
+            return 4;
+        }
+        M::Unpack4x8unorm => {
+            for i in 0..4 {
+                out[i as usize] = w(byte(a[0], i) as f32 / 255.0);
+            }
+            return 4;
+        }
+        M::Unpack2x16snorm => {
+            for i in 0..2 {
+                let v = f32::from(half(a[0], i) as u16 as i16);
+                out[i as usize] = w((v / 32767.0).max(-1.0));
+            }
+            return 2;
+        }
+        M::Unpack2x16unorm => {
+            for i in 0..2 {
+                out[i as usize] = w(half(a[0], i) as f32 / 65535.0);
+            }
+            return 2;
+        }
+        M::Unpack2x16float => {
+            for i in 0..2 {
+                out[i as usize] = w(f16::from_bits(half(a[0], i) as u16).to_f32());
+            }
+            return 2;
+        }
+        M::Unpack4xI8 => {
+            for i in 0..4 {
+                out[i as usize] = sbyte(a[0], i) as u32;
+            }
+            return 4;
+        }
+        M::Unpack4xU8 => {
+            for i in 0..4 {
+                out[i as usize] = byte(a[0], i);
+            }
+            return 4;
+        }
+        // Exact: at most 4 * 128 * 128 in magnitude.
+        M::Dot4I8Packed => {
+            out[0] = (0..4).map(|i| sbyte(a[0], i) * sbyte(b, i)).sum::<i32>() as u32
+        }
+        M::Dot4U8Packed => out[0] = (0..4).map(|i| byte(a[0], i) * byte(b, i)).sum(),
+        _ => return 0,
+    }
+    1
+}
+
 // ---- §17.5 bit built-ins on integers ----
 
 /// `firstLeadingBit(e)` on `u32` (§17.5.29): the position of the most significant 1 bit, or

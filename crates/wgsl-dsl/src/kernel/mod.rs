@@ -16,8 +16,10 @@
 //! # Names
 //! The names given to bindings, `let`s, `var`s and functions appear in the WGSL. Names WGSL
 //! reserves (`struct`, `target`, `_`, ...) and names declared twice are renamed by naga's namer
-//! (a suffix), so the output is always valid WGSL. Kernel (entry point) names must be plain
-//! identifiers that WGSL does not reserve, since the runtime looks the entry point up by name.
+//! (a suffix), so the output is always valid WGSL. The same holds for the kernel's name (its
+//! entry point): any identifier (ASCII letters, digits, `_`) works, and where naga writes it
+//! differently in the WGSL (`layer1` becomes `layer1_`, `target` becomes `target_`)
+//! [`KernelSignature::entry_point`] says how. The runtime uses the module's own name.
 //!
 //! # Scoping
 //! A `let` declared inside an `if` or loop closure is not visible after it, exactly as in WGSL.
@@ -25,12 +27,17 @@
 
 mod collective;
 mod coop;
+mod control;
 mod function;
 mod place;
+pub mod scan;
 pub(crate) mod stmt;
+mod subgroup;
 
+pub use control::{IntegerScalar, LoopRange, MAX_CASE_VALUES, Switch, unroll_step};
 pub use function::{FnArgs, Function};
 pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
+pub use scan::{HostBits, ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
 
 use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind, PlaceRef};
 use crate::handle::{BuilderId, FunctionHandle, FunctionId, GlobalHandle, ValueId};
@@ -80,8 +87,13 @@ pub struct BindingDesc {
 /// The ABI of a kernel: what the runtime needs to run it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSignature {
-    /// The entry point name.
+    /// The kernel's name, as given to [`KernelBuilder::new`] (and the entry point's name in
+    /// the `naga::Module`, which the runtime uses).
     pub name: String,
+    /// The entry point's name in the emitted WGSL: `name`, unless naga's namer had to change it
+    /// (`_` appended to a name ending in a digit or reserved by WGSL: `layer1` is written
+    /// `layer1_`, `target` is `target_`). Use it to look the entry point up in the WGSL text.
+    pub entry_point: String,
     /// `@workgroup_size(x, y, z)`.
     pub workgroup_size: [u32; 3],
     /// The bindings in declaration order (all in group 0, bindings 0, 1, ...).
@@ -166,6 +178,8 @@ pub struct KernelBuilder {
     pub(crate) check_uniformity: bool,
     next_binding: u32,
     stack: Vec<FnCtx>,
+    /// How many [`KernelBuilder::if_value`] arms are being recorded (their selects nest).
+    value_arms: usize,
 }
 
 impl KernelBuilder {
@@ -184,6 +198,7 @@ impl KernelBuilder {
             errors: Vec::new(),
             check_uniformity: true,
             next_binding: 0,
+            value_arms: 0,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
             }],
@@ -533,30 +548,33 @@ impl KernelBuilder {
         });
     }
 
-    /// `for (var name = start; name < end; name += 1u) { body }` (WGSL spec §9.4.4).
-    /// `end` is evaluated before each iteration.
+    /// `for (var name = start; name < end; name += 1) { body }` (WGSL spec §9.4.4), with a
+    /// counter of either integer type (`i32` or `u32`). `end` is evaluated before each
+    /// iteration. Inclusive, reversed and stepped ranges: [`KernelBuilder::for_in`].
     #[track_caller]
-    pub fn for_range(
+    pub fn for_range<T: IntegerScalar>(
         &mut self,
         name: &str,
-        start: impl IntoExp<u32>,
-        end: impl IntoExp<u32>,
-        body: impl FnOnce(&mut Self, Exp<u32>),
+        start: impl IntoExp<T>,
+        end: impl IntoExp<T>,
+        body: impl FnOnce(&mut Self, Exp<T>),
     ) {
         let site = CallSite::caller();
         self.for_impl(name, start.into_exp(), end.into_exp(), None, body, site);
     }
 
     /// `for (var name = start; name < end; name += step) { body }` (WGSL spec §9.4.4).
-    /// `end` and `step` are evaluated at each iteration; a zero step loops forever.
+    /// `end` and `step` are evaluated at each iteration; a zero step loops forever, and
+    /// `name += step` wraps as WGSL's does, so `end` must not be within `step` of the
+    /// counter type's maximum. [`KernelBuilder::for_in`] has no such limit.
     #[track_caller]
-    pub fn for_step(
+    pub fn for_step<T: IntegerScalar>(
         &mut self,
         name: &str,
-        start: impl IntoExp<u32>,
-        end: impl IntoExp<u32>,
-        step: impl IntoExp<u32>,
-        body: impl FnOnce(&mut Self, Exp<u32>),
+        start: impl IntoExp<T>,
+        end: impl IntoExp<T>,
+        step: impl IntoExp<T>,
+        body: impl FnOnce(&mut Self, Exp<T>),
     ) {
         let site = CallSite::caller();
         let step = step.into_exp();
@@ -570,17 +588,17 @@ impl KernelBuilder {
         );
     }
 
-    fn for_impl(
+    fn for_impl<T: IntegerScalar>(
         &mut self,
         name: &str,
-        start: Exp<u32>,
-        end: Exp<u32>,
-        step: Option<Exp<u32>>,
-        body: impl FnOnce(&mut Self, Exp<u32>),
+        start: Exp<T>,
+        end: Exp<T>,
+        step: Option<Exp<T>>,
+        body: impl FnOnce(&mut Self, Exp<T>),
         site: CallSite,
     ) {
-        let counter: Var<u32> = self.var_impl(name, Some(start), site);
-        let i = Exp::<u32>::from_kind(ExprKind::Load(counter.node.clone()), site);
+        let counter: Var<T> = self.var_impl(name, Some(start), site);
+        let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
         let body = self.block(|k| {
             let done = Exp::<bool>::from_kind(
                 ExprKind::Binary(
@@ -600,9 +618,8 @@ impl KernelBuilder {
             );
             body(k, i.clone());
         });
-        let step = step
-            .unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(crate::exp::Lit::U32(1)), site));
-        let next = Exp::<u32>::from_kind(
+        let step = step.unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(T::one()), site));
+        let next = Exp::<T>::from_kind(
             ExprKind::Binary(naga::BinaryOperator::Add, i.node.clone(), step.node),
             site,
         );

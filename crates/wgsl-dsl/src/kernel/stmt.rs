@@ -58,6 +58,31 @@ pub(crate) enum Stmt {
         stride: NodeRef,
         row_major: bool,
     },
+    /// `loop { body continuing { continuing; break if break_if; } }`: `break_if` is evaluated
+    /// at the end of the continuing block, in its scope.
+    LoopBreakIf {
+        body: Vec<(Stmt, CallSite)>,
+        continuing: Vec<(Stmt, CallSite)>,
+        break_if: NodeRef,
+    },
+    /// `var name: ty;` without a store: for a `var` every path assigns before reading.
+    Declare {
+        id: ValueId,
+        name: String,
+        ty: Ty,
+    },
+    /// `switch selector { case values: { body } ... default: { body } }`.
+    Switch {
+        selector: NodeRef,
+        cases: Vec<SwitchArm>,
+    },
+    /// A mistake found while recording, reported by `build` at the statement's site.
+    Invalid(String),
+    /// `let result = workgroupUniformLoad(&place);`
+    WorkgroupUniformLoad {
+        result: ValueId,
+        place: PlaceRef,
+    },
     Subgroup {
         result: ValueId,
         op: SubgroupOp,
@@ -66,6 +91,15 @@ pub(crate) enum Stmt {
         index: Option<NodeRef>,
         ty: Ty,
     },
+}
+
+/// One arm of a [`Stmt::Switch`]: its case values (empty for `default`), and its body.
+#[derive(Debug)]
+pub(crate) struct SwitchArm {
+    pub values: Vec<crate::exp::Lit>,
+    pub default: bool,
+    pub body: Vec<(Stmt, CallSite)>,
+    pub site: CallSite,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -104,4 +138,21 @@ pub(crate) enum SubgroupOp {
     Collective(naga::SubgroupOperation, naga::CollectiveOperation),
     BroadcastFirst,
     Shuffle,
+    /// `subgroupBroadcast`, `subgroupShuffleXor/Up/Down`, `quadBroadcast`: the lane (or
+    /// mask, delta, quad index) is `index`.
+    Gather(GatherKind),
+    /// `quadSwapX/Y/Diagonal`.
+    QuadSwap(naga::Direction),
+    /// `subgroupBallot(arg)`: the result is a `vec4<u32>`.
+    Ballot,
+}
+
+/// A gather whose lane comes from the `index` operand.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum GatherKind {
+    Broadcast,
+    ShuffleXor,
+    ShuffleUp,
+    ShuffleDown,
+    QuadBroadcast,
 }

@@ -94,6 +94,25 @@ impl FnLower<'_, '_> {
         Ok(h)
     }
 
+    /// Evaluate `node` if it is a const-expression (WGSL spec §8.1.1: WGSL evaluates it when
+    /// the shader is created, and what it rejects then is an error at `site`) and keep its
+    /// value for the operations using it.
+    fn record_const(
+        &mut self,
+        node: &NodeRef,
+        key: *const crate::exp::Node,
+        site: CallSite,
+    ) -> Result<(), BuildError> {
+        let values = &self.const_values;
+        let value =
+            crate::consteval::eval(node, &mut |n| values.get(&std::rc::Rc::as_ptr(n)).cloned())
+                .map_err(|e| e.at(site))?;
+        if let Some(value) = value {
+            self.const_values.insert(key, value);
+        }
+        Ok(())
+    }
+
     fn expr_inner(
         &mut self,
         node: &NodeRef,
@@ -138,6 +157,19 @@ impl FnLower<'_, '_> {
             ExprKind::Binary(op, a, b) => {
                 let mut left = self.expr(a, block)?;
                 let mut right = self.expr(b, block)?;
+                let (l, r) = (&self.func.expressions[left], &self.func.expressions[right]);
+                if let Some(keep) = super::fold::identity(*op, l, r) {
+                    let h = match keep {
+                        super::fold::Keep::Left => left,
+                        super::fold::Keep::Right => right,
+                    };
+                    // The folded operation is still a const-expression where its operands
+                    // are: its value (that of the operand kept) goes on to the operations
+                    // using it, which WGSL evaluates, and may reject, at shader creation.
+                    self.record_const(node, key, site)?;
+                    self.cache.insert(key, h);
+                    return Ok(h);
+                }
                 // WGSL's vector-scalar forms (`v + s`, `s / v`, ..., WGSL spec §8.7) are
                 // `v + vecN(s)`; naga's IR takes the scalar-vector mix for `*` only.
                 if *op != naga::BinaryOperator::Multiply {
@@ -163,6 +195,20 @@ impl FnLower<'_, '_> {
                 expr: self.expr(a, block)?,
             },
             ExprKind::Math(fun, args) => {
+                if matches!(fun, naga::MathFunction::Modf | naga::MathFunction::Frexp) {
+                    // naga resolves their type to the module's predeclared result struct.
+                    self.cx.ty(&node.ty, site)?;
+                }
+                if matches!(
+                    fun,
+                    naga::MathFunction::QuantizeToF16
+                        | naga::MathFunction::Pack2x16float
+                        | naga::MathFunction::Unpack2x16float
+                ) {
+                    // f16 values held in f32s: a downlevel flag every target but WebGL has.
+                    self.cx
+                        .need(naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32, site);
+                }
                 let mut hs = Vec::with_capacity(args.len());
                 for a in args {
                     hs.push(self.expr(a, block)?);
@@ -238,7 +284,7 @@ impl FnLower<'_, '_> {
                     crate::exp::BuiltinValue::SubgroupSize
                         | crate::exp::BuiltinValue::SubgroupInvocationId
                 ) {
-                    self.cx.capabilities |= naga::valid::Capabilities::SUBGROUP;
+                    self.cx.need(naga::valid::Capabilities::SUBGROUP, site);
                 }
                 let Some(args) = self.builtins.as_mut() else {
                     return Err(BuildError::BuiltinOutsideEntryPoint {
@@ -332,15 +378,7 @@ impl FnLower<'_, '_> {
                 });
             }
         };
-        // A const-expression (WGSL spec §8.1.1) is evaluated when the shader is created; what
-        // WGSL rejects then is an error at this node's call site.
-        let values = &self.const_values;
-        let value =
-            crate::consteval::eval(node, &mut |n| values.get(&std::rc::Rc::as_ptr(n)).cloned())
-                .map_err(|e| e.at(site))?;
-        if let Some(value) = value {
-            self.const_values.insert(key, value);
-        }
+        self.record_const(node, key, site)?;
         let h = self.append(e, site, block);
         self.cache.insert(key, h);
         Ok(h)

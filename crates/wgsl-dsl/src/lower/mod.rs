@@ -7,8 +7,10 @@
 //! - Every expression and statement gets a `naga::Span` whose start is an index into the
 //!   kernel's [`SiteTable`], so that a validation error maps back to a Rust call site.
 //! - Within one statement, a node reached twice (the same `Rc`) is lowered once.
+//! - Identities with a literal operand (`i + 0u`, `x * 1.0`) are folded ([`fold`]).
 
 mod expr;
+mod fold;
 mod stmt;
 mod types;
 
@@ -51,6 +53,10 @@ pub(crate) struct Lowered {
     pub module: naga::Module,
     pub sites: SiteTable,
     pub signature: KernelSignature,
+    /// Bytes of each workgroup variable, in declaration order, with its declaration.
+    pub workgroup_sites: Vec<(u32, CallSite)>,
+    /// Capabilities needed, with the first node that needs them, in lowering order.
+    pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
 }
 
 /// Module-wide lowering state, shared by the functions being lowered.
@@ -64,11 +70,25 @@ pub(crate) struct ModuleCtx<'k> {
     pub capabilities: naga::valid::Capabilities,
     /// Multiply-add configurations met so far, each once.
     pub cooperative_shapes: Vec<crate::types::CoopShape>,
+    pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
 }
 
 impl ModuleCtx<'_> {
+    /// Record that the node built at `site` needs `caps`.
+    pub fn need(&mut self, caps: naga::valid::Capabilities, site: CallSite) {
+        if !self.capabilities.contains(caps)
+            || !self.capability_sites.iter().any(|(c, _)| c.contains(caps))
+        {
+            self.capability_sites.push((caps, site));
+        }
+        self.capabilities |= caps;
+    }
+
     pub fn ty(&mut self, ty: &Ty, site: CallSite) -> Result<Handle<naga::Type>, BuildError> {
-        self.capabilities |= ty.capabilities();
+        let caps = ty.capabilities();
+        if !caps.is_empty() {
+            self.need(caps, site);
+        }
         self.types.lower(&mut self.module, ty, site)
     }
 }
@@ -83,7 +103,9 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
         functions: Vec::new(),
         capabilities: kernel.capabilities,
         cooperative_shapes: Vec::new(),
+        capability_sites: Vec::new(),
     };
+    let mut workgroup_sites = Vec::new();
 
     let mut bindings = Vec::new();
     let mut workgroup_memory = 0u32;
@@ -119,6 +141,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
                         site: g.site,
                     })?;
                 workgroup_memory = workgroup_memory.saturating_add(layouter[ty].size);
+                workgroup_sites.push((layouter[ty].size, g.site));
                 (naga::AddressSpace::WorkGroup, None)
             }
         };
@@ -160,6 +183,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
     Ok(Lowered {
         signature: KernelSignature {
             name: kernel.name.clone(),
+            entry_point: kernel.name.clone(),
             workgroup_size: kernel.workgroup_size,
             bindings,
             workgroup_memory,
@@ -168,6 +192,8 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
         },
         module: cx.module,
         sites: cx.sites,
+        workgroup_sites,
+        capability_sites: cx.capability_sites,
     })
 }
 

@@ -40,6 +40,17 @@ pub(crate) struct FnLower<'a, 'k> {
     pub function: Option<FunctionId>,
     /// Depth of the expression being lowered, to bound recursion.
     pub depth: usize,
+    /// The loops and `switch`es around the statement being lowered, innermost last.
+    breakable: Vec<Breakable>,
+}
+
+/// What a `break` leaves in WGSL: a loop, or a `switch` (which a Rust `break` in a `match`
+/// arm does not leave: it sets the flag and leaves the `switch`, and the loop is left after).
+enum Breakable {
+    Loop,
+    Switch {
+        flag: Option<Handle<naga::LocalVariable>>,
+    },
 }
 
 pub(crate) fn lower_entry(
@@ -99,6 +110,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
             site,
             function: None,
             depth: 0,
+            breakable: Vec::new(),
         }
     }
 
@@ -108,7 +120,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
 
     /// Close the running emitter into `block`, then push `stmt`.
     fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
-        block.extend(self.emitter.finish(&self.func.expressions));
+        self.flush(block);
         let span = self.span(site);
         block.push(stmt, span);
     }
@@ -151,6 +163,188 @@ impl<'a, 'k> FnLower<'a, 'k> {
         let b = self.block(stmts);
         self.site = saved;
         b
+    }
+
+    /// Close the emitter into `block`, if it is running.
+    fn flush(&mut self, block: &mut Block) {
+        if self.emitter.is_running() {
+            block.extend(self.emitter.finish(&self.func.expressions));
+        }
+    }
+
+    /// A block, then `tail` evaluated in its scope (a loop's `continuing` and its `break if`).
+    fn block_then(
+        &mut self,
+        stmts: &[(Stmt, CallSite)],
+        tail: &crate::exp::NodeRef,
+    ) -> Result<(Block, Handle<Expression>), BuildError> {
+        self.scopes.push(Vec::new());
+        let mut block = Block::new();
+        let result = (|| {
+            for (stmt, site) in stmts {
+                self.site = *site;
+                self.cache.clear();
+                self.emitter.start(&self.func.expressions);
+                self.stmt(stmt, *site, &mut block)?;
+                if self.emitter.is_running() {
+                    block.extend(self.emitter.finish(&self.func.expressions));
+                }
+            }
+            self.cache.clear();
+            self.emitter.start(&self.func.expressions);
+            let h = self.expr(tail, &mut block)?;
+            block.extend(self.emitter.finish(&self.func.expressions));
+            Ok(h)
+        })();
+        for id in self.scopes.pop().unwrap_or_default() {
+            self.bound.remove(&id);
+            self.locals.remove(&id);
+        }
+        Ok((block, result?))
+    }
+
+    /// `break`: WGSL's own where the innermost construct is a loop; inside a `switch`, set
+    /// the `switch`'s flag and leave it (the loop is left after the `switch`).
+    fn break_(&mut self, block: &mut Block, site: CallSite) -> Result<(), BuildError> {
+        let Some(top) = self.breakable.len().checked_sub(1) else {
+            return Err(BuildError::Invalid {
+                message: "`break` outside a loop".into(),
+                site,
+            });
+        };
+        if matches!(self.breakable[top], Breakable::Loop) {
+            self.push(block, Statement::Break, site);
+            return Ok(());
+        }
+        if !self.breakable.iter().any(|b| matches!(b, Breakable::Loop)) {
+            return Err(BuildError::Invalid {
+                message: "`break` outside a loop (a `switch` arm does not take `break`)".into(),
+                site,
+            });
+        }
+        let flag = match self.breakable[top] {
+            Breakable::Switch { flag: Some(f) } => f,
+            _ => {
+                let ty = self.cx.ty(
+                    &crate::types::Ty::Scalar(crate::types::ScalarTy::Bool),
+                    site,
+                )?;
+                let f = self.func.local_variables.append(
+                    naga::LocalVariable {
+                        name: Some("break_loop".into()),
+                        ty,
+                        init: None,
+                    },
+                    self.cx.sites.span(site),
+                );
+                self.breakable[top] = Breakable::Switch { flag: Some(f) };
+                f
+            }
+        };
+        let pointer = self.append(Expression::LocalVariable(flag), site, block);
+        let value = self.append(Expression::Literal(naga::Literal::Bool(true)), site, block);
+        self.push(block, Statement::Store { pointer, value }, site);
+        self.emitter.start(&self.func.expressions);
+        self.push(block, Statement::Break, site);
+        Ok(())
+    }
+
+    fn switch(
+        &mut self,
+        selector: &crate::exp::NodeRef,
+        arms: &[crate::kernel::stmt::SwitchArm],
+        site: CallSite,
+        block: &mut Block,
+    ) -> Result<(), BuildError> {
+        let selector = self.expr(selector, block)?;
+        self.flush(block);
+        self.breakable.push(Breakable::Switch { flag: None });
+        let mut cases = Vec::new();
+        let mut lowered = Ok(());
+        for arm in arms {
+            let body = match self.nested(&arm.body) {
+                Ok(b) => b,
+                Err(e) => {
+                    lowered = Err(e);
+                    break;
+                }
+            };
+            if arm.default {
+                cases.push(naga::SwitchCase {
+                    value: naga::SwitchValue::Default,
+                    body,
+                    fall_through: false,
+                });
+                continue;
+            }
+            let n = arm.values.len();
+            let mut body = Some(body);
+            for (i, v) in arm.values.iter().enumerate() {
+                let value = match *v {
+                    crate::exp::Lit::I32(v) => naga::SwitchValue::I32(v),
+                    crate::exp::Lit::U32(v) => naga::SwitchValue::U32(v),
+                    _ => {
+                        lowered = Err(BuildError::Invalid {
+                            message: "a `switch` case value is an `i32` or `u32`".into(),
+                            site: arm.site,
+                        });
+                        break;
+                    }
+                };
+                let last = i + 1 == n;
+                cases.push(naga::SwitchCase {
+                    value,
+                    body: if last {
+                        body.take().unwrap_or_default()
+                    } else {
+                        Block::new()
+                    },
+                    fall_through: !last,
+                });
+            }
+        }
+        let flag = match self.breakable.pop() {
+            Some(Breakable::Switch { flag }) => flag,
+            _ => None,
+        };
+        lowered?;
+        if !arms.iter().any(|a| a.default) {
+            cases.push(naga::SwitchCase {
+                value: naga::SwitchValue::Default,
+                body: Block::new(),
+                fall_through: false,
+            });
+        }
+        self.emitter.start(&self.func.expressions);
+        if let Some(flag) = flag {
+            let pointer = self.append(Expression::LocalVariable(flag), site, block);
+            let value = self.append(Expression::Literal(naga::Literal::Bool(false)), site, block);
+            self.push(block, Statement::Store { pointer, value }, site);
+        }
+        self.flush(block);
+        let span = self.span(site);
+        block.push(Statement::Switch { selector, cases }, span);
+        if let Some(flag) = flag {
+            // The arm asked to leave the loop: leave it (or the next `switch` out) now.
+            self.emitter.start(&self.func.expressions);
+            let pointer = self.append(Expression::LocalVariable(flag), site, block);
+            let condition = self.append(Expression::Load { pointer }, site, block);
+            self.flush(block);
+            let mut accept = Block::new();
+            self.emitter.start(&self.func.expressions);
+            self.break_(&mut accept, site)?;
+            self.flush(&mut accept);
+            let span = self.span(site);
+            block.push(
+                Statement::If {
+                    condition,
+                    accept,
+                    reject: Block::new(),
+                },
+                span,
+            );
+        }
+        Ok(())
     }
 
     fn stmt(&mut self, stmt: &Stmt, site: CallSite, block: &mut Block) -> Result<(), BuildError> {
@@ -215,7 +409,10 @@ impl<'a, 'k> FnLower<'a, 'k> {
             }
             Stmt::Loop { body, continuing } => {
                 block.extend(self.emitter.finish(&self.func.expressions));
-                let body = self.nested(body)?;
+                self.breakable.push(Breakable::Loop);
+                let body = self.nested(body);
+                self.breakable.pop();
+                let body = body?;
                 let continuing = self.nested(continuing)?;
                 let span = self.span(site);
                 block.push(
@@ -227,7 +424,63 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     span,
                 );
             }
-            Stmt::Break => self.push(block, Statement::Break, site),
+            Stmt::LoopBreakIf {
+                body,
+                continuing,
+                break_if,
+            } => {
+                block.extend(self.emitter.finish(&self.func.expressions));
+                self.breakable.push(Breakable::Loop);
+                let body = self.nested(body);
+                self.breakable.pop();
+                let body = body?;
+                let saved = self.site;
+                let (continuing, break_if) = self.block_then(continuing, break_if)?;
+                self.site = saved;
+                let span = self.span(site);
+                block.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: Some(break_if),
+                    },
+                    span,
+                );
+            }
+            Stmt::Declare { id, name, ty } => {
+                let ty = self.cx.ty(ty, site)?;
+                let var = self.func.local_variables.append(
+                    naga::LocalVariable {
+                        name: Some(name.clone()),
+                        ty,
+                        init: None,
+                    },
+                    self.cx.sites.span(site),
+                );
+                self.locals.insert(*id, (var, site));
+                self.declare(*id, name);
+            }
+            Stmt::Switch { selector, cases } => self.switch(selector, cases, site, block)?,
+            Stmt::WorkgroupUniformLoad { result, place } => {
+                let pointer = self.place(place, block)?;
+                let ty = self.cx.ty(&place.ty, site)?;
+                self.flush(block);
+                let span = self.span(site);
+                let h = self
+                    .func
+                    .expressions
+                    .append(Expression::WorkGroupUniformLoadResult { ty }, span);
+                block.push(Statement::WorkGroupUniformLoad { pointer, result: h }, span);
+                self.bound.insert(*result, (h, site));
+                self.declare(*result, "workgroupUniformLoad result");
+            }
+            Stmt::Invalid(message) => {
+                return Err(BuildError::Invalid {
+                    message: message.clone(),
+                    site,
+                });
+            }
+            Stmt::Break => self.break_(block, site)?,
             Stmt::Continue => self.push(block, Statement::Continue, site),
             Stmt::Return(value) => {
                 let value = match value {
@@ -350,6 +603,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 index,
                 ty,
             } => {
+                self.cx.need(naga::valid::Capabilities::SUBGROUP, site);
                 let argument = self.expr(arg, block)?;
                 let index = match index {
                     Some(i) => Some(self.expr(i, block)?),
@@ -358,12 +612,26 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 let ty = self.cx.ty(ty, site)?;
                 block.extend(self.emitter.finish(&self.func.expressions));
                 let span = self.span(site);
-                let result_h = self
-                    .func
-                    .expressions
-                    .append(Expression::SubgroupOperationResult { ty }, span);
-                let stmt = match (op, index) {
-                    (SubgroupOp::Collective(op, collective_op), _) => {
+                let result_h = self.func.expressions.append(
+                    match op {
+                        SubgroupOp::Ballot => Expression::SubgroupBallotResult,
+                        _ => Expression::SubgroupOperationResult { ty },
+                    },
+                    span,
+                );
+                let gather = |mode| Statement::SubgroupGather {
+                    mode,
+                    argument,
+                    result: result_h,
+                };
+                let lane = |site| {
+                    index.ok_or_else(|| BuildError::Invalid {
+                        message: "a subgroup gather without its lane".into(),
+                        site,
+                    })
+                };
+                let stmt = match op {
+                    SubgroupOp::Collective(op, collective_op) => {
                         Statement::SubgroupCollectiveOperation {
                             op: *op,
                             collective_op: *collective_op,
@@ -371,22 +639,26 @@ impl<'a, 'k> FnLower<'a, 'k> {
                             result: result_h,
                         }
                     }
-                    (SubgroupOp::BroadcastFirst, _) => Statement::SubgroupGather {
-                        mode: naga::GatherMode::BroadcastFirst,
-                        argument,
-                        result: result_h,
-                    },
-                    (SubgroupOp::Shuffle, Some(i)) => Statement::SubgroupGather {
-                        mode: naga::GatherMode::Shuffle(i),
-                        argument,
-                        result: result_h,
-                    },
-                    (SubgroupOp::Shuffle, None) => {
-                        return Err(BuildError::Invalid {
-                            message: "subgroupShuffle without a lane".into(),
-                            site,
-                        });
+                    SubgroupOp::BroadcastFirst => gather(naga::GatherMode::BroadcastFirst),
+                    SubgroupOp::Shuffle => gather(naga::GatherMode::Shuffle(lane(site)?)),
+                    SubgroupOp::Gather(kind) => {
+                        use crate::kernel::stmt::GatherKind as G;
+                        let i = lane(site)?;
+                        gather(match kind {
+                            G::Broadcast => naga::GatherMode::Broadcast(i),
+                            G::ShuffleXor => naga::GatherMode::ShuffleXor(i),
+                            G::ShuffleUp => naga::GatherMode::ShuffleUp(i),
+                            G::ShuffleDown => naga::GatherMode::ShuffleDown(i),
+                            G::QuadBroadcast => naga::GatherMode::QuadBroadcast(i),
+                        })
                     }
+                    SubgroupOp::QuadSwap(direction) => {
+                        gather(naga::GatherMode::QuadSwap(*direction))
+                    }
+                    SubgroupOp::Ballot => Statement::SubgroupBallot {
+                        result: result_h,
+                        predicate: Some(argument),
+                    },
                 };
                 block.push(stmt, span);
                 self.bind(*result, result_h, site, "subgroup result");

@@ -64,6 +64,28 @@ impl TypeLowerer {
                 };
                 TypeInner::Array { base, size, stride }
             }
+            Ty::Struct { name, members }
+                if *name == crate::exp::decompose::MODF_RESULT
+                    || *name == crate::exp::decompose::FREXP_RESULT =>
+            {
+                // naga's predeclared result types of `modf` and `frexp`.
+                let (size, scalar) = match members.first() {
+                    Some((_, Ty::Scalar(s))) => (None, s.naga()),
+                    Some((_, Ty::Vector(n, s))) => (Some(vector_size(*n)), s.naga()),
+                    _ => {
+                        return Err(BuildError::Type {
+                            message: format!("{name} of a non-float type"),
+                            site,
+                        });
+                    }
+                };
+                let predeclared = if *name == crate::exp::decompose::MODF_RESULT {
+                    naga::PredeclaredType::ModfResult { size, scalar }
+                } else {
+                    naga::PredeclaredType::FrexpResult { size, scalar }
+                };
+                return Ok(module.generate_predeclared_type(predeclared));
+            }
             Ty::Struct { members, .. } => {
                 let mut offset = 0u32;
                 let mut max_align = naga::proc::Alignment::ONE;

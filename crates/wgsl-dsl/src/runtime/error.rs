@@ -8,8 +8,9 @@ use naga::valid::Capabilities;
 
 use crate::types::CoopShape;
 
-/// What went wrong with the adapter or the device.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// What went wrong with the adapter or the device. `Debug` prints the message, as
+/// [`BuildError`](crate::BuildError)'s does.
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DeviceError {
     /// No adapter (GPU or software) could be found, or none matched `WGPU_ADAPTER_NAME`.
@@ -46,8 +47,9 @@ pub enum DeviceError {
     WrongDevice,
 }
 
-/// What is wrong with a kernel, its arguments, or a recorded command.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// What is wrong with a kernel, its arguments, or a recorded command. `Debug` prints the
+/// message, as [`BuildError`](crate::BuildError)'s does, so `?` in `main` reads well.
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DispatchError {
     /// The number of arguments differs from the number of bindings the kernel declares.
@@ -186,6 +188,18 @@ pub enum DispatchError {
     /// The device failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+impl std::fmt::Debug for DeviceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::fmt::Debug for DispatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// `e`'s message followed by its causes, separated by `: `.

@@ -270,8 +270,9 @@ impl Gpu {
     }
 
     /// The naga capabilities the device's features provide (`SUBGROUP`, `SUBGROUP_BARRIER`,
-    /// `SHADER_FLOAT16`, `COOPERATIVE_MATRIX`); kernels needing any other capability are
-    /// refused by [`Gpu::compile`].
+    /// `SHADER_FLOAT16`, `COOPERATIVE_MATRIX`; `SHADER_FLOAT16_IN_FLOAT32` from the adapter's
+    /// downlevel flags, as wgpu maps them); kernels needing any other capability are refused
+    /// by [`Gpu::compile`].
     pub fn capabilities(&self) -> Capabilities {
         let f = self.features();
         let mut caps = Capabilities::empty();
@@ -286,6 +287,14 @@ impl Gpu {
         }
         if f.contains(wgpu::Features::SHADER_F16) {
             caps |= Capabilities::SHADER_FLOAT16;
+        }
+        if self
+            .adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::SHADER_F16_IN_F32)
+        {
+            caps |= Capabilities::SHADER_FLOAT16_IN_FLOAT32;
         }
         caps
     }

@@ -55,6 +55,7 @@ mod pipeline;
 mod profile;
 mod readback;
 mod recorder;
+mod scan;
 mod typed;
 
 pub(crate) use buffer::padded_size;
@@ -67,5 +68,6 @@ pub use pipeline::{Kernel, ceil_div};
 pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
 pub use readback::PendingRead;
 pub use recorder::Recorder;
+pub use scan::PrefixScan;
 pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
 pub use wgpu;

@@ -1,0 +1,154 @@
+//! Built-ins on packed data and on vectors and matrices that `builtins.rs` lacks: the
+//! `pack*` / `unpack*` family (WGSL spec §17.9 "Data Packing Built-in Functions", §17.10 "Data
+//! Unpacking Built-in Functions"), `dot4I8Packed` / `dot4U8Packed`, `quantizeToF16`,
+//! `faceForward`, `reflect`, `refract` and `determinant` (§17.5 "Numeric Built-in Functions").
+//! Each function names its built-in; the spec's anchor is `#<name>-builtin`
+//! (`https://www.w3.org/TR/WGSL/#pack4x8snorm-builtin`).
+
+use super::{Exp, ExprKind, IntoExp};
+use crate::site::CallSite;
+use crate::types::*;
+use naga::MathFunction as M;
+
+#[track_caller]
+fn math<O: WgslType>(fun: M, args: Vec<super::NodeRef>) -> Exp<O> {
+    Exp::from_kind(ExprKind::Math(fun, args), CallSite::caller())
+}
+
+macro_rules! pack_fns {
+    ($($(#[$doc:meta])* $name:ident($arg:ty) -> $out:ty => $fun:ident;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name(e: impl IntoExp<$arg>) -> Exp<$out> {
+            math(M::$fun, vec![e.into_exp().node])
+        }
+    )*};
+}
+
+pack_fns! {
+    /// `pack4x8snorm(e)`: each component `floor(0.5 + 127 * clamp(e[i], -1, 1))` as a signed
+    /// byte, component `i` in bits `8i..8i+8` (WGSL spec §17.9).
+    pack4x8snorm(Vec4<f32>) -> u32 => Pack4x8snorm;
+    /// `pack4x8unorm(e)`: each component `floor(0.5 + 255 * clamp(e[i], 0, 1))` as a byte
+    /// (WGSL spec §17.9).
+    pack4x8unorm(Vec4<f32>) -> u32 => Pack4x8unorm;
+    /// `pack2x16snorm(e)`: each component `floor(0.5 + 32767 * clamp(e[i], -1, 1))` as a
+    /// signed 16-bit half (WGSL spec §17.9).
+    pack2x16snorm(Vec2<f32>) -> u32 => Pack2x16snorm;
+    /// `pack2x16unorm(e)`: each component `floor(0.5 + 65535 * clamp(e[i], 0, 1))` as a 16-bit
+    /// half (WGSL spec §17.9).
+    pack2x16unorm(Vec2<f32>) -> u32 => Pack2x16unorm;
+    /// `pack2x16float(e)`: each component as an IEEE binary16 (`f16`) in one half (WGSL spec
+    /// §17.9; rounding as `f32` to `f16` conversion, undefined outside `f16`'s range).
+    pack2x16float(Vec2<f32>) -> u32 => Pack2x16float;
+    /// `pack4xI8(e)`: the low 8 bits of each component, component `i` in bits `8i..8i+8`
+    /// (WGSL spec §17.9).
+    pack4x_i8(Vec4<i32>) -> u32 => Pack4xI8;
+    /// `pack4xU8(e)`: the low 8 bits of each component (WGSL spec §17.9).
+    pack4x_u8(Vec4<u32>) -> u32 => Pack4xU8;
+    /// `pack4xI8Clamp(e)`: each component clamped to `[-128, 127]`, then packed as
+    /// [`pack4x_i8`] (WGSL spec §17.9).
+    pack4x_i8_clamp(Vec4<i32>) -> u32 => Pack4xI8Clamp;
+    /// `pack4xU8Clamp(e)`: each component clamped to `[0, 255]`, then packed (WGSL spec §17.9).
+    pack4x_u8_clamp(Vec4<u32>) -> u32 => Pack4xU8Clamp;
+    /// `unpack4x8snorm(e)`: byte `i` as a signed integer `v`, component `i` is
+    /// `max(v / 127, -1)` (WGSL spec §17.10).
+    unpack4x8snorm(u32) -> Vec4<f32> => Unpack4x8snorm;
+    /// `unpack4x8unorm(e)`: byte `i` over 255 (WGSL spec §17.10).
+    unpack4x8unorm(u32) -> Vec4<f32> => Unpack4x8unorm;
+    /// `unpack2x16snorm(e)`: 16-bit half `i` as a signed integer `v`, `max(v / 32767, -1)`
+    /// (WGSL spec §17.10).
+    unpack2x16snorm(u32) -> Vec2<f32> => Unpack2x16snorm;
+    /// `unpack2x16unorm(e)`: 16-bit half `i` over 65535 (WGSL spec §17.10).
+    unpack2x16unorm(u32) -> Vec2<f32> => Unpack2x16unorm;
+    /// `unpack2x16float(e)`: each 16-bit half as an IEEE binary16 value (WGSL spec §17.10).
+    unpack2x16float(u32) -> Vec2<f32> => Unpack2x16float;
+    /// `unpack4xI8(e)`: each byte sign-extended (WGSL spec §17.10).
+    unpack4x_i8(u32) -> Vec4<i32> => Unpack4xI8;
+    /// `unpack4xU8(e)`: each byte zero-extended (WGSL spec §17.10).
+    unpack4x_u8(u32) -> Vec4<u32> => Unpack4xU8;
+}
+
+/// `dot4I8Packed(e1, e2)`: the dot product of the four signed bytes of `e1` and of `e2`
+/// (WGSL spec §17.5, `dot4I8Packed`). Exact: at most `4 * 128 * 128` in magnitude.
+#[track_caller]
+pub fn dot4_i8_packed(e1: impl IntoExp<u32>, e2: impl IntoExp<u32>) -> Exp<i32> {
+    math(
+        M::Dot4I8Packed,
+        vec![e1.into_exp().node, e2.into_exp().node],
+    )
+}
+
+/// `dot4U8Packed(e1, e2)`: the dot product of the four unsigned bytes of `e1` and of `e2`
+/// (WGSL spec §17.5, `dot4U8Packed`).
+#[track_caller]
+pub fn dot4_u8_packed(e1: impl IntoExp<u32>, e2: impl IntoExp<u32>) -> Exp<u32> {
+    math(
+        M::Dot4U8Packed,
+        vec![e1.into_exp().node, e2.into_exp().node],
+    )
+}
+
+/// `quantizeToF16(e)`: `e` rounded to `f16` and back (WGSL spec §17.5, `quantizeToF16`);
+/// undefined outside `f16`'s finite range.
+#[track_caller]
+pub fn quantize_to_f16<T: ScalarOrVector<Elem = f32> + Float>(e: impl IntoExp<T>) -> Exp<T> {
+    math(M::QuantizeToF16, vec![e.into_exp().node])
+}
+
+/// `faceForward(e1, e2, e3)`: `e1` if `dot(e2, e3) < 0`, else `-e1` (WGSL spec §17.5,
+/// `faceForward`).
+#[track_caller]
+pub fn face_forward<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
+    e1: impl IntoExp<Vector<T, N>>,
+    e2: impl IntoExp<Vector<T, N>>,
+    e3: impl IntoExp<Vector<T, N>>,
+) -> Exp<Vector<T, N>>
+where
+    D<N>: Dim,
+{
+    math(
+        M::FaceForward,
+        vec![e1.into_exp().node, e2.into_exp().node, e3.into_exp().node],
+    )
+}
+
+/// `reflect(e1, e2)`: the reflection of the incident `e1` at the surface of normal `e2`,
+/// `e1 - 2 dot(e2, e1) e2` (WGSL spec §17.5, `reflect`).
+#[track_caller]
+pub fn reflect<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
+    e1: impl IntoExp<Vector<T, N>>,
+    e2: impl IntoExp<Vector<T, N>>,
+) -> Exp<Vector<T, N>>
+where
+    D<N>: Dim,
+{
+    math(M::Reflect, vec![e1.into_exp().node, e2.into_exp().node])
+}
+
+/// `refract(e1, e2, e3)`: the refraction of the incident `e1` at the surface of normal `e2`
+/// with the ratio of indices `e3`: with `k = 1 - e3^2 (1 - dot(e2, e1)^2)`, the zero vector
+/// if `k < 0`, else `e3 e1 - (e3 dot(e2, e1) + sqrt(k)) e2` (WGSL spec §17.5, `refract`).
+#[track_caller]
+pub fn refract<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
+    e1: impl IntoExp<Vector<T, N>>,
+    e2: impl IntoExp<Vector<T, N>>,
+    e3: impl IntoExp<T>,
+) -> Exp<Vector<T, N>>
+where
+    D<N>: Dim,
+{
+    math(
+        M::Refract,
+        vec![e1.into_exp().node, e2.into_exp().node, e3.into_exp().node],
+    )
+}
+
+/// `determinant(m)` of a square matrix (WGSL spec §17.5, `determinant`).
+#[track_caller]
+pub fn determinant<const N: usize>(m: impl IntoExp<Mat<N, N>>) -> Exp<f32>
+where
+    D<N>: Dim,
+{
+    math(M::Determinant, vec![m.into_exp().node])
+}
