@@ -25,6 +25,11 @@
 //! # Ok::<(), wgsl_dsl::BuildError>(())
 //! ```
 //!
+//! The same kernel can be written in Rust syntax with the [`#[kernel]`](macro@kernel) attribute
+//! (`fn saxpy(#[uniform] a: f32, #[storage(read)] x: &[f32], ...)`); its syntax reference is
+//! [`kernel_syntax`], and [`cookbook`] has the kernels new authors write first (a prefix sum,
+//! an atomic histogram, a 3x3 blur with a uniform struct), each a tested program.
+//!
 //! Ill-typed kernels do not compile: `Exp<f32> + Exp<u32>`, `&&` on vectors, atomics on `f32`,
 //! indexing with an `f32`, assigning to a `let` and storing into a read-only binding are all
 //! Rust type errors.

@@ -412,3 +412,31 @@ fn missing_capabilities_name_the_node_that_needs_them() {
         other => panic!("expected MissingCapability, got {other:?}"),
     }
 }
+
+/// `pack2x16float`, `unpack2x16float` and `quantizeToF16` hold `f16` values in `f32`s: a
+/// target without that capability (WebGL) refuses them at the call that built the first one.
+#[test]
+fn f16_in_f32_builtins_need_their_capability() {
+    let mut k = KernelBuilder::new("packs_halves", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    let line = line!() + 1;
+    let packed = pack2x16float(vec2(x.at(&i).load(), 1.0f32));
+    k.store(&out.at(&i), packed);
+    assert!(k.build().is_ok(), "the default target has the capability");
+    let webgl = TargetLimits {
+        capabilities: naga::valid::Capabilities::empty(),
+        ..TargetLimits::default()
+    };
+    match k.build_for(&webgl) {
+        Err(BuildError::MissingCapability { site, needed, .. }) => {
+            assert_eq!(
+                needed,
+                naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
+            );
+            assert_eq!((site.file, site.line), (file!(), line));
+        }
+        other => panic!("expected MissingCapability, got {other:?}"),
+    }
+}
