@@ -431,10 +431,7 @@ fn f16_in_f32_builtins_need_their_capability() {
     };
     match k.build_for(&webgl) {
         Err(BuildError::MissingCapability { site, needed, .. }) => {
-            assert_eq!(
-                needed,
-                naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
-            );
+            assert_eq!(needed, naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32);
             assert_eq!((site.file, site.line), (file!(), line));
         }
         other => panic!("expected MissingCapability, got {other:?}"),
