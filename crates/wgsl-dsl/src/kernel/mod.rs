@@ -26,8 +26,8 @@
 //! Expressions that do not mention such a `let` may be used anywhere.
 
 mod collective;
-mod coop;
 mod control;
+mod coop;
 mod function;
 mod place;
 pub mod scan;
