@@ -381,7 +381,7 @@ impl KernelBuilder {
     /// let mut k = KernelBuilder::new("classify", [64, 1, 1]);
     /// let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
     /// let i = k.let_("i", global_invocation_id().x());
-    /// k.switch(i % 8u32, |s| {
+    /// k.switch(&i % 8u32, |s| {
     ///     s.case([0], |k| k.store(&out.at(&i), 10u32));
     ///     s.case(1..=3, |k| k.store(&out.at(&i), 20u32));
     ///     s.default(|k| k.store(&out.at(&i), 30u32));
