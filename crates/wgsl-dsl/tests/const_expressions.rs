@@ -194,6 +194,30 @@ fn integer_division_shifts_and_ranges_are_rejected() {
     );
 }
 
+/// The lowering folds the identities `x + 0`, `x * 1`, `x - 0`, ... (the operation becomes its
+/// other operand); a folded operation of literals keeps its value, so an error WGSL reports in
+/// an operation using it is still reported.
+#[test]
+fn folded_identities_keep_their_value_for_the_operations_using_them() {
+    reject!(
+        f32,
+        |_x| (lit(f32::MAX) * lit(1.0f32)) * lit(2.0f32),
+        "overflows f32"
+    );
+    reject!(
+        f32,
+        |_x| (lit(1.0f32) - lit(0.0f32)) / (lit(0.0f32) + lit(-0.0f32)),
+        "infinite"
+    );
+    reject!(
+        i32,
+        |x| x / ((lit(3i32) * lit(1i32)) - lit(3i32)),
+        "division by the literal zero"
+    );
+    reject!(u32, |x| x << (lit(32u32) + lit(0u32)), "shift by 32u");
+    reject!(u32, |x| x >> (lit(0u32) | lit(40u32)), "shift by 40u");
+}
+
 #[test]
 fn literal_indices_out_of_bounds_are_rejected() {
     reject!(
