@@ -348,11 +348,21 @@ fn missing_capability_is_an_error() {
 fn wgpu_validation_errors_are_returned_not_panicked() {
     let gpu = gpu();
     let mut shader = saxpy_builder().build_for(&gpu.target_limits()).unwrap();
-    // Tamper with the validated module: a workgroup beyond the device's limits, which wgpu
-    // rejects when it creates the pipeline.
+    // Tamper with the validated module: a workgroup beyond the device's limits, which the
+    // device check finds in the module itself, whatever the signature says.
     let too_big = gpu.limits().max_compute_invocations_per_workgroup * 2;
-    shader.module.entry_points[0].workgroup_size = [too_big, 1, 1];
-    shader.wgsl.push_str("// tampered\n"); // a different cache key
+    let mut tampered = shader.clone();
+    tampered.module.entry_points[0].workgroup_size = [too_big, 1, 1];
+    tampered.wgsl.push_str("// tampered\n"); // a different cache key
+    let err = gpu.compile(&tampered).unwrap_err();
+    assert!(
+        matches!(err, DispatchError::ExceedsDevice { .. }),
+        "{err:?}"
+    );
+    // A bind group layout that contradicts the module (a storage array declared uniform in
+    // the signature), which wgpu rejects when it creates the pipeline.
+    shader.signature.bindings[1].kind = wgsl_dsl::BindingKind::Uniform;
+    shader.wgsl.push_str("// tampered layout\n");
     let err = gpu.compile(&shader).unwrap_err();
     assert!(matches!(err, DispatchError::Wgpu(_)), "{err:?}");
 

@@ -81,8 +81,10 @@ pub struct InterpOptions {
     /// Iterations after which one execution of a loop is reported as endless
     /// ([`InterpError::LoopLimit`]). Default 2^24.
     pub max_loop_iterations: u64,
-    /// Limits the argument checks use (binding sizes, workgroup counts). Default WebGPU's
-    /// (`wgpu::Limits::default()`); pass a [`Gpu`](crate::runtime::Gpu)'s to check as it would.
+    /// Limits [`Interpreter::compile`] checks kernels against and the argument checks use
+    /// (binding sizes, workgroup counts). Default [`interpreter_limits`](crate::runtime::interpreter_limits)
+    /// (WebGPU's, without a limit on the number of bindings); pass a
+    /// [`Gpu`](crate::runtime::Gpu)'s to check as it would.
     pub limits: wgpu::Limits,
 }
 
@@ -92,7 +94,7 @@ impl Default for InterpOptions {
             subgroup_size: 32,
             checks: true,
             max_loop_iterations: 1 << 24,
-            limits: wgpu::Limits::default(),
+            limits: crate::runtime::interpreter_limits(),
         }
     }
 }
@@ -144,8 +146,17 @@ impl Interpreter {
     /// # Errors
     /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
     /// execute (cooperative matrices, textures, 64-bit types); [`InterpError::Dispatch`]
-    /// ([`DispatchError::Layout`]) if a binding's type cannot be laid out.
+    /// ([`DispatchError::Layout`]) if a binding's type cannot be laid out;
+    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`]) if the kernel needs more of
+    /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](crate::runtime::Gpu::compile)
+    /// checks its device's ([`check_limits`](crate::runtime::check_limits)).
     pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
+        // Every capability a kernel can declare is executed here or refused above.
+        crate::runtime::check_limits(
+            shader,
+            &self.options.limits,
+            naga::valid::Capabilities::all(),
+        )?;
         let compiled = compile::compile(shader)?;
         let layouts = crate::runtime::binding_layouts(shader)?;
         Ok(Program {

@@ -4,6 +4,7 @@
 use super::buffer::{Arg, BindArg};
 use super::error::DispatchError;
 use super::gpu::Gpu;
+use super::limits::DeviceLimit;
 use super::pipeline::{BindingLayout, Kernel};
 use crate::kernel::{BindingDesc, BindingKind, KernelSignature};
 use crate::types::Ty;
@@ -19,8 +20,9 @@ impl Gpu {
     ///
     /// # Errors
     /// [`DispatchError::ArgCount`], [`DispatchError::Binding`], [`DispatchError::TooSmall`],
-    /// [`DispatchError::Aliased`], [`DispatchError::Limit`], [`DispatchError::WrongDevice`];
-    /// [`DispatchError::Wgpu`] for errors wgpu reports while recording or submitting.
+    /// [`DispatchError::Aliased`], [`DispatchError::ExceedsDevice`] (a binding larger than the
+    /// device's binding size limit), [`DispatchError::Limit`] (a workgroup count),
+    /// [`DispatchError::WrongDevice`]; [`DispatchError::Wgpu`] for errors wgpu reports while recording or submitting.
     pub fn dispatch(
         &self,
         kernel: &Kernel,
@@ -43,7 +45,8 @@ impl Gpu {
     /// - any other type (scalar, struct, `atomic<S>`): `T` is the type (`S` for
     ///   `atomic<S>`), and the buffer holds at least the type's WGSL size in bytes;
     /// - the buffer fits `max_storage_buffer_binding_size` or
-    ///   `max_uniform_buffer_binding_size`;
+    ///   `max_uniform_buffer_binding_size` ([`DispatchError::ExceedsDevice`], as
+    ///   [`Gpu::compile`] reports a fixed-size binding beyond them);
     /// - a buffer bound twice is bound read-only both times (WebGPU forbids a `read_write`
     ///   binding aliasing another).
     ///
@@ -53,7 +56,7 @@ impl Gpu {
     /// # Errors
     /// The first failed check, naming the kernel and binding: [`DispatchError::ArgCount`],
     /// [`DispatchError::Binding`], [`DispatchError::TooSmall`], [`DispatchError::Aliased`],
-    /// [`DispatchError::Limit`], [`DispatchError::WrongDevice`].
+    /// [`DispatchError::ExceedsDevice`], [`DispatchError::WrongDevice`].
     pub fn check(&self, kernel: &Kernel, args: &[&dyn BindArg]) -> Result<(), DispatchError> {
         if kernel.gpu_id != self.id {
             return Err(DispatchError::WrongDevice("the kernel"));
@@ -187,24 +190,18 @@ pub(crate) fn check_bindings(
     }
     for ((b, layout), a) in sig.bindings.iter().zip(layouts).zip(args) {
         check_one(&sig.name, b, layout, a)?;
-        let (limit, which) = match b.kind {
-            BindingKind::Uniform => (
-                limits.max_uniform_buffer_binding_size,
-                "max_uniform_buffer_binding_size",
-            ),
-            _ => (
-                limits.max_storage_buffer_binding_size,
-                "max_storage_buffer_binding_size",
-            ),
+        let limit = match b.kind {
+            BindingKind::Uniform => DeviceLimit::UniformBufferBindingSize,
+            _ => DeviceLimit::StorageBufferBindingSize,
         };
-        if a.bound_bytes > limit {
-            return Err(DispatchError::Limit {
-                what: format!(
-                    "kernel `{}`, binding {} `{}`: binding size ({which})",
-                    sig.name, b.binding, b.name
-                ),
-                value: a.bound_bytes,
+        let device = limit.of(limits);
+        if a.bound_bytes > device {
+            return Err(DispatchError::ExceedsDevice {
+                kernel: sig.name.clone(),
                 limit,
+                binding: Some(format!("{} `{}`", b.binding, b.name)),
+                needed: a.bound_bytes,
+                device,
             });
         }
     }

@@ -111,7 +111,8 @@ pub enum DispatchError {
         /// Second binding name.
         second_name: String,
     },
-    /// A device limit would be exceeded (workgroup count, binding size, buffer size).
+    /// A device limit would be exceeded by a dispatch or a buffer (workgroup count, buffer
+    /// size); a kernel's and a binding's needs are [`DispatchError::ExceedsDevice`].
     #[error("{what}: {value} exceeds the device limit {limit}")]
     Limit {
         /// What was measured (names the kernel and binding where there is one).
@@ -146,6 +147,27 @@ pub enum DispatchError {
         shape: CoopShape,
         /// The configurations the adapter offers.
         supported: Vec<CoopShape>,
+    },
+    /// The kernel needs more of a device limit than the device has: found by
+    /// [`Gpu::compile`](super::Gpu::compile) (and the interpreter's `compile`) before any
+    /// pipeline is created (see [`check_limits`](super::check_limits)), or, for a binding's
+    /// size, when a buffer longer than the limit is bound ([`Gpu::check`](super::Gpu::check)).
+    #[error(
+        "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device}",
+        binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
+        limit.unit()
+    )]
+    ExceedsDevice {
+        /// The kernel.
+        kernel: String,
+        /// Which limit.
+        limit: super::DeviceLimit,
+        /// The binding concerned (its number and name), for the per-binding limits.
+        binding: Option<String>,
+        /// What the kernel needs.
+        needed: u64,
+        /// The device's value of the limit.
+        device: u64,
     },
     /// A host slice's length differs from the buffer's.
     #[error("{what}: expected {expected} elements, found {found}")]

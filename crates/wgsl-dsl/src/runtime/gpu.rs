@@ -48,11 +48,22 @@ pub struct GpuOptions {
     /// experimental (it may have bugs), and on Vulkan it turns on the Vulkan memory model for
     /// every shader of the device.
     pub cooperative_matrix: bool,
+    /// The limits to open the device with, each within the adapter's (else
+    /// [`DeviceError::RequestDevice`]); `None`: all the adapter's. Lower limits make the
+    /// device check kernels as a smaller GPU would ([`Gpu::compile`] refuses a kernel that
+    /// needs more), e.g. `wgpu::Limits::default()` (WebGPU's defaults, which every WebGPU
+    /// device has).
+    pub limits: Option<wgpu::Limits>,
+    /// The features to open the device with, each one the adapter's (else
+    /// [`DeviceError::RequestDevice`]); `None`: those of `SUBGROUP`, `SUBGROUP_BARRIER`,
+    /// `SHADER_F16` and the timestamp queries the adapter has. The cooperative-matrix feature
+    /// is added by [`GpuOptions::cooperative_matrix`] either way.
+    pub features: Option<wgpu::Features>,
 }
 
 impl Default for GpuOptions {
-    /// All backends, no name filter, high performance, software allowed, 120 s timeout;
-    /// environment variables ignored.
+    /// All backends, no name filter, high performance, software allowed, 120 s timeout, the
+    /// adapter's limits and wanted features; environment variables ignored.
     fn default() -> Self {
         GpuOptions {
             backends: wgpu::Backends::all(),
@@ -61,6 +72,8 @@ impl Default for GpuOptions {
             allow_software: true,
             readback_timeout: Duration::from_secs(120),
             cooperative_matrix: false,
+            limits: None,
+            features: None,
         }
     }
 }
@@ -130,7 +143,9 @@ impl Gpu {
     ///
     /// The device gets all the adapter's limits (largest storage bindings, workgroup storage
     /// and invocations it offers) and, where available, `SUBGROUP`, `SUBGROUP_BARRIER`,
-    /// `SHADER_F16` and the timestamp-query features.
+    /// `SHADER_F16` and the timestamp-query features ([`GpuOptions::limits`] and
+    /// [`GpuOptions::features`] choose others). [`Gpu::compile`] checks every kernel against
+    /// them.
     ///
     /// # Errors
     /// [`DeviceError::NoAdapter`] (its message says what to install) or
@@ -190,7 +205,9 @@ impl Gpu {
                  counted over all its entries (seen with Mesa 22.3): longer loops exit early"
             );
         }
-        let mut required_features = adapter.features() & WANTED_FEATURES;
+        let mut required_features = options
+            .features
+            .unwrap_or(adapter.features() & WANTED_FEATURES);
         let mut experimental_features = wgpu::ExperimentalFeatures::disabled();
         let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
         if options.cooperative_matrix && adapter.features().contains(coop) {
@@ -209,7 +226,7 @@ impl Gpu {
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("wgsl-dsl"),
             required_features,
-            required_limits: adapter.limits(),
+            required_limits: options.limits.clone().unwrap_or_else(|| adapter.limits()),
             experimental_features,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
@@ -259,7 +276,8 @@ impl Gpu {
         self.info.device_type == wgpu::DeviceType::Cpu
     }
 
-    /// The device's limits (the adapter's, all requested).
+    /// The device's limits: the adapter's, or those of [`GpuOptions::limits`].
+    /// [`Gpu::compile`] checks every kernel against them.
     pub fn limits(&self) -> &wgpu::Limits {
         &self.limits
     }

@@ -36,8 +36,11 @@
 //! `kernel.dispatch(&gpu, SaxpyArgs { a: &a_buf, x: &x_buf, y: &mut y_buf }, [n, 1, 1])`.
 //!
 //! ## What is checked, and when
-//! - [`Gpu::compile`]: capabilities the kernel needs against the device's; wgpu's validation
-//!   of the module and pipeline.
+//! - [`Gpu::compile`]: the kernel against the device ([`check_limits`]): capabilities,
+//!   workgroup size per dimension and in total, workgroup memory, binding numbers, storage and
+//!   uniform bindings per stage, binding sizes, each a [`DispatchError::ExceedsDevice`] naming
+//!   the limit, the kernel's need and the device's value; then wgpu's validation of the module
+//!   and pipeline.
 //! - [`Gpu::dispatch`], [`Recorder::dispatch`] ([`Gpu::check`] lists the checks): argument
 //!   count, element types, strides, minimum sizes, aliasing, binding size and workgroup count
 //!   limits, before anything is recorded or submitted.
@@ -51,6 +54,7 @@ mod buffer;
 mod dispatch;
 mod error;
 mod gpu;
+mod limits;
 mod pipeline;
 mod profile;
 mod readback;
@@ -63,6 +67,7 @@ pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
 pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};
+pub use limits::{DeviceLimit, check_limits, interpreter_limits};
 pub(crate) use pipeline::{BindingLayout, binding_layouts};
 pub use pipeline::{Kernel, ceil_div};
 pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};

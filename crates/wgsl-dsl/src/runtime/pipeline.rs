@@ -91,20 +91,17 @@ impl Gpu {
     ///
     /// # Errors
     /// [`DispatchError::MissingCapability`] if the kernel needs a capability this device lacks
-    /// (see [`Gpu::capabilities`]); [`DispatchError::UnsupportedCooperativeShape`] if it
+    /// (see [`Gpu::capabilities`]); [`DispatchError::ExceedsDevice`] if it needs more of a
+    /// device limit than [`Gpu::limits`] has (workgroup size and memory, bindings per stage,
+    /// binding sizes: [`check_limits`](super::check_limits));
+    /// [`DispatchError::UnsupportedCooperativeShape`] if it
     /// multiplies cooperative matrices in a configuration the adapter does not list
     /// ([`Gpu::cooperative_shapes`]); [`DispatchError::Layout`] if a declared binding is missing
     /// from the module or its types cannot be laid out; [`DispatchError::Wgpu`] if wgpu rejects
     /// the module or pipeline; [`DispatchError::Device`] if the device is lost.
     pub fn compile(&self, shader: &Shader) -> Result<Kernel, DispatchError> {
         let sig = &shader.signature;
-        let missing = sig.capabilities - self.capabilities();
-        if !missing.is_empty() {
-            return Err(DispatchError::MissingCapability {
-                kernel: sig.name.clone(),
-                needed: missing,
-            });
-        }
+        super::check_limits(shader, self.limits(), self.capabilities())?;
         if !sig.cooperative_shapes.is_empty() {
             let supported = self.cooperative_shapes();
             if let Some(shape) = sig

@@ -1,0 +1,230 @@
+//! A kernel checked against the device it runs on: [`check_limits`], run by
+//! [`Gpu::compile`](super::Gpu::compile) (and the interpreter's `compile`) before anything is
+//! created, so that a kernel built for other limits is refused with the limit, the kernel's
+//! need and the device's value instead of running, or failing in a driver.
+
+use naga::valid::Capabilities;
+
+use super::error::DispatchError;
+use crate::kernel::BindingKind;
+use crate::shader::Shader;
+
+/// A device limit a kernel can exceed, by its `wgpu::Limits` field (WebGPU spec §3.6.2
+/// "Limits", `GPUSupportedLimits`, in camel case there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceLimit {
+    /// `max_compute_workgroup_storage_size`: bytes of `var<workgroup>` memory the entry point
+    /// uses, each variable's size rounded up to 16 (WebGPU spec, `createComputePipeline`).
+    WorkgroupStorageSize,
+    /// `max_compute_invocations_per_workgroup`: the product of the workgroup size.
+    InvocationsPerWorkgroup,
+    /// `max_compute_workgroup_size_x`.
+    WorkgroupSizeX,
+    /// `max_compute_workgroup_size_y`.
+    WorkgroupSizeY,
+    /// `max_compute_workgroup_size_z`.
+    WorkgroupSizeZ,
+    /// `max_storage_buffers_per_shader_stage`: storage bindings, read-only or read-write.
+    StorageBuffersPerShaderStage,
+    /// `max_uniform_buffers_per_shader_stage`: uniform bindings.
+    UniformBuffersPerShaderStage,
+    /// `max_bindings_per_bind_group`: the largest binding number plus one.
+    BindingsPerBindGroup,
+    /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
+    /// runtime-sized array, of its fixed part (one element: a longer buffer is checked when
+    /// it is bound, the same [`DispatchError::ExceedsDevice`]).
+    StorageBufferBindingSize,
+    /// `max_uniform_buffer_binding_size`: bytes of a uniform binding's store type.
+    UniformBufferBindingSize,
+}
+
+impl DeviceLimit {
+    /// The `wgpu::Limits` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "max_compute_workgroup_storage_size",
+            DeviceLimit::InvocationsPerWorkgroup => "max_compute_invocations_per_workgroup",
+            DeviceLimit::WorkgroupSizeX => "max_compute_workgroup_size_x",
+            DeviceLimit::WorkgroupSizeY => "max_compute_workgroup_size_y",
+            DeviceLimit::WorkgroupSizeZ => "max_compute_workgroup_size_z",
+            DeviceLimit::StorageBuffersPerShaderStage => "max_storage_buffers_per_shader_stage",
+            DeviceLimit::UniformBuffersPerShaderStage => "max_uniform_buffers_per_shader_stage",
+            DeviceLimit::BindingsPerBindGroup => "max_bindings_per_bind_group",
+            DeviceLimit::StorageBufferBindingSize => "max_storage_buffer_binding_size",
+            DeviceLimit::UniformBufferBindingSize => "max_uniform_buffer_binding_size",
+        }
+    }
+
+    /// What the limit counts.
+    pub fn unit(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "bytes of workgroup memory",
+            DeviceLimit::InvocationsPerWorkgroup => "invocations per workgroup",
+            DeviceLimit::WorkgroupSizeX => "invocations along x",
+            DeviceLimit::WorkgroupSizeY => "invocations along y",
+            DeviceLimit::WorkgroupSizeZ => "invocations along z",
+            DeviceLimit::StorageBuffersPerShaderStage => "storage buffer bindings",
+            DeviceLimit::UniformBuffersPerShaderStage => "uniform buffer bindings",
+            DeviceLimit::BindingsPerBindGroup => "binding numbers",
+            DeviceLimit::StorageBufferBindingSize | DeviceLimit::UniformBufferBindingSize => {
+                "bytes"
+            }
+        }
+    }
+
+    /// The device's value of this limit.
+    pub fn of(self, limits: &wgpu::Limits) -> u64 {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => limits.max_compute_workgroup_storage_size.into(),
+            DeviceLimit::InvocationsPerWorkgroup => {
+                limits.max_compute_invocations_per_workgroup.into()
+            }
+            DeviceLimit::WorkgroupSizeX => limits.max_compute_workgroup_size_x.into(),
+            DeviceLimit::WorkgroupSizeY => limits.max_compute_workgroup_size_y.into(),
+            DeviceLimit::WorkgroupSizeZ => limits.max_compute_workgroup_size_z.into(),
+            DeviceLimit::StorageBuffersPerShaderStage => {
+                limits.max_storage_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::UniformBuffersPerShaderStage => {
+                limits.max_uniform_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::BindingsPerBindGroup => limits.max_bindings_per_bind_group.into(),
+            DeviceLimit::StorageBufferBindingSize => limits.max_storage_buffer_binding_size,
+            DeviceLimit::UniformBufferBindingSize => limits.max_uniform_buffer_binding_size,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The limits an [`Interpreter`](crate::interp::Interpreter) checks by default
+/// ([`InterpOptions::limits`](crate::interp::InterpOptions::limits)): WebGPU's defaults
+/// (`wgpu::Limits::default()`: 16 KiB of workgroup memory, 256 invocations per workgroup,
+/// 128 MiB storage and 64 KiB uniform bindings, 65535 workgroups per dimension, the limits
+/// [`TargetLimits::default`](crate::TargetLimits) builds for), except the number of bindings
+/// (storage and uniform buffers per shader stage, bindings per bind group), which the
+/// interpreter does not restrict: kernels of more than WebGPU's 8 storage bindings (the MLP's
+/// fused updates bind 10 or 11) run on most native GPUs, and on the interpreter.
+pub fn interpreter_limits() -> wgpu::Limits {
+    wgpu::Limits {
+        max_storage_buffers_per_shader_stage: u32::MAX,
+        max_uniform_buffers_per_shader_stage: u32::MAX,
+        max_bindings_per_bind_group: u32::MAX,
+        ..wgpu::Limits::default()
+    }
+}
+
+/// Check `shader` against a device's `limits` and `capabilities`, from the module itself
+/// (what runs, whatever its signature says), in this order: capabilities
+/// ([`KernelSignature::capabilities`](crate::KernelSignature::capabilities)), workgroup size
+/// per dimension, invocations per workgroup, workgroup memory, binding numbers, storage and
+/// uniform bindings per stage, then each binding's size. Every [`DeviceLimit`] is checked.
+///
+/// [`Gpu::compile`](super::Gpu::compile) runs it with the device's limits; run it with
+/// `wgpu::Limits::default()` to know whether a kernel fits every WebGPU device.
+///
+/// # Errors
+/// [`DispatchError::MissingCapability`], or [`DispatchError::ExceedsDevice`] for the first
+/// limit exceeded, with the kernel's need and the device's value.
+pub fn check_limits(
+    shader: &Shader,
+    limits: &wgpu::Limits,
+    capabilities: Capabilities,
+) -> Result<(), DispatchError> {
+    let sig = &shader.signature;
+    let missing = sig.capabilities - capabilities;
+    if !missing.is_empty() {
+        return Err(DispatchError::MissingCapability {
+            kernel: sig.name.clone(),
+            needed: missing,
+        });
+    }
+    let check = |limit: DeviceLimit, binding: Option<&crate::BindingDesc>, needed: u64| {
+        let device = limit.of(limits);
+        if needed > device {
+            Err(DispatchError::ExceedsDevice {
+                kernel: sig.name.clone(),
+                limit,
+                binding: binding.map(|b| format!("{} `{}`", b.binding, b.name)),
+                needed,
+                device,
+            })
+        } else {
+            Ok(())
+        }
+    };
+
+    let module = &shader.module;
+    let entry = module
+        .entry_points
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.name == sig.name);
+    let size = entry.map_or(sig.workgroup_size, |(_, e)| e.workgroup_size);
+    check(DeviceLimit::WorkgroupSizeX, None, size[0].into())?;
+    check(DeviceLimit::WorkgroupSizeY, None, size[1].into())?;
+    check(DeviceLimit::WorkgroupSizeZ, None, size[2].into())?;
+    let invocations = size.iter().map(|&s| u64::from(s)).product();
+    check(DeviceLimit::InvocationsPerWorkgroup, None, invocations)?;
+
+    // A module whose types cannot be laid out has no sizes to check; compiling it reports
+    // that (DispatchError::Layout).
+    let mut layouter = naga::proc::Layouter::default();
+    let laid_out = layouter.update(module.to_ctx()).is_ok();
+    if laid_out {
+        // The variables the entry point uses (WebGPU counts those statically used).
+        let used = entry.map(|(i, _)| shader.info.get_entry_point(i));
+        let bytes = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+            .filter(|(h, _)| used.is_none_or(|u| !u[*h].is_empty()))
+            .map(|(_, v)| u64::from(layouter[v.ty].size).next_multiple_of(16))
+            .sum();
+        check(DeviceLimit::WorkgroupStorageSize, None, bytes)?;
+    }
+
+    let bindings = &sig.bindings;
+    if let Some(b) = bindings.iter().max_by_key(|b| b.binding) {
+        check(
+            DeviceLimit::BindingsPerBindGroup,
+            Some(b),
+            u64::from(b.binding) + 1,
+        )?;
+    }
+    let uniform = bindings
+        .iter()
+        .filter(|b| b.kind == BindingKind::Uniform)
+        .count() as u64;
+    let storage = bindings.len() as u64 - uniform;
+    check(DeviceLimit::StorageBuffersPerShaderStage, None, storage)?;
+    check(DeviceLimit::UniformBuffersPerShaderStage, None, uniform)?;
+
+    if laid_out {
+        for b in bindings {
+            let want = naga::ResourceBinding {
+                group: b.group,
+                binding: b.binding,
+            };
+            // A declared binding missing from the module is reported by compiling it.
+            let Some((_, var)) = module
+                .global_variables
+                .iter()
+                .find(|(_, v)| v.binding.as_ref() == Some(&want))
+            else {
+                continue;
+            };
+            let limit = match b.kind {
+                BindingKind::Uniform => DeviceLimit::UniformBufferBindingSize,
+                _ => DeviceLimit::StorageBufferBindingSize,
+            };
+            check(limit, Some(b), layouter[var.ty].size.into())?;
+        }
+    }
+    Ok(())
+}
