@@ -3,6 +3,11 @@
 //!
 //! Review changes with `cargo insta review`; `cargo insta test --unreferenced reject` also
 //! rejects snapshot files no test refers to (and so does `no_unreferenced_snapshots` below).
+//! With `CI` set (`.ci/run`) a changed snapshot fails and nothing is written, whatever insta's
+//! variables say (`common/snapshot.rs`; `snapshot_ci.rs` checks it).
+
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -28,15 +33,7 @@ fn reparse(name: &str, wgsl: &str, caps: Capabilities) {
 }
 
 fn assert_snapshot(suite: &str, name: &str, wgsl: &str) {
-    insta::with_settings!({
-        snapshot_path => snapshot_dir(),
-        prepend_module_to_snapshot => false,
-        snapshot_suffix => name,
-        omit_expression => true,
-        description => format!("WGSL of kernel `{name}`"),
-    }, {
-        insta::assert_snapshot!(suite, wgsl);
-    });
+    snapshot::assert_wgsl_snapshot(&snapshot_dir(), suite, name, wgsl);
 }
 
 /// The `(suite, kernel)` pairs pinned by this file, each with the target it is built for.
