@@ -6,6 +6,7 @@
 //!   kind of the DSL ([`Example`]).
 //! - [`ops::all`]: every kernel of the MLP (`mlp::kernels`), with its `f64` specification from
 //!   `mlp::reference` ([`ops::MlpOp`]).
+//! - [`training`]: whole training steps of the model against the reference training loop.
 //!
 //! The snapshot test pins every one's WGSL; `runtime_examples.rs` and `mlp_kernels.rs` run
 //! every one on the GPU through the harness and compare with the specification.
@@ -13,6 +14,7 @@
 pub mod blocks;
 pub mod examples;
 pub mod ops;
+pub mod training;
 
 use std::sync::OnceLock;
 
