@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use wgsl_dsl::interp::{InterpOptions, Interpreter};
 use wgsl_dsl_harness::{Case, Executor, SeedableRng, VerifiedOp, run, verify};
-use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, fused};
+use wgsl_dsl_workspace_tests::ops::{self, fused};
 use wgsl_dsl_workspace_tests::{Rng, examples};
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -56,37 +56,16 @@ fn suite() -> Suite {
         }
         kernels.push(Box::new(e));
     }
-    let sizes = [
-        CaseSizes::default(),
-        CaseSizes {
-            batch: 5,
-            inputs: 17,
-            outputs: 3,
-            classes: 2,
-        },
-    ];
     for op in ops::all() {
-        for (i, s) in sizes.iter().enumerate() {
+        for (i, s) in ops::CHECKED_SIZES.iter().enumerate() {
             let case = op.case(&mut Rng::seed_from_u64(100 + i as u64), s);
             checks.push((kernels.len(), case));
         }
         kernels.push(Box::new(op));
     }
-    let fused_sizes = [
-        (1, 61, 45, 11),
-        (7, 33, 17, 10),
-        (65, 70, 37, 3),
-        (129, 45, 19, 10),
-    ];
     for op in fused::all() {
-        for (i, &(batch, inputs, outputs, classes)) in fused_sizes.iter().enumerate() {
-            let s = CaseSizes {
-                batch,
-                inputs,
-                outputs,
-                classes,
-            };
-            let case = op.case(&mut Rng::seed_from_u64(200 + i as u64), &s);
+        for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {
+            let case = op.case(&mut Rng::seed_from_u64(200 + i as u64), s);
             checks.push((kernels.len(), case));
         }
         kernels.push(Box::new(op));

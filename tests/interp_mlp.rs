@@ -5,23 +5,14 @@
 
 use wgsl_dsl_harness::{Interpreter, SeedableRng, verify};
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, fused};
+use wgsl_dsl_workspace_tests::ops::{self, fused};
 
 #[test]
 fn every_mlp_kernel_matches_its_reference_on_the_interpreter() {
     let cpu = Interpreter::new();
-    let sizes = [
-        CaseSizes::default(), // batch 37, inputs 61, outputs 45, classes 11
-        CaseSizes {
-            batch: 5,
-            inputs: 17,
-            outputs: 3,
-            classes: 2,
-        },
-    ];
     let mut failures = Vec::new();
     for op in ops::all() {
-        for (i, s) in sizes.iter().enumerate() {
+        for (i, s) in ops::CHECKED_SIZES.iter().enumerate() {
             let seed = 100 + i as u64;
             let case = op.case(&mut Rng::seed_from_u64(seed), s);
             if let Err(m) = verify(&cpu, &op, &case) {
@@ -35,23 +26,11 @@ fn every_mlp_kernel_matches_its_reference_on_the_interpreter() {
 #[test]
 fn every_fused_kernel_matches_its_reference_on_the_interpreter_at_odd_batches_and_widths() {
     let cpu = Interpreter::new();
-    let sizes = [
-        (1, 61, 45, 11),
-        (7, 33, 17, 10),
-        (65, 70, 37, 3),
-        (129, 45, 19, 10),
-    ];
     let mut failures = Vec::new();
     for op in &fused::all() {
-        for (i, &(batch, inputs, outputs, classes)) in sizes.iter().enumerate() {
-            let s = CaseSizes {
-                batch,
-                inputs,
-                outputs,
-                classes,
-            };
+        for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {
             let seed = 200 + i as u64;
-            let case = op.case(&mut Rng::seed_from_u64(seed), &s);
+            let case = op.case(&mut Rng::seed_from_u64(seed), s);
             if let Err(m) = verify(&cpu, op, &case) {
                 failures.push(format!("{m} (sizes {s:?}, seed {seed})"));
             }

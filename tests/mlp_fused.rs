@@ -7,17 +7,11 @@
 use wgsl_dsl::runtime::Gpu;
 use wgsl_dsl_harness::{Interpreter, SeedableRng, agree, verify};
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{CaseSizes, fused};
+use wgsl_dsl_workspace_tests::ops::fused;
 
 #[test]
 fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
     let gpu = Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)");
-    let sizes = [
-        (1, 61, 45, 11),
-        (7, 33, 17, 10),
-        (65, 70, 37, 3),
-        (129, 45, 19, 10),
-    ];
     let ops = fused::all();
     assert_eq!(
         ops.len(),
@@ -25,15 +19,9 @@ fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
         "two configurations: forward, head, SGD and Adam updates"
     );
     for op in &ops {
-        for (i, &(batch, inputs, outputs, classes)) in sizes.iter().enumerate() {
-            let s = CaseSizes {
-                batch,
-                inputs,
-                outputs,
-                classes,
-            };
+        for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {
             let seed = 200 + i as u64;
-            let case = op.case(&mut Rng::seed_from_u64(seed), &s);
+            let case = op.case(&mut Rng::seed_from_u64(seed), s);
             verify(&gpu, op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));
             agree(&gpu, &Interpreter::new(), op, &case).unwrap_or_else(|m| {
                 panic!("{m} (sizes {s:?}, seed {seed}, GPU against the interpreter)")

@@ -10,7 +10,7 @@ use wgsl_dsl_harness::{
     Data, Expected, Interpreter, SeedableRng, VerifiedOp, agree, compare, run, verify,
 };
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{self, CaseSizes, softmax_case, softmax_spec};
+use wgsl_dsl_workspace_tests::ops::{self, softmax_case, softmax_spec};
 
 fn gpu() -> Gpu {
     Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
@@ -29,17 +29,8 @@ fn every_kernel_of_the_model_has_a_verified_op() {
 #[test]
 fn every_kernel_matches_its_reference_on_odd_sizes() {
     let gpu = gpu();
-    let sizes = [
-        CaseSizes::default(), // batch 37, inputs 61, outputs 45, classes 11
-        CaseSizes {
-            batch: 5,
-            inputs: 17,
-            outputs: 3,
-            classes: 2,
-        },
-    ];
     for op in ops::all() {
-        for (i, s) in sizes.iter().enumerate() {
+        for (i, s) in ops::CHECKED_SIZES.iter().enumerate() {
             let seed = 100 + i as u64;
             let case = op.case(&mut Rng::seed_from_u64(seed), s);
             verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m} (sizes {s:?}, seed {seed})"));

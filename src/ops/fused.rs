@@ -15,6 +15,15 @@ use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
 
 use super::{CaseSizes, MlpOp, dims, layer_from_flat, random_layer};
 
+/// The sizes every fused kernel of [`all`] is checked at (on the GPU and on the interpreter):
+/// batches 1, 7, 65 and 129, widths that are multiples of no tile.
+pub const CHECKED_SIZES: [CaseSizes; 4] = [
+    CaseSizes::new(1, 61, 45, 11),
+    CaseSizes::new(7, 33, 17, 10),
+    CaseSizes::new(65, 70, 37, 3),
+    CaseSizes::new(129, 45, 19, 10),
+];
+
 /// Every fused kernel of [`verified_configs`], each once.
 pub fn all() -> Vec<MlpOp> {
     let mut ops = Vec::new();

@@ -37,14 +37,26 @@ pub struct CaseSizes {
 impl Default for CaseSizes {
     /// Batch 37, inputs 61, outputs 45, classes 11.
     fn default() -> Self {
+        CHECKED_SIZES[0]
+    }
+}
+
+impl CaseSizes {
+    /// Sizes in the order of the fields.
+    pub const fn new(batch: usize, inputs: usize, outputs: usize, classes: usize) -> Self {
         CaseSizes {
-            batch: 37,
-            inputs: 61,
-            outputs: 45,
-            classes: 11,
+            batch,
+            inputs,
+            outputs,
+            classes,
         }
     }
 }
+
+/// The sizes every kernel of [`all`] is checked at (on the GPU and on the interpreter): the
+/// default (batch 37, inputs 61, outputs 45, classes 11) and a small one.
+pub const CHECKED_SIZES: [CaseSizes; 2] =
+    [CaseSizes::new(37, 61, 45, 11), CaseSizes::new(5, 17, 3, 2)];
 
 /// Makes a random case for given sizes.
 type CaseFn = Box<dyn Fn(&mut Rng, &CaseSizes) -> Case>;
