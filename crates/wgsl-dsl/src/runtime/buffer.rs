@@ -159,9 +159,10 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         gpu.scoped(|| gpu.queue.write_buffer(&self.buffer, 0, bytes))
     }
 
-    /// Copy the contents back to the host: a copy into a staging buffer, `map_async`, and a
-    /// blocking poll that gives up after the [`Gpu`]'s read-back timeout. Waits for all work
-    /// submitted before it. Any number of threads may read back from one [`Gpu`] at once.
+    /// Copy the contents back to the host: [`GpuBuffer::read_async`], then
+    /// [`PendingRead::wait`](super::PendingRead::wait), which gives up after the [`Gpu`]'s
+    /// read-back timeout. Waits for all work submitted before it. Any number of threads may read
+    /// back from one [`Gpu`] at once.
     ///
     /// # Errors
     /// [`DeviceError::WrongDevice`], [`DeviceError::Lost`], [`DeviceError::Timeout`],
@@ -170,37 +171,10 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         if gpu.id != self.gpu_id {
             return Err(DeviceError::WrongDevice);
         }
-        let bytes = self.byte_len();
-        if bytes == 0 {
+        if self.byte_len() == 0 {
             return Ok(Vec::new());
         }
-        let size = self.buffer.size();
-        let submitted = gpu.scoped(|| {
-            let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgsl-dsl read-back"),
-                size,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(&self.buffer, 0, &staging, 0, size);
-            let index = gpu.queue.submit([encoder.finish()]);
-            (staging, index)
-        });
-        let (staging, index) = submitted.map_err(|e| match e {
-            DispatchError::Device(d) => d,
-            other => DeviceError::Map(other.to_string()),
-        })?;
-        gpu.map_read(&staging, Some(index))?;
-        let out = {
-            let view = staging
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| DeviceError::Map(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view[..bytes as usize])
-        };
-        staging.unmap();
-        Ok(out)
+        self.read_async(gpu)?.wait(gpu)
     }
 }
 

@@ -438,7 +438,32 @@ impl Gpu {
     }
 
     /// Map `buffer` for reading once the submission `index` (all work, for `None`) is done,
-    /// and block until the mapping has completed.
+    /// and block until the mapping has completed: [`Gpu::request_map`], then
+    /// [`Gpu::await_map`].
+    ///
+    /// # Errors
+    /// As [`Gpu::await_map`].
+    pub(crate) fn map_read(
+        &self,
+        buffer: &wgpu::Buffer,
+        index: Option<wgpu::SubmissionIndex>,
+    ) -> Result<(), DeviceError> {
+        let request = Self::request_map(buffer);
+        self.await_map(&request, index)
+    }
+
+    /// Request the mapping of `buffer` for reading (`map_async`) without waiting; the returned
+    /// request is collected with [`Gpu::await_map`].
+    pub(crate) fn request_map(buffer: &wgpu::Buffer) -> MapRequest {
+        let (tx, rx) = std::sync::mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        MapRequest(rx)
+    }
+
+    /// Block until the submission `index` (all work, for `None`) is done and the mapping of
+    /// `request` has completed, within the read-back timeout.
     ///
     /// Safe under concurrent use of one `Gpu`: wgpu runs a map callback on whichever thread's
     /// poll collects it, possibly after this thread's own poll has returned, so the callback is
@@ -447,20 +472,16 @@ impl Gpu {
     /// # Errors
     /// [`DeviceError::Lost`], [`DeviceError::Timeout`] after the read-back timeout,
     /// [`DeviceError::Map`] if wgpu fails the mapping.
-    pub(crate) fn map_read(
+    pub(crate) fn await_map(
         &self,
-        buffer: &wgpu::Buffer,
+        request: &MapRequest,
         index: Option<wgpu::SubmissionIndex>,
     ) -> Result<(), DeviceError> {
         use std::sync::mpsc::RecvTimeoutError;
-        let (tx, rx) = std::sync::mpsc::channel();
-        buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
         let start = std::time::Instant::now();
         self.wait_for(index)?;
         loop {
-            match rx.recv_timeout(Duration::from_millis(1)) {
+            match request.0.recv_timeout(Duration::from_millis(1)) {
                 Ok(Ok(())) => return Ok(()),
                 Ok(Err(e)) => {
                     self.check_lost()?;
@@ -605,4 +626,27 @@ fn choose_adapter(
         .filter(|a| options.allow_software || a.get_info().device_type != wgpu::DeviceType::Cpu)
         .min_by_key(rank)
         .ok_or_else(|| format!("{seen}{software}"))
+}
+
+/// A mapping requested by [`Gpu::request_map`]: the outcome of its callback, on a channel.
+#[derive(Debug)]
+pub(crate) struct MapRequest(std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>);
+
+/// The first `bytes` of the mapped `buffer` as elements of `T`; unmaps it.
+///
+/// # Errors
+/// [`DeviceError::Map`] if the buffer is not mapped.
+pub(crate) fn take_mapped<T: bytemuck::Pod>(
+    buffer: &wgpu::Buffer,
+    bytes: usize,
+) -> Result<Vec<T>, DeviceError> {
+    let out = {
+        let view = buffer
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| DeviceError::Map(e.to_string()))?;
+        bytemuck::pod_collect_to_vec(&view[..bytes])
+    };
+    buffer.unmap();
+    Ok(out)
 }

@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::error::{DeviceError, DispatchError};
-use super::gpu::Gpu;
+use super::error::DispatchError;
+use super::gpu::{Gpu, take_mapped};
 use super::recorder::Recorder;
 
 /// How [`Gpu::profile_with`] places its timestamps (see the [module docs](self)).
@@ -413,15 +413,7 @@ impl Gpu {
         rec.submit()?;
         self.map_read(&readback, None)?;
         let bytes = queries.used as usize * wgpu::QUERY_SIZE as usize;
-        let ticks: Vec<u64> = {
-            let view = readback
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| DeviceError::Map(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view[..bytes])
-        };
-        readback.unmap();
-        Ok(ticks)
+        Ok(take_mapped(&readback, bytes)?)
     }
 }
 

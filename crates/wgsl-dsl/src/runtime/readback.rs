@@ -2,14 +2,12 @@
 //! record and submit more work while the GPU finishes what came before the copy.
 
 use std::marker::PhantomData;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 
 use super::buffer::GpuBuffer;
 use super::error::{DeviceError, DispatchError};
-use super::gpu::Gpu;
+use super::gpu::{Gpu, MapRequest, take_mapped};
 use crate::types::WgslType;
 
 /// A copy of a buffer's contents on its way to the host: made by [`GpuBuffer::read_async`],
@@ -22,7 +20,7 @@ use crate::types::WgslType;
 pub struct PendingRead<T> {
     staging: wgpu::Buffer,
     index: wgpu::SubmissionIndex,
-    mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
+    mapped: MapRequest,
     bytes: usize,
     gpu_id: u64,
     _elem: PhantomData<fn() -> T>,
@@ -60,10 +58,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             let mut encoder = gpu.device.create_command_encoder(&Default::default());
             encoder.copy_buffer_to_buffer(self.raw(), 0, &staging, 0, size);
             let index = gpu.queue.submit([encoder.finish()]);
-            let (tx, mapped) = std::sync::mpsc::channel();
-            staging.map_async(wgpu::MapMode::Read, .., move |r| {
-                let _ = tx.send(r);
-            });
+            let mapped = Gpu::request_map(&staging);
             (staging, index, mapped)
         });
         let (staging, index, mapped) = submitted.map_err(|e| match e {
@@ -92,56 +87,7 @@ impl<T: Pod + WgslType> PendingRead<T> {
         if gpu.id != self.gpu_id {
             return Err(DeviceError::WrongDevice);
         }
-        await_mapping(gpu, &self.mapped, self.index.clone())?;
-        let out = {
-            let view = self
-                .staging
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| DeviceError::Map(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view[..self.bytes])
-        };
-        self.staging.unmap();
-        Ok(out)
-    }
-}
-
-/// Block until the submission `index` is done and the mapping whose outcome `rx` receives has
-/// completed, within the [`Gpu`]'s read-back timeout.
-///
-/// Safe under concurrent use of one `Gpu`: wgpu runs a map callback on whichever thread's poll
-/// collects it, possibly after this thread's own poll has returned, so the callback is awaited on
-/// its channel (polling again meanwhile), not assumed to have run (issue 12, 4th class).
-fn await_mapping(
-    gpu: &Gpu,
-    rx: &Receiver<Result<(), wgpu::BufferAsyncError>>,
-    index: wgpu::SubmissionIndex,
-) -> Result<(), DeviceError> {
-    let start = Instant::now();
-    gpu.wait_for(Some(index))?;
-    loop {
-        match rx.recv_timeout(Duration::from_millis(1)) {
-            Ok(Ok(())) => return Ok(()),
-            Ok(Err(e)) => {
-                gpu.check_lost()?;
-                return Err(DeviceError::Map(e.to_string()));
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                gpu.check_lost()?;
-                return Err(DeviceError::Map(
-                    "the map callback was dropped without running".into(),
-                ));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let waited = start.elapsed();
-                if waited >= gpu.readback_timeout {
-                    return Err(DeviceError::Timeout { waited });
-                }
-                gpu.check_lost()?;
-                gpu.device
-                    .poll(wgpu::PollType::Poll)
-                    .map_err(|e| DeviceError::Map(e.to_string()))?;
-            }
-        }
+        gpu.await_map(&self.mapped, Some(self.index))?;
+        take_mapped(&self.staging, self.bytes)
     }
 }
