@@ -26,9 +26,8 @@
 
 use wgsl_dsl::prelude::*;
 
-use crate::GemmDimsFields;
 use crate::config::{CoopConfig, CoopInput};
-use crate::stage::{Global, Literal0, Placement, Stager, tile_coords};
+use crate::stage::{Blocks, Buffers, DoubleBuffer, Global, Literal0, Placement, Start};
 use crate::{GemmDims, Problem};
 
 type F16 = half::f16;
@@ -78,74 +77,49 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     let b_tile = k.workgroup_array::<Vec4<F16>>("b_tile", 2 * b_buffer);
     let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
 
-    let m = k.let_("m", dims.m().load());
-    let n = k.let_("n", dims.n().load());
-    let depth = k.let_("depth", dims.k().load());
-    let local = k.let_("local", local_invocation_index());
-    let (tile_m, tile_n) = tile_coords(&mut k);
-    let m0 = k.let_("m0", &tile_m * c.block_m);
-    let n0 = k.let_("n0", &tile_n * c.block_n);
+    let start = Start::new(&mut k, &dims);
+    let (m, n) = (start.m.clone(), start.n.clone());
+    let m0 = k.let_("m0", &start.tile_m * c.block_m);
+    let n0 = k.let_("n0", &start.tile_n * c.block_n);
     let warps_n = c.block_n / c.warp_n;
-    let warp = k.let_("warp", &local / c.subgroup_size);
-    let lane = k.let_("lane", &local % c.subgroup_size);
+    let warp = k.let_("warp", &start.local / c.subgroup_size);
+    let lane = k.let_("lane", &start.local % c.subgroup_size);
     let wm0 = k.let_("wm0", (&warp / warps_n) * c.warp_m);
     let wn0 = k.let_("wn0", (&warp % warps_n) * c.warp_n);
 
-    let zero = lit(0u32);
-    let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if c.layout.a_transposed() {
-        (depth.clone(), m.clone(), c.block_k, c.block_m)
-    } else {
-        (m.clone(), depth.clone(), c.block_m, c.block_k)
-    };
-    let (b_rows, b_cols, b_tile_rows, b_tile_cols) = if c.layout.b_transposed() {
-        (n.clone(), depth.clone(), c.block_n, c.block_k)
-    } else {
-        (depth.clone(), n.clone(), c.block_k, c.block_n)
-    };
-    let stage_a = Stager::new(
+    // Staged as stored, rows padded.
+    let pipeline = DoubleBuffer::new(
         &mut k,
-        "a",
-        a,
-        a_rows,
-        a_cols,
-        a_tile_rows,
-        a_tile_cols,
-        &local,
+        &start,
+        Blocks {
+            layout: c.layout,
+            block_m: c.block_m,
+            block_n: c.block_n,
+            block_k: c.block_k,
+        },
         threads,
+        (m0.clone(), n0.clone()),
+        (a, b),
+        (
+            Buffers {
+                tile: &a_tile,
+                buffer: a_buffer,
+                placement: Placement {
+                    row_stride: a_stride,
+                    transposed: false,
+                },
+            },
+            Buffers {
+                tile: &b_tile,
+                buffer: b_buffer,
+                placement: Placement {
+                    row_stride: b_stride,
+                    transposed: false,
+                },
+            },
+        ),
+        convert,
     );
-    let stage_b = Stager::new(
-        &mut k,
-        "b",
-        b,
-        b_rows,
-        b_cols,
-        b_tile_rows,
-        b_tile_cols,
-        &local,
-        threads,
-    );
-    let place_a = Placement {
-        row_stride: a_stride,
-        transposed: false,
-    };
-    let place_b = Placement {
-        row_stride: b_stride,
-        transposed: false,
-    };
-    let a_origin = |k0: &Exp<u32>| {
-        if c.layout.a_transposed() {
-            (k0.clone(), m0.clone())
-        } else {
-            (m0.clone(), k0.clone())
-        }
-    };
-    let b_origin = |k0: &Exp<u32>| {
-        if c.layout.b_transposed() {
-            (n0.clone(), k0.clone())
-        } else {
-            (k0.clone(), n0.clone())
-        }
-    };
 
     let frags_m = c.warp_m / 16;
     let frags_n = c.warp_n / 16;
@@ -153,29 +127,14 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
         .map(|i| k.var(&format!("acc{i}"), Exp::<AccFrag>::zero()))
         .collect();
 
-    let steps = k.let_("steps", (&depth + (c.block_k - 1)) / c.block_k);
-    let (ar, ac) = a_origin(&zero);
-    let (br, bc) = b_origin(&zero);
-    let first_a = stage_a.load(&mut k, "a_first", &ar, &ac, convert);
-    let first_b = stage_b.load(&mut k, "b_first", &br, &bc, convert);
-    stage_a.store(&mut k, &first_a, &a_tile, &zero, &place_a);
-    stage_b.store(&mut k, &first_b, &b_tile, &zero, &place_b);
-    k.workgroup_barrier();
+    let steps = pipeline.first(&mut k);
 
     // Fragment strides, as `let`s (naga's SPIR-V writer wants a cooperative load's operands
     // emitted before it).
     let a_stride_e = k.let_("a_stride", lit(a_stride));
     let b_stride_e = k.let_("b_stride", lit(b_stride));
-    let a_layout = if c.layout.a_transposed() {
-        CoopLayout::ColumnMajor
-    } else {
-        CoopLayout::RowMajor
-    };
-    let b_layout = if c.layout.b_transposed() {
-        CoopLayout::ColumnMajor
-    } else {
-        CoopLayout::RowMajor
-    };
+    let a_layout = fragment_layout(c.layout.a_transposed());
+    let b_layout = fragment_layout(c.layout.b_transposed());
     // Where fragment (i, kk) of A and (kk, j) of B start in a buffer, in vectors, relative to
     // the subgroup's corner.
     let a_warp = if c.layout.a_transposed() {
@@ -203,20 +162,11 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
         }
     };
 
-    k.for_range("step", 0u32, &steps, |k, step| {
-        let parity = k.let_("parity", &step % 2u32);
-        let a_cur = k.let_("a_cur", &parity * a_buffer + &a_warp);
-        let b_cur = k.let_("b_cur", &parity * b_buffer + &b_warp);
-        let next = k.let_("next", min(&step + 1u32, &steps - 1u32));
-        let k_next = k.let_("k_next", &next * c.block_k);
-        let (ar, ac) = a_origin(&k_next);
-        let (br, bc) = b_origin(&k_next);
-        let next_a = stage_a.load(k, "a_next", &ar, &ac, convert);
-        let next_b = stage_b.load(k, "b_next", &br, &bc, convert);
+    pipeline.for_each_step(&mut k, &steps, (&a_warp, &b_warp), |k, a_cur, b_cur| {
         for kk in (0..c.block_k).step_by(16) {
             let fa: Vec<Exp<Frag<MatrixA>>> = (0..frags_m)
                 .map(|i| {
-                    let at = k.let_(&format!("a_at{kk}_{i}"), &a_cur + a_offset(i, kk));
+                    let at = k.let_(&format!("a_at{kk}_{i}"), a_cur + a_offset(i, kk));
                     k.let_(
                         &format!("fa{kk}_{i}"),
                         a_tile.at(&at).coop_load(&a_stride_e, a_layout),
@@ -225,7 +175,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
                 .collect();
             let fb: Vec<Exp<Frag<MatrixB>>> = (0..frags_n)
                 .map(|j| {
-                    let at = k.let_(&format!("b_at{kk}_{j}"), &b_cur + b_offset(j, kk));
+                    let at = k.let_(&format!("b_at{kk}_{j}"), b_cur + b_offset(j, kk));
                     k.let_(
                         &format!("fb{kk}_{j}"),
                         b_tile.at(&at).coop_load(&b_stride_e, b_layout),
@@ -239,10 +189,6 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
                 }
             }
         }
-        let other = k.let_("other", (&step + 1u32) % 2u32);
-        stage_a.store(k, &next_a, &a_tile, &(&other * a_buffer), &place_a);
-        stage_b.store(k, &next_b, &b_tile, &(&other * b_buffer), &place_b);
-        k.workgroup_barrier();
     });
 
     // Epilogue.
@@ -305,11 +251,14 @@ fn build_direct(c: &CoopConfig) -> KernelBuilder {
     let a = k.storage::<RuntimeArray<F16>, ReadOnly>("a");
     let b = k.storage::<RuntimeArray<F16>, ReadOnly>("b");
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
-    let m = k.let_("m", dims.m().load());
-    let n = k.let_("n", dims.n().load());
-    let depth = k.let_("depth", dims.k().load());
-    let local = k.let_("local", local_invocation_index());
-    let (tile_m, tile_n) = tile_coords(&mut k);
+    let Start {
+        m,
+        n,
+        depth,
+        local,
+        tile_m,
+        tile_n,
+    } = Start::new(&mut k, &dims);
     let warps_n = c.block_n / c.warp_n;
     let warp = k.let_("warp", &local / c.subgroup_size);
     let row0 = k.let_("row0", &tile_m * c.block_m + (&warp / warps_n) * c.warp_m);
@@ -318,16 +267,8 @@ fn build_direct(c: &CoopConfig) -> KernelBuilder {
     // Row strides of the stored operands, and the layouts their fragments are read in.
     let a_stride = k.let_("a_stride", if a_t { m.clone() } else { depth.clone() });
     let b_stride = k.let_("b_stride", if b_t { depth.clone() } else { n.clone() });
-    let a_layout = if a_t {
-        CoopLayout::ColumnMajor
-    } else {
-        CoopLayout::RowMajor
-    };
-    let b_layout = if b_t {
-        CoopLayout::ColumnMajor
-    } else {
-        CoopLayout::RowMajor
-    };
+    let a_layout = fragment_layout(a_t);
+    let b_layout = fragment_layout(b_t);
     let frags_m = c.warp_m / 16;
     let frags_n = c.warp_n / 16;
     let acc: Vec<Var<AccFrag>> = (0..frags_m * frags_n)
@@ -393,4 +334,14 @@ fn build_direct(c: &CoopConfig) -> KernelBuilder {
         }
     }
     k
+}
+
+/// The layout a fragment is loaded in from an operand stored transposed or not: a transposed
+/// operand's rows are the fragment's columns.
+fn fragment_layout(transposed: bool) -> CoopLayout {
+    if transposed {
+        CoopLayout::ColumnMajor
+    } else {
+        CoopLayout::RowMajor
+    }
 }

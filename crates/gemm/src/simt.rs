@@ -20,9 +20,8 @@
 
 use wgsl_dsl::prelude::*;
 
-use crate::GemmDimsFields;
 use crate::config::SimtConfig;
-use crate::stage::{Global, Placement, Stager, component, tile_coords};
+use crate::stage::{Blocks, Buffers, DoubleBuffer, Global, Placement, Start, component};
 use crate::{GemmDims, Problem};
 
 /// The output buffer, written four elements at a time or one.
@@ -51,76 +50,48 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     let a_tile = k.workgroup_array::<Vec4<f32>>("a_tile", 2 * a_buffer);
     let b_tile = k.workgroup_array::<Vec4<f32>>("b_tile", 2 * b_buffer);
 
-    let m = k.let_("m", dims.m().load());
-    let n = k.let_("n", dims.n().load());
-    let depth = k.let_("depth", dims.k().load());
-    let local = k.let_("local", local_invocation_index());
-    let (tile_m, tile_n) = tile_coords(&mut k);
-    let m0 = k.let_("m0", &tile_m * c.block_m);
-    let n0 = k.let_("n0", &tile_n * c.block_n);
+    let start = Start::new(&mut k, &dims);
+    let (m, n) = (start.m.clone(), start.n.clone());
+    let m0 = k.let_("m0", &start.tile_m * c.block_m);
+    let n0 = k.let_("n0", &start.tile_n * c.block_n);
     let threads_n = c.block_n / c.thread_n;
-    let tx = k.let_("tx", &local % threads_n);
-    let ty = k.let_("ty", &local / threads_n);
+    let tx = k.let_("tx", &start.local % threads_n);
+    let ty = k.let_("ty", &start.local / threads_n);
 
-    // Operands as stored: A is [M, K] or [K, M], B is [K, N] or [N, K].
-    let zero = lit(0u32);
-    let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if c.layout.a_transposed() {
-        (depth.clone(), m.clone(), c.block_k, c.block_m)
-    } else {
-        (m.clone(), depth.clone(), c.block_m, c.block_k)
-    };
-    let (b_rows, b_cols, b_tile_rows, b_tile_cols) = if c.layout.b_transposed() {
-        (n.clone(), depth.clone(), c.block_n, c.block_k)
-    } else {
-        (depth.clone(), n.clone(), c.block_k, c.block_n)
-    };
-    let stage_a = Stager::new(
-        &mut k,
-        "a",
-        a,
-        a_rows,
-        a_cols,
-        a_tile_rows,
-        a_tile_cols,
-        &local,
-        threads,
-    );
-    let stage_b = Stager::new(
-        &mut k,
-        "b",
-        b,
-        b_rows,
-        b_cols,
-        b_tile_rows,
-        b_tile_cols,
-        &local,
-        threads,
-    );
     // Staged as [k][m] and [k][n]: A as stored when transposed, B when not.
-    let place_a = Placement {
-        row_stride: c.block_m / 4,
-        transposed: !c.layout.a_transposed(),
-    };
-    let place_b = Placement {
-        row_stride: c.block_n / 4,
-        transposed: c.layout.b_transposed(),
-    };
-    // The origin of step `t`'s tiles, as stored.
-    let a_origin = |k0: &Exp<u32>| {
-        if c.layout.a_transposed() {
-            (k0.clone(), m0.clone())
-        } else {
-            (m0.clone(), k0.clone())
-        }
-    };
-    let b_origin = |k0: &Exp<u32>| {
-        if c.layout.b_transposed() {
-            (n0.clone(), k0.clone())
-        } else {
-            (k0.clone(), n0.clone())
-        }
-    };
     let same = |v: Exp<Vec4<f32>>| v;
+    let pipeline = DoubleBuffer::new(
+        &mut k,
+        &start,
+        Blocks {
+            layout: c.layout,
+            block_m: c.block_m,
+            block_n: c.block_n,
+            block_k: c.block_k,
+        },
+        threads,
+        (m0.clone(), n0.clone()),
+        (a, b),
+        (
+            Buffers {
+                tile: &a_tile,
+                buffer: a_buffer,
+                placement: Placement {
+                    row_stride: c.block_m / 4,
+                    transposed: !c.layout.a_transposed(),
+                },
+            },
+            Buffers {
+                tile: &b_tile,
+                buffer: b_buffer,
+                placement: Placement {
+                    row_stride: c.block_n / 4,
+                    transposed: c.layout.b_transposed(),
+                },
+            },
+        ),
+        &same,
+    );
 
     let groups_n = c.thread_n / 4;
     let acc: Vec<Var<Vec4<f32>>> = (0..c.thread_m * groups_n)
@@ -128,37 +99,19 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
         .collect();
 
     // The first step's tiles into buffer 0.
-    let steps = k.let_("steps", (&depth + (c.block_k - 1)) / c.block_k);
-    let (ar, ac) = a_origin(&zero);
-    let (br, bc) = b_origin(&zero);
-    let first_a = stage_a.load(&mut k, "a_first", &ar, &ac, &same);
-    let first_b = stage_b.load(&mut k, "b_first", &br, &bc, &same);
-    stage_a.store(&mut k, &first_a, &a_tile, &zero, &place_a);
-    stage_b.store(&mut k, &first_b, &b_tile, &zero, &place_b);
-    k.workgroup_barrier();
+    let steps = pipeline.first(&mut k);
 
-    k.for_range("step", 0u32, &steps, |k, step| {
-        let parity = k.let_("parity", &step % 2u32);
-        let a_cur = k.let_("a_cur", &parity * a_buffer + &ty);
-        let b_cur = k.let_("b_cur", &parity * b_buffer + &tx);
-        // The next step's tiles (the last step's again at the end), loaded before the
-        // multiply-adds so that the loads are in flight while they run.
-        let next = k.let_("next", min(&step + 1u32, &steps - 1u32));
-        let k_next = k.let_("k_next", &next * c.block_k);
-        let (ar, ac) = a_origin(&k_next);
-        let (br, bc) = b_origin(&k_next);
-        let next_a = stage_a.load(k, "a_next", &ar, &ac, &same);
-        let next_b = stage_b.load(k, "b_next", &br, &bc, &same);
+    pipeline.for_each_step(&mut k, &steps, (&ty, &tx), |k, a_cur, b_cur| {
         for kk in 0..c.block_k {
             let a_vectors: Vec<Exp<Vec4<f32>>> = (0..c.thread_m / 4)
                 .map(|g| {
-                    let at = &a_cur + (kk * c.block_m / 4 + g * c.block_m / c.thread_m);
+                    let at = a_cur + (kk * c.block_m / 4 + g * c.block_m / c.thread_m);
                     k.let_(&format!("a{kk}_{g}"), a_tile.at(at).load())
                 })
                 .collect();
             let b_vectors: Vec<Exp<Vec4<f32>>> = (0..groups_n)
                 .map(|h| {
-                    let at = &b_cur + (kk * c.block_n / 4 + h * c.block_n / c.thread_n);
+                    let at = b_cur + (kk * c.block_n / 4 + h * c.block_n / c.thread_n);
                     k.let_(&format!("b{kk}_{h}"), b_tile.at(at).load())
                 })
                 .collect();
@@ -171,10 +124,6 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
                 }
             }
         }
-        let other = k.let_("other", (&step + 1u32) % 2u32);
-        stage_a.store(k, &next_a, &a_tile, &(&other * a_buffer), &place_a);
-        stage_b.store(k, &next_b, &b_tile, &(&other * b_buffer), &place_b);
-        k.workgroup_barrier();
     });
 
     // Epilogue: each invocation's block of C, outside elements skipped.

@@ -1,10 +1,13 @@
-//! What both kernels share: the order of the tiles of `C`, and staging tiles of an operand
-//! from a storage buffer into workgroup memory, four elements at a time.
+//! What the kernels share: their first `let`s ([`Start`]), the order of the tiles of `C`,
+//! staging tiles of an operand from a storage buffer into workgroup memory, four elements at a
+//! time ([`Stager`]), and the double-buffered loop over `K` of the staged kernels
+//! ([`DoubleBuffer`]).
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
 use crate::config::GROUP_M;
+use crate::{GemmDims, GemmDimsFields, Layout};
 
 /// The tile `(tile_m, tile_n)` of `C` this workgroup computes. The grid is
 /// `[tiles along N, tiles along M, 1]`; its workgroups are numbered row by row and handed out
@@ -190,6 +193,233 @@ impl<E: Scalar + Literal0> Stager<E> {
                 None => write(k),
             }
         }
+    }
+}
+
+/// The `let`s every kernel starts with: the problem's sizes from the `dims` uniform, this
+/// invocation's index in its workgroup, and the tile of `C` its workgroup computes
+/// ([`tile_coords`]).
+pub(crate) struct Start {
+    /// Rows of `C` (`M`).
+    pub m: Exp<u32>,
+    /// Columns of `C` (`N`).
+    pub n: Exp<u32>,
+    /// The length of the products (`K`).
+    pub depth: Exp<u32>,
+    /// `local_invocation_index`.
+    pub local: Exp<u32>,
+    /// The tile's row among the tiles of `C`.
+    pub tile_m: Exp<u32>,
+    /// The tile's column among the tiles of `C`.
+    pub tile_n: Exp<u32>,
+}
+
+impl Start {
+    /// Emit the `let`s `m`, `n`, `depth`, `local` and those of [`tile_coords`].
+    pub(crate) fn new(k: &mut KernelBuilder, dims: &Place<GemmDims, ReadOnly>) -> Start {
+        let m = k.let_("m", dims.m().load());
+        let n = k.let_("n", dims.n().load());
+        let depth = k.let_("depth", dims.k().load());
+        let local = k.let_("local", local_invocation_index());
+        let (tile_m, tile_n) = tile_coords(k);
+        Start {
+            m,
+            n,
+            depth,
+            local,
+            tile_m,
+            tile_n,
+        }
+    }
+}
+
+/// The tiles a workgroup stages per step of `K`: `block_m x block_k` of `op(A)` and
+/// `block_k x block_n` of `op(B)`, each read in its operand's stored orientation (`layout`).
+#[derive(Clone, Copy)]
+pub(crate) struct Blocks {
+    /// How `A` and `B` are stored.
+    pub layout: Layout,
+    /// Rows of `C` per tile.
+    pub block_m: u32,
+    /// Columns of `C` per tile.
+    pub block_n: u32,
+    /// Steps of `K` per tile.
+    pub block_k: u32,
+}
+
+/// One operand's two buffers in workgroup memory: `buffer` vectors each, back to back, a
+/// staged tile lying in them as `placement` says.
+pub(crate) struct Buffers<'k, S> {
+    /// The two buffers.
+    pub tile: &'k Place<SizedArray<Vec4<S>>, ReadWrite>,
+    /// Vectors per buffer.
+    pub buffer: u32,
+    /// How a staged tile lies in a buffer.
+    pub placement: Placement,
+}
+
+/// Both operands' tiles staged step by step through two buffers each (double buffering):
+/// [`DoubleBuffer::first`] stages step 0's tiles into buffer 0; in the loop of
+/// [`DoubleBuffer::for_each_step`], each invocation loads its part of step `t + 1`'s tiles
+/// (step `t`'s again at the last step) into registers before step `t`'s multiply-adds, so that
+/// the loads are in flight while they run, and stores them into the other buffer after them.
+/// One `workgroupBarrier` per step suffices: a buffer is written only after every invocation
+/// has passed the barrier that ended the step reading it.
+pub(crate) struct DoubleBuffer<'k, E, S> {
+    blocks: Blocks,
+    depth: Exp<u32>,
+    m0: Exp<u32>,
+    n0: Exp<u32>,
+    a: Stager<E>,
+    b: Stager<E>,
+    a_buffers: Buffers<'k, S>,
+    b_buffers: Buffers<'k, S>,
+    convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
+}
+
+impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
+    /// The staging of `a` and `b` by the `threads` invocations of a workgroup whose tile of `C`
+    /// starts at row `m0` and column `n0`: emits the `let`s of each operand's [`Stager`], and
+    /// converts each staged vector by `convert`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        k: &mut KernelBuilder,
+        start: &Start,
+        blocks: Blocks,
+        threads: u32,
+        (m0, n0): (Exp<u32>, Exp<u32>),
+        (a, b): (Global<E>, Global<E>),
+        (a_buffers, b_buffers): (Buffers<'k, S>, Buffers<'k, S>),
+        convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
+    ) -> Self {
+        let Blocks {
+            layout,
+            block_m,
+            block_n,
+            block_k,
+        } = blocks;
+        let (m, n, depth) = (&start.m, &start.n, &start.depth);
+        // Operands as stored: A is [M, K] or [K, M], B is [K, N] or [N, K].
+        let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if layout.a_transposed() {
+            (depth.clone(), m.clone(), block_k, block_m)
+        } else {
+            (m.clone(), depth.clone(), block_m, block_k)
+        };
+        let (b_rows, b_cols, b_tile_rows, b_tile_cols) = if layout.b_transposed() {
+            (n.clone(), depth.clone(), block_n, block_k)
+        } else {
+            (depth.clone(), n.clone(), block_k, block_n)
+        };
+        let a = Stager::new(
+            k,
+            "a",
+            a,
+            a_rows,
+            a_cols,
+            a_tile_rows,
+            a_tile_cols,
+            &start.local,
+            threads,
+        );
+        let b = Stager::new(
+            k,
+            "b",
+            b,
+            b_rows,
+            b_cols,
+            b_tile_rows,
+            b_tile_cols,
+            &start.local,
+            threads,
+        );
+        DoubleBuffer {
+            blocks,
+            depth: depth.clone(),
+            m0,
+            n0,
+            a,
+            b,
+            a_buffers,
+            b_buffers,
+            convert,
+        }
+    }
+
+    /// The first element, as stored, of the tiles of `A` and `B` at step `k0` of `K`.
+    fn origins(&self, k0: &Exp<u32>) -> [(Exp<u32>, Exp<u32>); 2] {
+        let layout = self.blocks.layout;
+        let a = if layout.a_transposed() {
+            (k0.clone(), self.m0.clone())
+        } else {
+            (self.m0.clone(), k0.clone())
+        };
+        let b = if layout.b_transposed() {
+            (self.n0.clone(), k0.clone())
+        } else {
+            (k0.clone(), self.n0.clone())
+        };
+        [a, b]
+    }
+
+    /// This invocation's part of the tiles at step `k0`, in registers (`let`s named
+    /// `{a,b}_{name}0`, ...).
+    fn load(&self, k: &mut KernelBuilder, name: &str, k0: &Exp<u32>) -> [Vec<Exp<Vec4<S>>>; 2] {
+        let [(ar, ac), (br, bc)] = self.origins(k0);
+        [
+            self.a.load(k, &format!("a_{name}"), &ar, &ac, self.convert),
+            self.b.load(k, &format!("b_{name}"), &br, &bc, self.convert),
+        ]
+    }
+
+    /// Store `values` (from [`DoubleBuffer::load`]) into the buffers at `base` (in buffers).
+    fn store(&self, k: &mut KernelBuilder, [a, b]: &[Vec<Exp<Vec4<S>>>; 2], base: &Exp<u32>) {
+        let (ab, bb) = (&self.a_buffers, &self.b_buffers);
+        self.a
+            .store(k, a, ab.tile, &(base * ab.buffer), &ab.placement);
+        self.b
+            .store(k, b, bb.tile, &(base * bb.buffer), &bb.placement);
+    }
+
+    /// Emit `steps` (the steps of `block_k` covering `K`) and stage step 0's tiles into
+    /// buffer 0, then a barrier. Returns `steps`.
+    pub(crate) fn first(&self, k: &mut KernelBuilder) -> Exp<u32> {
+        let block_k = self.blocks.block_k;
+        let steps = k.let_("steps", (&self.depth + (block_k - 1)) / block_k);
+        let zero = lit(0u32);
+        let first = self.load(k, "first", &zero);
+        let [a, b] = &first;
+        let (ab, bb) = (&self.a_buffers, &self.b_buffers);
+        self.a.store(k, a, ab.tile, &zero, &ab.placement);
+        self.b.store(k, b, bb.tile, &zero, &bb.placement);
+        k.workgroup_barrier();
+        steps
+    }
+
+    /// The loop over the `steps` of `K`: per step, `multiply(k, a_cur, b_cur)` between the
+    /// loads of the next step's tiles and their stores, with `a_cur`, `b_cur` the current
+    /// buffers' first vectors plus `a_offset`, `b_offset`.
+    pub(crate) fn for_each_step(
+        &self,
+        k: &mut KernelBuilder,
+        steps: &Exp<u32>,
+        (a_offset, b_offset): (&Exp<u32>, &Exp<u32>),
+        multiply: impl FnOnce(&mut KernelBuilder, &Exp<u32>, &Exp<u32>),
+    ) {
+        let block_k = self.blocks.block_k;
+        k.for_range("step", 0u32, steps, |k, step| {
+            let parity = k.let_("parity", &step % 2u32);
+            let a_cur = k.let_("a_cur", &parity * self.a_buffers.buffer + a_offset);
+            let b_cur = k.let_("b_cur", &parity * self.b_buffers.buffer + b_offset);
+            // The next step's tiles (the last step's again at the end), loaded before the
+            // multiply-adds so that the loads are in flight while they run.
+            let next = k.let_("next", min(&step + 1u32, steps - 1u32));
+            let k_next = k.let_("k_next", &next * block_k);
+            let next = self.load(k, "next", &k_next);
+            multiply(k, &a_cur, &b_cur);
+            let other = k.let_("other", (&step + 1u32) % 2u32);
+            self.store(k, &next, &other);
+            k.workgroup_barrier();
+        });
     }
 }
 
