@@ -32,6 +32,81 @@ pub fn h200_limits() -> TargetLimits {
     }
 }
 
+/// The tiles of a configuration: `C` in tiles of `block_m x block_n`, one per workgroup, and
+/// `K` walked `block_k` at a time, with `A` and `B` stored as `layout` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    /// How `A` and `B` are stored.
+    pub layout: Layout,
+    /// Rows of `C` per tile.
+    pub block_m: u32,
+    /// Columns of `C` per tile.
+    pub block_n: u32,
+    /// Depth of `K` per step.
+    pub block_k: u32,
+}
+
+/// What the configurations of both kernels ([`SimtConfig`], [`CoopConfig`]) answer alike:
+/// their grid and whether they fit a target, from their tiles, workgroup size and workgroup
+/// memory.
+pub trait TileConfig {
+    /// The tiles.
+    fn blocks(&self) -> Blocks;
+
+    /// Invocations per workgroup (all along `x`).
+    fn threads(&self) -> u32;
+
+    /// Bytes of workgroup memory.
+    fn workgroup_bytes(&self) -> u32;
+
+    /// Why the configuration cannot be built, if it cannot.
+    ///
+    /// # Errors
+    /// A message naming the configuration.
+    fn valid(&self) -> Result<(), String>;
+
+    /// Workgroups of `problem`: its tiles of `C`.
+    fn workgroups(&self, problem: &Problem) -> u64 {
+        let b = self.blocks();
+        u64::from(problem.m.div_ceil(b.block_m)) * u64::from(problem.n.div_ceil(b.block_n))
+    }
+
+    /// The dispatch grid for `problem`: `[ceil(N / block_n), ceil(M / block_m), 1]`.
+    fn grid(&self, problem: &Problem) -> [u32; 3] {
+        let b = self.blocks();
+        [
+            problem.n.div_ceil(b.block_n),
+            problem.m.div_ceil(b.block_m),
+            1,
+        ]
+    }
+
+    /// True when the configuration is valid and its workgroup fits `target`.
+    fn fits(&self, target: &TargetLimits) -> bool {
+        let threads = self.threads();
+        self.valid().is_ok()
+            && threads <= target.max_invocations_per_workgroup
+            && threads <= target.max_workgroup_size[0]
+            && self.workgroup_bytes() <= target.max_workgroup_storage_size
+    }
+}
+
+/// Which of `A`, `B` and `C` `problem` lets a kernel access four elements at a time: those
+/// whose stored rows are multiples of 4 long.
+fn vectors(problem: &Problem) -> [bool; 3] {
+    [
+        problem.a_row_len().is_multiple_of(4),
+        problem.b_row_len().is_multiple_of(4),
+        problem.n.is_multiple_of(4),
+    ]
+}
+
+/// True when `problem` has `layout` and allows the `vec4` accesses `[a, b, c]`.
+fn accepts(layout: Layout, [a, b, c]: [bool; 3], problem: &Problem) -> bool {
+    let [va, vb, vc] = vectors(problem);
+    layout == problem.layout && (!a || va) && (!b || vb) && (!c || vc)
+}
+
 /// A configuration of the SIMT `f32` kernel ([`crate::simt`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SimtConfig {
@@ -88,6 +163,7 @@ impl SimtConfig {
     /// thread_m, thread_n)`.
     pub fn with_tile(problem: &Problem, tile: (u32, u32, u32, u32, u32)) -> SimtConfig {
         let (block_m, block_n, block_k, thread_m, thread_n) = tile;
+        let [vector_a, vector_b, vector_c] = vectors(problem);
         SimtConfig {
             layout: problem.layout,
             block_m,
@@ -95,69 +171,20 @@ impl SimtConfig {
             block_k,
             thread_m,
             thread_n,
-            vector_a: problem.a_row_len().is_multiple_of(4),
-            vector_b: problem.b_row_len().is_multiple_of(4),
-            vector_c: problem.n.is_multiple_of(4),
-        }
-    }
-
-    /// Invocations per workgroup: `(block_m / thread_m) (block_n / thread_n)`.
-    pub fn threads(&self) -> u32 {
-        (self.block_m / self.thread_m) * (self.block_n / self.thread_n)
-    }
-
-    /// Bytes of workgroup memory: two buffers of an `A` and a `B` tile of `f32`.
-    pub fn workgroup_bytes(&self) -> u32 {
-        2 * (self.block_m + self.block_n) * self.block_k * 4
-    }
-
-    /// Workgroups of `problem`.
-    pub fn workgroups(&self, problem: &Problem) -> u64 {
-        u64::from(problem.m.div_ceil(self.block_m)) * u64::from(problem.n.div_ceil(self.block_n))
-    }
-
-    /// The dispatch grid for `problem`: `[ceil(N / block_n), ceil(M / block_m), 1]`.
-    pub fn grid(&self, problem: &Problem) -> [u32; 3] {
-        [
-            problem.n.div_ceil(self.block_n),
-            problem.m.div_ceil(self.block_m),
-            1,
-        ]
-    }
-
-    /// True when the kernel's workgroup fits `target`.
-    pub fn fits(&self, target: &TargetLimits) -> bool {
-        self.valid().is_ok()
-            && self.threads() <= target.max_invocations_per_workgroup
-            && self.threads() <= target.max_workgroup_size[0]
-            && self.workgroup_bytes() <= target.max_workgroup_storage_size
-    }
-
-    /// Why the tile cannot be built, if it cannot: thread tiles of 4 or 8, blocks multiples of
-    /// the thread tiles and of 4.
-    pub fn valid(&self) -> Result<(), String> {
-        let ok = matches!(self.thread_m, 4 | 8)
-            && matches!(self.thread_n, 4 | 8)
-            && self.block_m.is_multiple_of(self.thread_m)
-            && self.block_n.is_multiple_of(self.thread_n)
-            && self.block_k.is_multiple_of(4)
-            && self.block_k > 0
-            && self.block_m.is_multiple_of(4)
-            && self.block_n.is_multiple_of(4);
-        if ok {
-            Ok(())
-        } else {
-            Err(format!("invalid SIMT tile {self:?}"))
+            vector_a,
+            vector_b,
+            vector_c,
         }
     }
 
     /// True when `problem` can run with this kernel: same layout, and the `vec4` accesses the
     /// kernel makes fit the sizes.
     pub fn accepts(&self, problem: &Problem) -> bool {
-        self.layout == problem.layout
-            && (!self.vector_a || problem.a_row_len().is_multiple_of(4))
-            && (!self.vector_b || problem.b_row_len().is_multiple_of(4))
-            && (!self.vector_c || problem.n.is_multiple_of(4))
+        accepts(
+            self.layout,
+            [self.vector_a, self.vector_b, self.vector_c],
+            problem,
+        )
     }
 
     /// The kernel's name: `simt_<layout>_<bm>x<bn>x<bk>_<tm>x<tn>_<abc>`, where each of `a`,
@@ -173,6 +200,45 @@ impl SimtConfig {
             self.thread_n,
             vector_letters(self.vector_a, self.vector_b, self.vector_c)
         )
+    }
+}
+
+impl TileConfig for SimtConfig {
+    fn blocks(&self) -> Blocks {
+        Blocks {
+            layout: self.layout,
+            block_m: self.block_m,
+            block_n: self.block_n,
+            block_k: self.block_k,
+        }
+    }
+
+    /// Invocations per workgroup: `(block_m / thread_m) (block_n / thread_n)`.
+    fn threads(&self) -> u32 {
+        (self.block_m / self.thread_m) * (self.block_n / self.thread_n)
+    }
+
+    /// Bytes of workgroup memory: two buffers of an `A` and a `B` tile of `f32`.
+    fn workgroup_bytes(&self) -> u32 {
+        2 * (self.block_m + self.block_n) * self.block_k * 4
+    }
+
+    /// Why the tile cannot be built, if it cannot: thread tiles of 4 or 8, blocks multiples of
+    /// the thread tiles and of 4.
+    fn valid(&self) -> Result<(), String> {
+        let ok = matches!(self.thread_m, 4 | 8)
+            && matches!(self.thread_n, 4 | 8)
+            && self.block_m.is_multiple_of(self.thread_m)
+            && self.block_n.is_multiple_of(self.thread_n)
+            && self.block_k.is_multiple_of(4)
+            && self.block_k > 0
+            && self.block_m.is_multiple_of(4)
+            && self.block_n.is_multiple_of(4);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("invalid SIMT tile {self:?}"))
+        }
     }
 }
 
@@ -314,6 +380,7 @@ impl CoopConfig {
         subgroup_size: u32,
     ) -> CoopConfig {
         let (block_m, block_n, block_k, warp_m, warp_n) = tile;
+        let [vector_a, vector_b, vector_c] = vectors(problem);
         CoopConfig {
             layout: problem.layout,
             input,
@@ -323,9 +390,9 @@ impl CoopConfig {
             warp_m,
             warp_n,
             subgroup_size,
-            vector_a: problem.a_row_len().is_multiple_of(4),
-            vector_b: problem.b_row_len().is_multiple_of(4),
-            vector_c: problem.n.is_multiple_of(4),
+            vector_a,
+            vector_b,
+            vector_c,
             direct: false,
         }
     }
@@ -351,11 +418,6 @@ impl CoopConfig {
         (self.block_m / self.warp_m) * (self.block_n / self.warp_n)
     }
 
-    /// Invocations per workgroup.
-    pub fn threads(&self) -> u32 {
-        self.warps() * self.subgroup_size
-    }
-
     /// Rows and row length (in `f16`, padding included) of the staged `A` tile: `block_m` rows
     /// of `block_k`, or `block_k` rows of `block_m` when `A` is stored transposed.
     pub fn a_tile_shape(&self) -> (u32, u32) {
@@ -375,68 +437,16 @@ impl CoopConfig {
         }
     }
 
-    /// Bytes of workgroup memory: two buffers of `A` and `B` tiles of `f16`, and a 16x16 `f32`
-    /// fragment per subgroup for stores at the edges.
-    pub fn workgroup_bytes(&self) -> u32 {
-        if self.direct {
-            return 0;
-        }
-        let (ar, al) = self.a_tile_shape();
-        let (br, bl) = self.b_tile_shape();
-        2 * (ar * al + br * bl) * 2 + self.warps() * 256 * 4
-    }
-
-    /// Workgroups of `problem`.
-    pub fn workgroups(&self, problem: &Problem) -> u64 {
-        u64::from(problem.m.div_ceil(self.block_m)) * u64::from(problem.n.div_ceil(self.block_n))
-    }
-
-    /// The dispatch grid for `problem`: `[ceil(N / block_n), ceil(M / block_m), 1]`.
-    pub fn grid(&self, problem: &Problem) -> [u32; 3] {
-        [
-            problem.n.div_ceil(self.block_n),
-            problem.m.div_ceil(self.block_m),
-            1,
-        ]
-    }
-
-    /// True when the kernel's workgroup fits `target`.
-    pub fn fits(&self, target: &TargetLimits) -> bool {
-        self.valid().is_ok()
-            && self.threads() <= target.max_invocations_per_workgroup
-            && self.threads() <= target.max_workgroup_size[0]
-            && self.workgroup_bytes() <= target.max_workgroup_storage_size
-    }
-
-    /// Why the tile cannot be built, if it cannot.
-    pub fn valid(&self) -> Result<(), String> {
-        let ok = self.warp_m.is_multiple_of(16)
-            && self.warp_n.is_multiple_of(16)
-            && self.warp_m > 0
-            && self.warp_n > 0
-            && self.block_m.is_multiple_of(self.warp_m)
-            && self.block_n.is_multiple_of(self.warp_n)
-            && self.block_k.is_multiple_of(16)
-            && self.block_k > 0
-            && self.subgroup_size.is_power_of_two()
-            && self.subgroup_size <= 256
-            && (!self.direct || self.input == CoopInput::F16);
-        if ok {
-            Ok(())
-        } else {
-            Err(format!("invalid cooperative tile {self:?}"))
-        }
-    }
-
     /// True when `problem` can run with this kernel.
     pub fn accepts(&self, problem: &Problem) -> bool {
         if self.direct {
             return self.layout == problem.layout && self.divides(problem);
         }
-        self.layout == problem.layout
-            && (!self.vector_a || problem.a_row_len().is_multiple_of(4))
-            && (!self.vector_b || problem.b_row_len().is_multiple_of(4))
-            && (!self.vector_c || problem.n.is_multiple_of(4))
+        accepts(
+            self.layout,
+            [self.vector_a, self.vector_b, self.vector_c],
+            problem,
+        )
     }
 
     /// True when the tile divides `problem` (`M`, `N`, `K` multiples of the block), as
@@ -475,6 +485,53 @@ impl CoopConfig {
             self.subgroup_size,
             vector_letters(self.vector_a, self.vector_b, self.vector_c)
         )
+    }
+}
+
+impl TileConfig for CoopConfig {
+    fn blocks(&self) -> Blocks {
+        Blocks {
+            layout: self.layout,
+            block_m: self.block_m,
+            block_n: self.block_n,
+            block_k: self.block_k,
+        }
+    }
+
+    /// Invocations per workgroup.
+    fn threads(&self) -> u32 {
+        self.warps() * self.subgroup_size
+    }
+
+    /// Bytes of workgroup memory: two buffers of `A` and `B` tiles of `f16`, and a 16x16 `f32`
+    /// fragment per subgroup for stores at the edges.
+    fn workgroup_bytes(&self) -> u32 {
+        if self.direct {
+            return 0;
+        }
+        let (ar, al) = self.a_tile_shape();
+        let (br, bl) = self.b_tile_shape();
+        2 * (ar * al + br * bl) * 2 + self.warps() * 256 * 4
+    }
+
+    /// Why the tile cannot be built, if it cannot.
+    fn valid(&self) -> Result<(), String> {
+        let ok = self.warp_m.is_multiple_of(16)
+            && self.warp_n.is_multiple_of(16)
+            && self.warp_m > 0
+            && self.warp_n > 0
+            && self.block_m.is_multiple_of(self.warp_m)
+            && self.block_n.is_multiple_of(self.warp_n)
+            && self.block_k.is_multiple_of(16)
+            && self.block_k > 0
+            && self.subgroup_size.is_power_of_two()
+            && self.subgroup_size <= 256
+            && (!self.direct || self.input == CoopInput::F16);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("invalid cooperative tile {self:?}"))
+        }
     }
 }
 

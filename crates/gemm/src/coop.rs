@@ -26,8 +26,8 @@
 
 use wgsl_dsl::prelude::*;
 
-use crate::config::{CoopConfig, CoopInput};
-use crate::stage::{Blocks, Buffers, DoubleBuffer, Global, Literal0, Placement, Start};
+use crate::config::{CoopConfig, CoopInput, TileConfig};
+use crate::stage::{Buffers, DoubleBuffer, Global, Literal0, Placement, Start};
 use crate::{GemmDims, Problem};
 
 type F16 = half::f16;
@@ -91,12 +91,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     let pipeline = DoubleBuffer::new(
         &mut k,
         &start,
-        Blocks {
-            layout: c.layout,
-            block_m: c.block_m,
-            block_n: c.block_n,
-            block_k: c.block_k,
-        },
+        c.blocks(),
         threads,
         (m0.clone(), n0.clone()),
         (a, b),

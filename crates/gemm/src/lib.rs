@@ -39,7 +39,7 @@ pub mod simt;
 pub mod spec;
 mod stage;
 
-pub use config::{CoopConfig, CoopInput, SimtConfig, h200_limits};
+pub use config::{CoopConfig, CoopInput, SimtConfig, TileConfig, h200_limits};
 pub use run::{Gemm, GemmError};
 
 use bytemuck::{Pod, Zeroable};

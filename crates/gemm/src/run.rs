@@ -4,7 +4,7 @@ use bytemuck::Pod;
 use wgsl_dsl::runtime::{BindArg, DispatchError, Gpu, GpuBuffer, Kernel, Recorder};
 use wgsl_dsl::types::Scalar;
 
-use crate::config::{CoopConfig, CoopInput, SimtConfig};
+use crate::config::{CoopConfig, CoopInput, SimtConfig, TileConfig};
 use crate::{GemmDims, Problem};
 
 /// Why a product could not be built or run.

@@ -20,8 +20,8 @@
 
 use wgsl_dsl::prelude::*;
 
-use crate::config::SimtConfig;
-use crate::stage::{Blocks, Buffers, DoubleBuffer, Global, Placement, Start, component};
+use crate::config::{SimtConfig, TileConfig};
+use crate::stage::{Buffers, DoubleBuffer, Global, Placement, Start, component};
 use crate::{GemmDims, Problem};
 
 /// The output buffer, written four elements at a time or one.
@@ -63,12 +63,7 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     let pipeline = DoubleBuffer::new(
         &mut k,
         &start,
-        Blocks {
-            layout: c.layout,
-            block_m: c.block_m,
-            block_n: c.block_n,
-            block_k: c.block_k,
-        },
+        c.blocks(),
         threads,
         (m0.clone(), n0.clone()),
         (a, b),

@@ -6,8 +6,8 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
-use crate::config::GROUP_M;
-use crate::{GemmDims, GemmDimsFields, Layout};
+use crate::config::{Blocks, GROUP_M};
+use crate::{GemmDims, GemmDimsFields};
 
 /// The tile `(tile_m, tile_n)` of `C` this workgroup computes. The grid is
 /// `[tiles along N, tiles along M, 1]`; its workgroups are numbered row by row and handed out
@@ -231,20 +231,6 @@ impl Start {
             tile_n,
         }
     }
-}
-
-/// The tiles a workgroup stages per step of `K`: `block_m x block_k` of `op(A)` and
-/// `block_k x block_n` of `op(B)`, each read in its operand's stored orientation (`layout`).
-#[derive(Clone, Copy)]
-pub(crate) struct Blocks {
-    /// How `A` and `B` are stored.
-    pub layout: Layout,
-    /// Rows of `C` per tile.
-    pub block_m: u32,
-    /// Columns of `C` per tile.
-    pub block_n: u32,
-    /// Steps of `K` per tile.
-    pub block_k: u32,
 }
 
 /// One operand's two buffers in workgroup memory: `buffer` vectors each, back to back, a

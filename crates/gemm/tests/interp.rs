@@ -6,7 +6,7 @@
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::interp::{HostBuffer, InterpError, Interpreter};
 use wgsl_gemm::harness::random;
-use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, spec};
+use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, spec};
 
 #[test]
 fn simt_kernel_on_the_interpreter_matches_the_specification() {

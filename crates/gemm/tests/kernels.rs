@@ -7,7 +7,7 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::runtime::{Gpu, GpuOptions};
 use wgsl_gemm::harness::run_and_check;
-use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig};
+use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 fn h200() -> TargetLimits {
     wgsl_gemm::h200_limits()

@@ -18,7 +18,7 @@ use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES};
 use wgsl_gemm::harness::{random, run_and_check};
 use wgsl_gemm::run::Variant;
-use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig};
+use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 #[derive(Parser, Debug)]
 #[command(about = "Check and measure the wgsl-gemm kernels")]
