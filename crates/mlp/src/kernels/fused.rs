@@ -810,197 +810,152 @@ fn layer_update(
     );
 }
 
-/// Kernel `grad_update_*`: the end of a step for both layers in one dispatch. For each layer,
-/// the gradient of the weights and the bias as one product, `G [outputs, inputs + 1] = dz^T
-/// [x 1]` over the batch (`G[o, i] = dW[o, i]` for `i < inputs`, `G[o, inputs] = db[o]`), and
-/// the optimizer step on each parameter in the epilogue (no gradient buffer, no separate
-/// optimizer pass):
-/// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr_t * v`;
-/// - Adam: `t = state[0]` (already advanced by `softmax_head`), `m = b1 m + (1 - b1) g;
-///   v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`;
-///
-/// with `lr_t` the scheduled learning rate after `state[0] - 1` steps
-/// ([`super::optim::scheduled_lr`], computed once per invocation).
-///
-/// The first workgroups take the last layer's tiles (`dz = dlogits`, `x = hidden`), the others
-/// the first layer's (`dz = dhidden`, `x` the batch gathered from the dataset with the step's
-/// `start = (gp.first_step + state[1] - 1) * gp.batch_size`); the branch is uniform per
-/// workgroup, so each product's barriers are. Workgroup 0 also writes the step's mean loss:
-/// `loss_history[state[1] - 1] = mean(losses[0..batch])`. Every input gradient of the step
-/// (in `softmax_head`) has read the weights before this kernel changes them.
-///
-/// Bindings: [`GradUpdateSgdBindings`] or [`GradUpdateAdamBindings`] (they differ in `hp` and
-/// the optimizer's slots). Problem size: `(inputs, hidden, classes)` of the model, covered by
-/// [`GradUpdate::grid`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GradUpdateSgd {
-    /// Tiles over the first layer's `[hidden, inputs + 1]`.
-    pub first: Tiles,
-    /// Tiles over the last layer's `[classes, hidden + 1]`.
-    pub last: Tiles,
+/// Declares a `grad_update` kernel for one optimizer (`$opt`, a [`FusedOptimizer`] and
+/// [`GradOptimizer`] variant): the kernel type `$kernel` (its tiles), its bindings `$bindings`
+/// (those of [`GradCommon`] with the optimizer's `hp: $hp` uniform third and its `$slot`
+/// buffers after `params`; `#[derive(Bindings)]` makes `$args`), and its [`KernelDef`].
+macro_rules! grad_update_kernel {
+    (
+        $(#[$doc:meta])*
+        $kernel:ident,
+        $bindings:ident,
+        $args:ident,
+        $opt:ident,
+        $hp:ident,
+        $($(#[$slot_doc:meta])* $slot:ident),+
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $kernel {
+            /// Tiles over the first layer's `[hidden, inputs + 1]`.
+            pub first: Tiles,
+            /// Tiles over the last layer's `[classes, hidden + 1]`.
+            pub last: Tiles,
+        }
+
+        #[doc = concat!("The bindings of [`", stringify!($kernel), "`], in order.")]
+        #[derive(Debug, Bindings)]
+        pub struct $bindings {
+            /// [`LinearDims`] of the first layer.
+            #[uniform]
+            pub first: Place<LinearDims, ReadOnly>,
+            /// [`LinearDims`] of the last layer.
+            #[uniform]
+            pub last: Place<LinearDims, ReadOnly>,
+            #[doc = concat!("[`", stringify!($hp), "`].")]
+            #[uniform]
+            pub hp: Place<$hp, ReadOnly>,
+            /// The step state (advanced by `softmax_head`).
+            pub state: Buffer<u32, ReadOnly>,
+            /// `[batch, hidden]`.
+            pub dhidden: Buffer<f32, ReadOnly>,
+            /// `[batch, classes]`.
+            pub dlogits: Buffer<f32, ReadOnly>,
+            /// `[batch, hidden]`.
+            pub hidden: Buffer<f32, ReadOnly>,
+            /// [`GatherParams`].
+            #[uniform]
+            pub gp: Place<GatherParams, ReadOnly>,
+            /// The permutation.
+            pub order: Buffer<u32, ReadOnly>,
+            /// `[dataset, inputs]`.
+            pub images: Buffer<f32, ReadOnly>,
+            /// The flat parameters, updated.
+            pub params: Buffer<f32, ReadWrite>,
+            $(
+                $(#[$slot_doc])*
+                pub $slot: Buffer<f32, ReadWrite>,
+            )+
+            /// `[batch]`.
+            pub losses: Buffer<f32, ReadOnly>,
+            /// Written at the step's cursor.
+            pub loss_history: Buffer<f32, ReadWrite>,
+        }
+
+        impl KernelDef for $kernel {
+            type Args<'a> = $args<'a>;
+            type Size = (usize, usize, usize);
+            fn build(&self) -> KernelBuilder {
+                let config = self.config();
+                let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
+                let b: $bindings = k.bindings();
+                let common = GradCommon {
+                    first: b.first,
+                    last: b.last,
+                    state: b.state,
+                    dhidden: b.dhidden,
+                    dlogits: b.dlogits,
+                    hidden: b.hidden,
+                    gp: b.gp,
+                    order: b.order,
+                    images: b.images,
+                    params: b.params,
+                    losses: b.losses,
+                    history: b.loss_history,
+                };
+                grad_update(k, &config, common, GradOptimizer::$opt(b.hp, $(b.$slot),+))
+            }
+            fn workgroups(&self, (inputs, hidden, classes): Self::Size) -> [u32; 3] {
+                self.config().grid(inputs, hidden, classes)
+            }
+        }
+
+        impl $kernel {
+            /// The configuration (for the name and the grid).
+            pub fn config(&self) -> GradUpdate {
+                GradUpdate {
+                    first: self.first,
+                    last: self.last,
+                    optimizer: FusedOptimizer::$opt,
+                }
+            }
+        }
+    };
 }
 
-/// `grad_update_adam_*`: [`GradUpdateSgd`] with Adam in the epilogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GradUpdateAdam {
-    /// Tiles over the first layer's `[hidden, inputs + 1]`.
-    pub first: Tiles,
-    /// Tiles over the last layer's `[classes, hidden + 1]`.
-    pub last: Tiles,
-}
-
-/// The bindings of `grad_update_sgd_*`, in order.
-#[derive(Debug, Bindings)]
-pub struct GradUpdateSgdBindings {
-    /// [`LinearDims`] of the first layer.
-    #[uniform]
-    pub first: Place<LinearDims, ReadOnly>,
-    /// [`LinearDims`] of the last layer.
-    #[uniform]
-    pub last: Place<LinearDims, ReadOnly>,
-    /// [`SgdParams`].
-    #[uniform]
-    pub hp: Place<SgdParams, ReadOnly>,
-    /// The step state (advanced by `softmax_head`).
-    pub state: Buffer<u32, ReadOnly>,
-    /// `[batch, hidden]`.
-    pub dhidden: Buffer<f32, ReadOnly>,
-    /// `[batch, classes]`.
-    pub dlogits: Buffer<f32, ReadOnly>,
-    /// `[batch, hidden]`.
-    pub hidden: Buffer<f32, ReadOnly>,
-    /// [`GatherParams`].
-    #[uniform]
-    pub gp: Place<GatherParams, ReadOnly>,
-    /// The permutation.
-    pub order: Buffer<u32, ReadOnly>,
-    /// `[dataset, inputs]`.
-    pub images: Buffer<f32, ReadOnly>,
-    /// The flat parameters, updated.
-    pub params: Buffer<f32, ReadWrite>,
+grad_update_kernel! {
+    /// Kernel `grad_update_*`: the end of a step for both layers in one dispatch. For each layer,
+    /// the gradient of the weights and the bias as one product, `G [outputs, inputs + 1] = dz^T
+    /// [x 1]` over the batch (`G[o, i] = dW[o, i]` for `i < inputs`, `G[o, inputs] = db[o]`), and
+    /// the optimizer step on each parameter in the epilogue (no gradient buffer, no separate
+    /// optimizer pass):
+    /// - SGD: `g += weight_decay * p; v = momentum * v + g; p -= lr_t * v`;
+    /// - Adam: `t = state[0]` (already advanced by `softmax_head`), `m = b1 m + (1 - b1) g;
+    ///   v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`;
+    ///
+    /// with `lr_t` the scheduled learning rate after `state[0] - 1` steps
+    /// ([`super::optim::scheduled_lr`], computed once per invocation).
+    ///
+    /// The first workgroups take the last layer's tiles (`dz = dlogits`, `x = hidden`), the others
+    /// the first layer's (`dz = dhidden`, `x` the batch gathered from the dataset with the step's
+    /// `start = (gp.first_step + state[1] - 1) * gp.batch_size`); the branch is uniform per
+    /// workgroup, so each product's barriers are. Workgroup 0 also writes the step's mean loss:
+    /// `loss_history[state[1] - 1] = mean(losses[0..batch])`. Every input gradient of the step
+    /// (in `softmax_head`) has read the weights before this kernel changes them.
+    ///
+    /// Bindings: [`GradUpdateSgdBindings`] or [`GradUpdateAdamBindings`] (they differ in `hp` and
+    /// the optimizer's slots). Problem size: `(inputs, hidden, classes)` of the model, covered by
+    /// [`GradUpdate::grid`].
+    GradUpdateSgd,
+    GradUpdateSgdBindings,
+    GradUpdateSgdArgs,
+    Sgd,
+    SgdParams,
     /// SGD's velocity, updated.
-    pub velocity: Buffer<f32, ReadWrite>,
-    /// `[batch]`.
-    pub losses: Buffer<f32, ReadOnly>,
-    /// Written at the step's cursor.
-    pub loss_history: Buffer<f32, ReadWrite>,
+    velocity
 }
 
-/// The bindings of `grad_update_adam_*`, in order.
-#[derive(Debug, Bindings)]
-pub struct GradUpdateAdamBindings {
-    /// [`LinearDims`] of the first layer.
-    #[uniform]
-    pub first: Place<LinearDims, ReadOnly>,
-    /// [`LinearDims`] of the last layer.
-    #[uniform]
-    pub last: Place<LinearDims, ReadOnly>,
-    /// [`AdamParams`].
-    #[uniform]
-    pub hp: Place<AdamParams, ReadOnly>,
-    /// The step state (advanced by `softmax_head`).
-    pub state: Buffer<u32, ReadOnly>,
-    /// `[batch, hidden]`.
-    pub dhidden: Buffer<f32, ReadOnly>,
-    /// `[batch, classes]`.
-    pub dlogits: Buffer<f32, ReadOnly>,
-    /// `[batch, hidden]`.
-    pub hidden: Buffer<f32, ReadOnly>,
-    /// [`GatherParams`].
-    #[uniform]
-    pub gp: Place<GatherParams, ReadOnly>,
-    /// The permutation.
-    pub order: Buffer<u32, ReadOnly>,
-    /// `[dataset, inputs]`.
-    pub images: Buffer<f32, ReadOnly>,
-    /// The flat parameters, updated.
-    pub params: Buffer<f32, ReadWrite>,
+grad_update_kernel! {
+    /// `grad_update_adam_*`: [`GradUpdateSgd`] with Adam in the epilogue.
+    GradUpdateAdam,
+    GradUpdateAdamBindings,
+    GradUpdateAdamArgs,
+    Adam,
+    AdamParams,
     /// Adam's first moments, updated.
-    pub m: Buffer<f32, ReadWrite>,
+    m,
     /// Adam's second moments, updated.
-    pub v: Buffer<f32, ReadWrite>,
-    /// `[batch]`.
-    pub losses: Buffer<f32, ReadOnly>,
-    /// Written at the step's cursor.
-    pub loss_history: Buffer<f32, ReadWrite>,
-}
-
-impl KernelDef for GradUpdateSgd {
-    type Args<'a> = GradUpdateSgdArgs<'a>;
-    type Size = (usize, usize, usize);
-    fn build(&self) -> KernelBuilder {
-        let config = self.config();
-        let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
-        let b: GradUpdateSgdBindings = k.bindings();
-        let common = GradCommon {
-            first: b.first,
-            last: b.last,
-            state: b.state,
-            dhidden: b.dhidden,
-            dlogits: b.dlogits,
-            hidden: b.hidden,
-            gp: b.gp,
-            order: b.order,
-            images: b.images,
-            params: b.params,
-            losses: b.losses,
-            history: b.loss_history,
-        };
-        grad_update(k, &config, common, GradOptimizer::Sgd(b.hp, b.velocity))
-    }
-    fn workgroups(&self, (inputs, hidden, classes): Self::Size) -> [u32; 3] {
-        self.config().grid(inputs, hidden, classes)
-    }
-}
-
-impl KernelDef for GradUpdateAdam {
-    type Args<'a> = GradUpdateAdamArgs<'a>;
-    type Size = (usize, usize, usize);
-    fn build(&self) -> KernelBuilder {
-        let config = self.config();
-        let mut k = KernelBuilder::new(config.name(), config.first.workgroup());
-        let b: GradUpdateAdamBindings = k.bindings();
-        let common = GradCommon {
-            first: b.first,
-            last: b.last,
-            state: b.state,
-            dhidden: b.dhidden,
-            dlogits: b.dlogits,
-            hidden: b.hidden,
-            gp: b.gp,
-            order: b.order,
-            images: b.images,
-            params: b.params,
-            losses: b.losses,
-            history: b.loss_history,
-        };
-        grad_update(k, &config, common, GradOptimizer::Adam(b.hp, b.m, b.v))
-    }
-    fn workgroups(&self, (inputs, hidden, classes): Self::Size) -> [u32; 3] {
-        self.config().grid(inputs, hidden, classes)
-    }
-}
-
-impl GradUpdateSgd {
-    /// The configuration (for the name and the grid).
-    pub fn config(&self) -> GradUpdate {
-        GradUpdate {
-            first: self.first,
-            last: self.last,
-            optimizer: FusedOptimizer::Sgd,
-        }
-    }
-}
-
-impl GradUpdateAdam {
-    /// The configuration (for the name and the grid).
-    pub fn config(&self) -> GradUpdate {
-        GradUpdate {
-            first: self.first,
-            last: self.last,
-            optimizer: FusedOptimizer::Adam,
-        }
-    }
+    v
 }
 
 /// The bindings both `grad_update` kernels declare.
