@@ -14,7 +14,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, TimestampMethod};
+use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, Recorder, TimestampMethod};
 
 use crate::config::MlpConfig;
 use crate::data::Dataset;
@@ -105,34 +105,13 @@ pub fn profile_training(
     gpu.wait().map_err(MlpError::from)?;
 
     // 2. The chunk timed as a whole.
-    let mut failure = None;
-    let whole = gpu
-        .time(|rec| {
-            if let Err(e) = model.record_train_steps(gpu, rec, shard, &order, batch, chunk.clone())
-            {
-                failure = Some(e);
-            }
-            Ok(())
-        })
-        .map_err(MlpError::from)?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
+    let record = |model: &mut GpuMlp, rec: &mut Recorder<'_>| {
+        model.record_train_steps(gpu, rec, shard, &order, batch, chunk.clone())
+    };
+    let whole = measured(|r| gpu.time(r), |rec| record(&mut model, rec))?;
 
     // 3. Per dispatch.
-    let mut failure = None;
-    let profile = gpu
-        .profile(|rec| {
-            if let Err(e) = model.record_train_steps(gpu, rec, shard, &order, batch, chunk.clone())
-            {
-                failure = Some(e);
-            }
-            Ok(())
-        })
-        .map_err(MlpError::from)?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
+    let profile = measured(|r| gpu.profile(r), |rec| record(&mut model, rec))?;
 
     let per_step = |n: usize| n as f64 / steps as f64;
     let (kernels, dispatches, profiled_total, method) = match &profile {
@@ -233,5 +212,27 @@ fn fmt_count(n: f64) -> String {
         format!("{}", n.round() as u64)
     } else {
         format!("{n:.2}")
+    }
+}
+
+/// What `measure` ([`Gpu::time`] or [`Gpu::profile`]) gives for the work `record` records.
+/// `measure`'s closure can fail only with the runtime's error, so the model's error is kept
+/// aside and returned after it.
+fn measured<T>(
+    measure: impl FnOnce(
+        &mut dyn FnMut(&mut Recorder<'_>) -> Result<(), DispatchError>,
+    ) -> Result<T, DispatchError>,
+    mut record: impl FnMut(&mut Recorder<'_>) -> Result<(), MlpError>,
+) -> Result<T, MlpError> {
+    let mut failure = None;
+    let out = measure(&mut |rec| {
+        if let Err(e) = record(rec) {
+            failure = Some(e);
+        }
+        Ok(())
+    })?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
