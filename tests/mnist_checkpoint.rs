@@ -148,13 +148,11 @@ fn corrupt_file() {
     for b in &mut bytes[8..40] {
         *b = b'#';
     }
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
+    let err = load_error(&path, &bytes);
     assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
     assert!(err.to_string().contains("m.safetensors"), "{err}");
     // Not a safetensors file at all.
-    std::fs::write(&path, b"hello").unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
+    let err = load_error(&path, b"hello");
     assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
 }
 
@@ -164,8 +162,7 @@ fn truncated_and_padded_files() {
     let path = dir.path().join("m.safetensors");
     let bytes = adam().to_bytes(&path).unwrap();
     for cut in [bytes.len() - 1, bytes.len() / 2, 100, 7, 0] {
-        std::fs::write(&path, &bytes[..cut]).unwrap();
-        let err = Checkpoint::load(&path).unwrap_err();
+        let err = load_error(&path, &bytes[..cut]);
         assert!(
             matches!(err, CheckpointError::Format { .. }),
             "{cut}: {err}"
@@ -173,30 +170,36 @@ fn truncated_and_padded_files() {
     }
     let mut padded = bytes.clone();
     padded.extend_from_slice(&[0; 4]);
-    std::fs::write(&path, &padded).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
+    let err = load_error(&path, &padded);
     assert!(matches!(err, CheckpointError::Format { .. }), "{err}");
 }
 
-/// Replaces `from` by `to` (same length) in the bytes, once.
-fn patch(bytes: &mut [u8], from: &str, to: &str) {
+/// `bytes` with `from` replaced by `to` (same length), once.
+fn patched(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     assert_eq!(from.len(), to.len());
+    let mut bytes = bytes.to_vec();
     let at = bytes
         .windows(from.len())
         .position(|w| w == from.as_bytes())
         .unwrap();
     bytes[at..at + to.len()].copy_from_slice(to.as_bytes());
+    bytes
+}
+
+/// The error of loading `bytes` written to `path`.
+#[track_caller]
+fn load_error(path: &Path, bytes: &[u8]) -> CheckpointError {
+    std::fs::write(path, bytes).unwrap();
+    Checkpoint::load(path).unwrap_err()
 }
 
 #[test]
 fn shape_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
-    let mut bytes = sgd().to_bytes(&path).unwrap();
+    let bytes = sgd().to_bytes(&path).unwrap();
     // The metadata now claims 44 hidden units where the tensors have 45.
-    patch(&mut bytes, "[45,13]", "[44,13]");
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
+    let err = load_error(&path, &patched(&bytes, "[45,13]", "[44,13]"));
     match &err {
         CheckpointError::Shape { name, expected, .. } => {
             assert_eq!(name, "layers.0.weight");
@@ -211,47 +214,23 @@ fn bad_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
     let good = adam().to_bytes(&path).unwrap();
-    let mut bytes = good.clone();
-    patch(&mut bytes, "adam", "adan"); // inside the metadata's JSON string
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CheckpointError::Metadata {
-                key: "optimizer",
-                ..
-            }
-        ),
-        "{err}"
-    );
-    let mut bytes = good.clone();
-    patch(&mut bytes, r#"gamma\":0.5"#, r#"gamma\":7.5"#);
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CheckpointError::Metadata {
-                key: "schedule",
-                ..
-            }
-        ),
-        "{err}"
-    );
-    let mut bytes = good.clone();
-    patch(&mut bytes, r#"inputs\":37"#, r#"inputs\": 0"#);
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
+    let metadata_key = |from: &str, to: &str| match load_error(&path, &patched(&good, from, to)) {
+        CheckpointError::Metadata { key, .. } => key,
+        other => panic!("{from} -> {to}: expected a metadata error, got {other}"),
+    };
+    // Inside the metadata's JSON string.
+    assert_eq!(metadata_key("adam", "adan"), "optimizer");
+    assert_eq!(metadata_key(r#"gamma\":0.5"#, r#"gamma\":7.5"#), "schedule");
+    let err = load_error(&path, &patched(&good, r#"inputs\":37"#, r#"inputs\": 0"#));
     assert!(matches!(err, CheckpointError::Config { .. }), "{err}");
-    let mut bytes = good;
-    patch(
-        &mut bytes,
-        "optimizer.v.layers.1.bias",
-        "optimizer.w.layers.1.bias",
+    let err = load_error(
+        &path,
+        &patched(
+            &good,
+            "optimizer.v.layers.1.bias",
+            "optimizer.w.layers.1.bias",
+        ),
     );
-    std::fs::write(&path, &bytes).unwrap();
-    let err = Checkpoint::load(&path).unwrap_err();
     assert!(
         matches!(&err, CheckpointError::MissingTensor { name, .. } if name == "optimizer.v.layers.1.bias"),
         "{err}"
