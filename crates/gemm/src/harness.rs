@@ -5,14 +5,34 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
+use crate::config::DIRECT_TILES;
 use crate::run::{Gemm, Variant};
 use crate::spec::{self, Worst};
-use crate::{CoopInput, GemmError, Problem};
+use crate::{CoopConfig, CoopInput, GemmError, Layout, Problem};
 
 /// `len` values uniform in `[-1, 1)` from `seed`.
 pub fn random(len: usize, seed: u64) -> Vec<f32> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// Every direct cooperative configuration ([`CoopConfig::direct_with_tile`] of each of
+/// [`DIRECT_TILES`]) for subgroups of `subgroup_size`, in every layout, with a problem all of
+/// them divide (256 x 384 x 192): what the tests and `gemm check` build and run.
+pub fn direct_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        let p = Problem {
+            m: 256,
+            n: 384,
+            k: 192,
+            layout,
+        };
+        for tile in DIRECT_TILES {
+            v.push((p, CoopConfig::direct_with_tile(&p, tile, subgroup_size)));
+        }
+    }
+    v
 }
 
 /// What the kernel computed and how far it is from the specification.

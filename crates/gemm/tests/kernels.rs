@@ -6,7 +6,7 @@
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::runtime::{Gpu, GpuOptions};
-use wgsl_gemm::harness::run_and_check;
+use wgsl_gemm::harness::{direct_checks, run_and_check};
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 fn h200() -> TargetLimits {
@@ -14,21 +14,9 @@ fn h200() -> TargetLimits {
 }
 
 /// Direct cooperative configurations (fragments straight from the buffers), one per tile and
-/// layout, on a size the tiles divide.
+/// layout.
 fn direct_configs() -> Vec<CoopConfig> {
-    let mut v = Vec::new();
-    for layout in Layout::ALL {
-        let p = Problem {
-            m: 256,
-            n: 384,
-            k: 192,
-            layout,
-        };
-        for tile in wgsl_gemm::config::DIRECT_TILES {
-            v.push(CoopConfig::direct_with_tile(&p, tile, 32));
-        }
-    }
-    v
+    direct_checks(32).into_iter().map(|(_, c)| c).collect()
 }
 
 fn problems() -> Vec<Problem> {

@@ -16,7 +16,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES};
-use wgsl_gemm::harness::{random, run_and_check};
+use wgsl_gemm::harness::{direct_checks, random, run_and_check};
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
@@ -200,20 +200,8 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
         }
     }
     // The direct cooperative kernel in every layout and tile, on sizes its tiles divide.
-    let subgroup = gpu.adapter_info().subgroup_min_size;
-    for layout in Layout::ALL {
-        let p = Problem {
-            m: 256,
-            n: 384,
-            k: 192,
-            layout,
-        };
-        for tile in DIRECT_TILES {
-            runs.push((
-                p,
-                Gemm::with_coop(gpu, CoopConfig::direct_with_tile(&p, tile, subgroup)),
-            ));
-        }
+    for (p, config) in direct_checks(gpu.adapter_info().subgroup_min_size) {
+        runs.push((p, Gemm::with_coop(gpu, config)));
     }
     let (mut passed, mut failed, mut refused) = (0, 0, 0);
     let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
