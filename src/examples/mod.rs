@@ -30,7 +30,11 @@ mod math;
 mod memory;
 mod packing;
 
-use crate::Example;
+use crate::{Case, Example, Rng};
+use wgsl_dsl_harness::SeedableRng;
+
+/// The seeds of the random cases every example is checked on.
+pub const SEEDS: [u64; 2] = [1, 2];
 
 /// Every example kernel.
 pub fn all() -> Vec<Example> {
@@ -40,4 +44,34 @@ pub fn all() -> Vec<Example> {
     v.extend(memory::examples());
     v.extend(packing::examples());
     v
+}
+
+/// Runs `check` on the case of each of [`SEEDS`] of every example that `selected` keeps, and
+/// panics listing every error `check` returns (with its seed) and how many examples failed.
+#[track_caller]
+pub fn check_all(
+    selected: impl Fn(&Example) -> bool,
+    check: impl Fn(&Example, &Case) -> Vec<String>,
+) {
+    let all = all();
+    let mut failed = 0;
+    let mut failures = Vec::new();
+    for e in all.iter().filter(|e| selected(e)) {
+        let before = failures.len();
+        for seed in SEEDS {
+            let case = (e.case)(&mut Rng::seed_from_u64(seed));
+            failures.extend(
+                check(e, &case)
+                    .into_iter()
+                    .map(|m| format!("{m} (seed {seed})")),
+            );
+        }
+        failed += usize::from(failures.len() > before);
+    }
+    assert!(
+        failures.is_empty(),
+        "{failed} of {} examples failed:\n{}",
+        all.len(),
+        failures.join("\n")
+    );
 }
