@@ -1180,12 +1180,7 @@ pub fn all() -> Vec<KernelBuilder> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const H200: Target = Target::Gpu {
-        workgroups: 512,
-        max_invocations: 1024,
-        shared_bytes: 49152,
-    };
+    use crate::kernels::product::H200;
 
     #[test]
     fn the_mnist_model_is_fused_with_tiles_for_its_device() {

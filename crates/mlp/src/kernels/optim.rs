@@ -89,23 +89,26 @@ pub(crate) struct ScheduleFields {
     decay_factor: Exp<f32>,
 }
 
+/// The [`ScheduleFields`] of `$hp`, a place of [`SgdParams`] or [`AdamParams`]: the same
+/// members, reached through each struct's own field trait.
+macro_rules! schedule_fields {
+    ($hp:expr) => {
+        ScheduleFields {
+            kind: $hp.schedule().load(),
+            warmup_steps: $hp.warmup_steps().load(),
+            decay_steps: $hp.decay_steps().load(),
+            decay_factor: $hp.decay_factor().load(),
+        }
+    };
+}
+
 impl ScheduleFields {
     pub(crate) fn sgd(hp: &Place<SgdParams, ReadOnly>) -> ScheduleFields {
-        ScheduleFields {
-            kind: hp.schedule().load(),
-            warmup_steps: hp.warmup_steps().load(),
-            decay_steps: hp.decay_steps().load(),
-            decay_factor: hp.decay_factor().load(),
-        }
+        schedule_fields!(hp)
     }
 
     pub(crate) fn adam(hp: &Place<AdamParams, ReadOnly>) -> ScheduleFields {
-        ScheduleFields {
-            kind: hp.schedule().load(),
-            warmup_steps: hp.warmup_steps().load(),
-            decay_steps: hp.decay_steps().load(),
-            decay_factor: hp.decay_factor().load(),
-        }
+        schedule_fields!(hp)
     }
 }
 

@@ -719,15 +719,18 @@ pub(crate) fn product_at(
     epilogue.emit(k, outputs);
 }
 
+/// An H200 as wgpu reports it through Vulkan (1024 invocations and 48 KiB of workgroup memory
+/// per workgroup), to be filled with 512 workgroups: the target the unit tests choose for.
+#[cfg(test)]
+pub(crate) const H200: Target = Target::Gpu {
+    workgroups: 512,
+    max_invocations: 1024,
+    shared_bytes: 49152,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const H200: Target = Target::Gpu {
-        workgroups: 512,
-        max_invocations: 1024,
-        shared_bytes: 49152,
-    };
 
     #[test]
     fn the_named_configurations_are_valid_and_named() {
