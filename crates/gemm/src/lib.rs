@@ -17,7 +17,10 @@
 //!   memory, staged as in the SIMT kernel. Configuration by [`CoopConfig::choose`].
 //!
 //! Both handle any `M`, `N`, `K` (elements outside the matrices are read as zero and not
-//! written) and every [`Layout`]. Sizes are run-time data (a [`GemmDims`] uniform); the tile
+//! written) and every [`Layout`]. Both are checked against [`spec`] on the CPU interpreter
+//! (`wgsl_dsl::interp`, which also runs the cooperative matrices lavapipe lacks: relative error
+//! within `gamma_K(2^-22)` for `f16` inputs, see [`spec::coop_bound`]) in
+//! `tests/interp.rs`, and on the GPU by `gemm check`. Sizes are run-time data (a [`GemmDims`] uniform); the tile
 //! configuration is part of the kernel and of its name (`simt_abt_128x128x8_8x8_vec`).
 //!
 //! ```

@@ -1,10 +1,26 @@
 //! The GEMM kernels on the CPU interpreter (`wgsl_dsl::interp`), which checks every access for
-//! bounds and data races: the SIMT kernel against the specification on odd sizes in every
-//! layout (scalar accesses: the sizes are not multiples of 4), and the cooperative kernel
-//! refused with `Unsupported`, since the interpreter does not execute cooperative matrices.
+//! bounds and data races and every barrier and cooperative-matrix operation for uniformity,
+//! against the `f64` specification ([`wgsl_gemm::spec`]):
+//!
+//! - the SIMT kernel on odd sizes in every layout (scalar accesses: the sizes are not
+//!   multiples of 4);
+//! - every variant of the cooperative-matrix kernel (lavapipe has no cooperative matrices, so
+//!   this is where CI runs them): `f16` and `f32` buffers, every layout, on sizes that are not
+//!   multiples of 16 (`17 x 33 x 19`, `1 x 16 x 7`) with the tile `CoopConfig::choose` picks
+//!   and with the 128x128 tile of eight subgroups the large products use, `vec4` accesses
+//!   (`20 x 36 x 24`), and the direct kernel on a size its tile divides (the only sizes it
+//!   takes). Subgroups of 32 invocations, as on NVIDIA GPUs.
+//!
+//! Bounds, relative to `sum_p |op(A)[i][p] op(B)[p][j]|` for each element (see `spec`): `f16`
+//! inputs `gamma_K(2^-22)` ([`spec::coop_bound`], the bound the H200 is held to; the
+//! interpreter, which rounds each `f32` addition to nearest, also meets `gamma_K(2^-24)`,
+//! checked too); `f32` inputs rounded to `f16` by the kernel `2^-10 + 2^-22 + gamma_K(2^-22)`
+//! ([`spec::coop_f32_input_bound`]).
 
+use half::f16;
 use wgsl_dsl::TargetLimits;
-use wgsl_dsl::interp::{HostBuffer, InterpError, Interpreter};
+use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES};
 use wgsl_gemm::harness::random;
 use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, spec};
 
@@ -32,7 +48,6 @@ fn simt_kernel_on_the_interpreter_matches_the_specification() {
             let cb = HostBuffer::from_slice(&vec![f32::NAN; p.c_len()]);
             cpu.dispatch(&program, &[&dims, &ab, &bb, &cb], config.grid(&p))
                 .unwrap_or_else(|e| panic!("{}: {e}", config.kernel_name()));
-            let widen = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
             spec::check(
                 &p,
                 &widen(&a),
@@ -46,24 +61,143 @@ fn simt_kernel_on_the_interpreter_matches_the_specification() {
     }
 }
 
-#[test]
-fn cooperative_kernel_is_refused_by_the_interpreter() {
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| f64::from(x)).collect()
+}
+
+/// Run the cooperative kernel of `config` on `p` on the interpreter (random operands from
+/// `seed`, `C` poisoned with NaN) and check it against the specification.
+fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
+    let name = config.kernel_name();
+    assert!(config.accepts(p), "{name} takes {p:?}");
     let target = wgsl_gemm::h200_limits();
-    let p = Problem {
-        m: 37,
-        n: 45,
-        k: 61,
-        layout: Layout::ABt,
-    };
-    let config = CoopConfig::choose(&p, CoopInput::F16, &target, 32);
-    let shader = wgsl_gemm::coop::build(&config)
+    let shader = wgsl_gemm::coop::build(config)
         .build_for(&target)
-        .expect("builds");
-    match Interpreter::new().compile(&shader) {
-        Err(e @ InterpError::Unsupported { .. }) => {
-            assert!(e.to_string().contains("CooperativeMatrix"), "{e}");
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let cpu = Interpreter::new();
+    assert_eq!(cpu.options().subgroup_size, config.subgroup_size);
+    let program = cpu
+        .compile(&shader)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let a = random(p.a_len(), seed);
+    let b = random(p.b_len(), seed + 1);
+    let dims = HostBuffer::from_value(p.dims());
+    let c = HostBuffer::from_slice(&vec![f32::NAN; p.c_len()]);
+    // `c` is `array<f32>` whatever `vector_c` says (it selects the stores of whole tiles).
+    let run = |ab: &dyn HostArg, bb: &dyn HostArg| {
+        cpu.dispatch(&program, &[&dims, ab, bb, &c], config.grid(p))
+            .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
+    };
+    let (a64, b64, bound, tight) = match config.input {
+        CoopInput::F16 => {
+            let ah: Vec<f16> = a.iter().map(|&x| f16::from_f32(x)).collect();
+            let bh: Vec<f16> = b.iter().map(|&x| f16::from_f32(x)).collect();
+            let (ab, bb) = (HostBuffer::from_slice(&ah), HostBuffer::from_slice(&bh));
+            bind(config, &ab, &bb, run);
+            let wide = |v: &[f16]| v.iter().map(|x| f64::from(x.to_f32())).collect::<Vec<_>>();
+            (
+                wide(&ah),
+                wide(&bh),
+                spec::coop_bound(p.k),
+                spec::gamma(p.k, 2f64.powi(-24)),
+            )
         }
-        Err(e) => panic!("unexpected error: {e}"),
-        Ok(_) => panic!("the interpreter does not execute cooperative matrices"),
+        CoopInput::F32 => {
+            let (ab, bb) = (HostBuffer::from_slice(&a), HostBuffer::from_slice(&b));
+            bind(config, &ab, &bb, run);
+            let u16 = 2f64.powi(-11);
+            (
+                widen(&a),
+                widen(&b),
+                spec::coop_f32_input_bound(p.k),
+                2.0 * u16 + u16 * u16 + spec::gamma(p.k, 2f64.powi(-24)),
+            )
+        }
+    };
+    let worst = spec::check(p, &a64, &b64, &c.read(), bound, None)
+        .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
+    assert!(
+        worst.relative <= tight,
+        "{name} on {p:?}: {worst:?} beyond the interpreter's own bound {tight:e}"
+    );
+}
+
+/// Call `run` with `a` and `b` bound as the configuration reads them (`vec4` or scalars).
+fn bind<T: bytemuck::Pod + wgsl_dsl::types::Scalar>(
+    config: &CoopConfig,
+    a: &HostBuffer<T>,
+    b: &HostBuffer<T>,
+    run: impl Fn(&dyn HostArg, &dyn HostArg),
+) {
+    let (a4, b4) = (a.as_vec4(), b.as_vec4());
+    let a_arg: &dyn HostArg = if config.vector_a {
+        a4.as_ref().expect("a's rows are multiples of 4")
+    } else {
+        a
+    };
+    let b_arg: &dyn HostArg = if config.vector_b {
+        b4.as_ref().expect("b's rows are multiples of 4")
+    } else {
+        b
+    };
+    run(a_arg, b_arg);
+}
+
+#[test]
+fn cooperative_kernels_on_the_interpreter_match_the_specification_on_odd_sizes() {
+    let target = wgsl_gemm::h200_limits();
+    let mut seed = 100;
+    for input in [CoopInput::F16, CoopInput::F32] {
+        for layout in Layout::ALL {
+            for (m, n, k) in [(17, 33, 19), (1, 16, 7)] {
+                let p = Problem { m, n, k, layout };
+                let config = CoopConfig::choose(&p, input, &target, 32);
+                check_coop(&config, &p, seed);
+                seed += 2;
+            }
+        }
+    }
+}
+
+#[test]
+fn the_large_cooperative_tile_on_the_interpreter_matches_the_specification() {
+    // The 128x128 tile of eight 64x32 subgroups, as used from 1024^3 up, with edges on
+    // every side; and the vec4 accesses, on sizes that are multiples of 4 but not of 16.
+    let mut seed = 200;
+    for layout in Layout::ALL {
+        let p = Problem {
+            m: 17,
+            n: 33,
+            k: 19,
+            layout,
+        };
+        let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[0], 32);
+        check_coop(&config, &p, seed);
+        let p = Problem {
+            m: 20,
+            n: 36,
+            k: 24,
+            layout,
+        };
+        let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[3], 32);
+        assert!(config.vector_a && config.vector_b && config.vector_c);
+        check_coop(&config, &p, seed + 2);
+        seed += 4;
+    }
+}
+
+#[test]
+fn the_direct_cooperative_kernel_on_the_interpreter_matches_the_specification() {
+    // The direct kernel takes only sizes its tile divides: 64 x 64 x 32 with 32x32 subgroup
+    // tiles, and two steps of K.
+    for (seed, layout) in Layout::ALL.into_iter().enumerate() {
+        let p = Problem {
+            m: 64,
+            n: 64,
+            k: 64,
+            layout,
+        };
+        let config = CoopConfig::direct_with_tile(&p, DIRECT_TILES[2], 32);
+        check_coop(&config, &p, 300 + seed as u64);
     }
 }

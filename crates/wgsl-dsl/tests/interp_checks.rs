@@ -358,3 +358,264 @@ fn arguments_are_checked_as_on_the_gpu() {
     cpu.dispatch(&program, &[&a, &x, &y], [1, 1, 1]).unwrap();
     assert_eq!(y.read(), vec![2.5; 3]);
 }
+
+// ---- cooperative matrices (subgroups of 32, the interpreter's default) ----
+
+mod coop {
+    use super::*;
+    use half::f16;
+    use wgsl_dsl::types::{Accumulator, CoopLayout, CoopMat, MatrixA, MatrixB};
+
+    type A16 = CoopMat<f16, 16, 16, MatrixA>;
+    type B16 = CoopMat<f16, 16, 16, MatrixB>;
+    type C16 = CoopMat<f32, 16, 16, Accumulator>;
+
+    fn small_ints(len: usize, seed: usize) -> Vec<f16> {
+        (0..len)
+            .map(|i| f16::from_f32(((i * 7 + seed * 3) % 5) as f32 - 2.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_multiply_add_loads_and_stores_as_laid_out() {
+        // Two subgroups. Subgroup s: A row-major from `a` (vec4<f16>, 6 vectors = 24 scalars a
+        // row) starting at vector s; B column-major from `b` (f16, 20 a column); C row-major
+        // from `c0` (16 a row); the result stored column-major at out[256 s..].
+        let mut k = KernelBuilder::new("mad_layouts", [64, 1, 1]);
+        let a = k.storage::<RuntimeArray<Vec4<f16>>, ReadOnly>("a");
+        let b = k.storage::<RuntimeArray<f16>, ReadOnly>("b");
+        let c0 = k.storage::<RuntimeArray<f32>, ReadOnly>("c0");
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let s = k.let_("s", local_invocation_index() / 32u32);
+        let x: Exp<A16> = k.let_("x", a.at(&s).coop_load(6u32, CoopLayout::RowMajor));
+        let y: Exp<B16> = k.let_("y", b.at(0u32).coop_load(20u32, CoopLayout::ColumnMajor));
+        let z: Exp<C16> = k.let_("z", c0.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+        let d = k.let_("d", coop_multiply_add(&x, &y, &z));
+        k.coop_store(&d, &out.at(&s * 256u32), 16u32, CoopLayout::ColumnMajor);
+        let cpu = Interpreter::new();
+        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        // Small integers: every product and sum is exact, so the result is too.
+        let av = small_ints(16 * 24, 1);
+        let bv = small_ints(16 * 20, 2);
+        let cv: Vec<f32> = (0..256).map(|i| (i % 9) as f32 - 4.0).collect();
+        let (ab, bb, cb) = (
+            HostBuffer::from_slice(&av),
+            HostBuffer::from_slice(&bv),
+            HostBuffer::from_slice(&cv),
+        );
+        let ob = HostBuffer::from_slice(&[f32::NAN; 512]);
+        let a4 = ab.as_vec4().unwrap();
+        cpu.dispatch(&program, &[&a4, &bb, &cb, &ob], [1, 1, 1])
+            .unwrap();
+        let got = ob.read();
+        for s in 0..2 {
+            for r in 0..16 {
+                for c in 0..16 {
+                    let mut want = cv[r * 16 + c];
+                    for p in 0..16 {
+                        want += av[r * 24 + 4 * s + p].to_f32() * bv[c * 20 + p].to_f32();
+                    }
+                    assert_eq!(got[256 * s + c * 16 + r], want, "subgroup {s} ({r}, {c})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_out_of_bounds_load_names_the_element_and_the_line() {
+        let mut k = KernelBuilder::new("loads_past_the_end", [32, 1, 1]);
+        let b = k.storage::<RuntimeArray<f16>, ReadOnly>("b");
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let line = line!() + 1;
+        let y: Exp<B16> = k.let_("y", b.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+        let zero = Exp::<C16>::zero();
+        let x: Exp<A16> = k.let_("x", b.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+        let d = k.let_("d", coop_multiply_add(&x, &y, &zero));
+        k.coop_store(&d, &out.at(0u32), 16u32, CoopLayout::RowMajor);
+        let cpu = Interpreter::new();
+        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        // 250 elements: row 15 of the 16x16 matrix ends past them.
+        let bb = HostBuffer::from_slice(&small_ints(250, 0));
+        let ob = HostBuffer::from_slice(&[f32::NAN; 256]);
+        let err = cpu.dispatch(&program, &[&bb, &ob], [1, 1, 1]).unwrap_err();
+        let msg = err.to_string();
+        let InterpError::OutOfBounds {
+            site,
+            index,
+            len,
+            ref target,
+            ..
+        } = err
+        else {
+            panic!("expected an out-of-bounds error, got {msg}")
+        };
+        assert_eq!(at(site), this(line), "{msg}");
+        assert_eq!((index, len), (250, 250), "{msg}");
+        assert!(
+            target.contains("`b`") && target.contains("(15, 10)"),
+            "{msg}"
+        );
+        assert!(ob.read().iter().all(|v| v.is_nan()));
+    }
+
+    /// A kernel of two subgroups that loads and stores a matrix for the invocations whose
+    /// index is below `limit`. naga's uniformity analysis rejects a cooperative operation in a
+    /// branch on the invocation index when the kernel is built, so the branch is built on a
+    /// uniform value, `bound`, and its load is replaced by the invocation index afterwards:
+    /// a module the static check would have missed, for the run-time check.
+    fn partial(limit: u32) -> (wgsl_dsl::Shader, u32, u32) {
+        let mut k = KernelBuilder::new("some_subgroups", [64, 1, 1]);
+        let bound = k.uniform::<u32>("bound");
+        let src = k.storage::<RuntimeArray<f32>, ReadOnly>("src");
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let l = k.let_("l", local_invocation_index());
+        let v = k.let_("v", bound.load());
+        let branch = line!() + 2;
+        let load = line!() + 3;
+        k.if_(v.lt(limit), |k| {
+            let s = k.let_("s", &l / 32u32);
+            let m: Exp<C16> = k.let_("m", src.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+            k.coop_store(&m, &out.at(&s * 256u32), 16u32, CoopLayout::RowMajor);
+        });
+        let mut shader = k.build().unwrap();
+        let f = &mut shader.module.entry_points[0].function;
+        let index = f
+            .arguments
+            .iter()
+            .position(|a| {
+                a.binding == Some(naga::Binding::BuiltIn(naga::BuiltIn::LocalInvocationIndex))
+            })
+            .unwrap() as u32;
+        let (h, _) = f
+            .expressions
+            .iter()
+            .find(|(_, e)| match e {
+                naga::Expression::Load { pointer } => matches!(
+                    f.expressions[*pointer],
+                    naga::Expression::GlobalVariable(g)
+                        if shader.module.global_variables[g].name.as_deref() == Some("bound")
+                ),
+                _ => false,
+            })
+            .unwrap();
+        f.expressions[h] = naga::Expression::FunctionArgument(index);
+        (shader, branch, load)
+    }
+
+    #[test]
+    fn a_matrix_operation_in_half_a_subgroup_is_divergent() {
+        let cpu = Interpreter::new();
+        let bound = HostBuffer::from_value(0u32);
+        let src = HostBuffer::from_slice(&(0..256).map(|i| i as f32).collect::<Vec<_>>());
+        // The first subgroup only: uniform within each subgroup, so fine.
+        let (shader, _, _) = partial(32);
+        let program = cpu.compile(&shader).unwrap();
+        let out = HostBuffer::from_slice(&[f32::NAN; 512]);
+        cpu.dispatch(&program, &[&bound, &src, &out], [1, 1, 1])
+            .unwrap();
+        let got = out.read();
+        assert_eq!(&got[..256], &src.read()[..]);
+        assert!(got[256..].iter().all(|v| v.is_nan()));
+        // Half of the first subgroup: divergent.
+        let (shader, branch, load) = partial(16);
+        let program = cpu.compile(&shader).unwrap();
+        let err = cpu
+            .dispatch(&program, &[&bound, &src, &out], [1, 1, 1])
+            .unwrap_err();
+        let msg = err.to_string();
+        let InterpError::DivergentCooperative {
+            op,
+            site,
+            reached,
+            missed,
+            ref why,
+            ..
+        } = err
+        else {
+            panic!("expected a divergent cooperative load, got {msg}")
+        };
+        assert_eq!((op, at(site)), ("coopLoad", this(load)), "{msg}");
+        assert_eq!((reached.local_id[0], missed.local_id[0]), (0, 16), "{msg}");
+        assert!(
+            why.contains("other branch") && why.contains(&format!("{}:{branch}:", file!())),
+            "{msg}"
+        );
+    }
+
+    /// Subgroup 0 stores a matrix to workgroup memory; every invocation then copies element
+    /// `l` of it to `out`, after a barrier or not.
+    fn store_then_read(barrier: bool) -> (KernelBuilder, u32, u32) {
+        let mut k = KernelBuilder::new("stage_a_matrix", [32, 1, 1]);
+        let src = k.storage::<RuntimeArray<f32>, ReadOnly>("src");
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let tile = k.workgroup::<Array<f32, 256>>("tile");
+        let l = k.let_("l", local_invocation_index());
+        let m: Exp<C16> = k.let_("m", src.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
+        let store = line!() + 1;
+        k.coop_store(&m, &tile.at(0u32), 16u32, CoopLayout::ColumnMajor);
+        if barrier {
+            k.workgroup_barrier();
+        }
+        let read = line!() + 1;
+        k.store(&out.at(&l), tile.at(&l).load());
+        (k, store, read)
+    }
+
+    #[test]
+    fn reading_a_stored_matrix_without_a_barrier_is_a_race() {
+        let cpu = Interpreter::new();
+        let src = HostBuffer::from_slice(&(0..256).map(|i| i as f32).collect::<Vec<_>>());
+        let (k, _, _) = store_then_read(true);
+        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let out = HostBuffer::from_slice(&[f32::NAN; 32]);
+        cpu.dispatch(&program, &[&src, &out], [1, 1, 1]).unwrap();
+        // Column-major: element l of the tile is (l % 16, l / 16) of the matrix.
+        let want: Vec<f32> = (0..32).map(|l| ((l % 16) * 16 + l / 16) as f32).collect();
+        assert_eq!(out.read(), want);
+        // Without the barrier: the subgroup's store may be done by any of its invocations.
+        let (k, store, read) = store_then_read(false);
+        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let err = cpu
+            .dispatch(&program, &[&src, &out], [1, 1, 1])
+            .unwrap_err();
+        let msg = err.to_string();
+        let InterpError::DataRace { first, second, .. } = &err else {
+            panic!("expected a data race, got {msg}")
+        };
+        assert_eq!(first.kind, AccessKind::Write, "{msg}");
+        assert_eq!(at(first.site), this(store), "{msg}");
+        assert_eq!(at(second.site), this(read), "{msg}");
+    }
+
+    #[test]
+    fn a_stride_that_differs_within_a_subgroup_is_reported() {
+        let mut k = KernelBuilder::new("lane_strides", [32, 1, 1]);
+        let src = k.storage::<RuntimeArray<f32>, ReadOnly>("src");
+        let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+        let l = k.let_("l", local_invocation_index());
+        let stride = k.let_("stride", 16u32 + &l / 16u32);
+        let line = line!() + 1;
+        let m: Exp<C16> = k.let_("m", src.at(0u32).coop_load(&stride, CoopLayout::RowMajor));
+        k.coop_store(&m, &out.at(0u32), 16u32, CoopLayout::RowMajor);
+        k.skip_uniformity_check();
+        let cpu = Interpreter::new();
+        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let src = HostBuffer::from_slice(&[1.0f32; 512]);
+        let out = HostBuffer::from_slice(&[f32::NAN; 256]);
+        let err = cpu
+            .dispatch(&program, &[&src, &out], [1, 1, 1])
+            .unwrap_err();
+        let msg = err.to_string();
+        let InterpError::NonUniformCooperative {
+            operand,
+            site,
+            second,
+            ..
+        } = &err
+        else {
+            panic!("expected a non-uniform stride, got {msg}")
+        };
+        assert_eq!((*operand, at(*site)), ("stride", this(line)), "{msg}");
+        assert_eq!(second.local_id[0], 16, "{msg}");
+    }
+}

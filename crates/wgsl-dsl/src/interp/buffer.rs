@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytemuck::Pod;
 
 use crate::runtime::DispatchError;
-use crate::types::{Ty, WgslType};
+use crate::types::{Scalar, Ty, Vector, WgslType};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -88,6 +88,44 @@ impl<T: Pod + WgslType> HostBuffer<T> {
     pub fn read(&self) -> Vec<T> {
         let bytes = self.bytes.borrow();
         bytemuck::pod_collect_to_vec(&bytes[..self.len * size_of::<T>()])
+    }
+}
+
+impl<T: Pod + Scalar> HostBuffer<T> {
+    /// The buffer bound as `array<vec4<T>>`, as
+    /// [`GpuBuffer::as_vec4`](crate::runtime::GpuBuffer::as_vec4) does: for kernels that read
+    /// it four elements at a time.
+    ///
+    /// # Errors
+    /// [`DispatchError::Length`] unless the length is a multiple of 4.
+    pub fn as_vec4(&self) -> Result<HostVec4<'_, T>, DispatchError> {
+        if !self.len.is_multiple_of(4) {
+            return Err(DispatchError::Length {
+                what: "HostBuffer::as_vec4 (a multiple of 4 elements)",
+                expected: self.len.next_multiple_of(4),
+                found: self.len,
+            });
+        }
+        Ok(HostVec4(self))
+    }
+}
+
+/// A [`HostBuffer<T>`] bound as `array<vec4<T>>` ([`HostBuffer::as_vec4`]).
+pub struct HostVec4<'a, T>(&'a HostBuffer<T>);
+
+impl<T> std::fmt::Debug for HostVec4<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("HostVec4").field(self.0).finish()
+    }
+}
+
+impl<T: Pod + Scalar> HostArg for HostVec4<'_, T> {
+    fn host_arg(&self) -> HostArgRef<'_> {
+        let mut arg = self.0.host_arg();
+        arg.ty = <Vector<T, 4> as WgslType>::ty;
+        arg.elem_size *= 4;
+        arg.len /= 4;
+        arg
     }
 }
 

@@ -84,19 +84,34 @@ impl Shadow {
     /// written here (in this workgroup, for workgroup memory).
     #[inline]
     pub fn read(&mut self, a: Acc, lanes: u32) -> Result<bool, Conflict> {
+        let unwritten = self.probe_read(a, lanes)?;
+        self.reads.record(a, lanes);
+        Ok(unwritten)
+    }
+
+    /// Record a write by `a`. `Err` if it races with a read or a write.
+    #[inline]
+    pub fn write(&mut self, a: Acc, lanes: u32) -> Result<(), Conflict> {
+        self.probe_write(a, lanes)?;
+        self.writes.record(a, lanes);
+        Ok(())
+    }
+
+    /// [`Shadow::read`] without recording it.
+    #[inline]
+    pub fn probe_read(&self, a: Acc, lanes: u32) -> Result<bool, Conflict> {
         if let Some(earlier) = self.writes.conflict(a, lanes) {
             return Err(Conflict {
                 earlier,
                 earlier_wrote: true,
             });
         }
-        self.reads.record(a, lanes);
         Ok(self.writes.last.inv == 0)
     }
 
-    /// Record a write by `a`. `Err` if it races with a read or a write.
+    /// [`Shadow::write`] without recording it.
     #[inline]
-    pub fn write(&mut self, a: Acc, lanes: u32) -> Result<(), Conflict> {
+    pub fn probe_write(&self, a: Acc, lanes: u32) -> Result<(), Conflict> {
         if let Some(earlier) = self.writes.conflict(a, lanes) {
             return Err(Conflict {
                 earlier,
@@ -109,8 +124,38 @@ impl Shadow {
                 earlier_wrote: false,
             });
         }
-        self.writes.record(a, lanes);
         Ok(())
+    }
+
+    /// An access by a whole subgroup (a cooperative-matrix load or store), which may be
+    /// performed by any of its invocations: checked as by `x` and by `y` (two invocations of
+    /// the subgroup, or `x` twice for a subgroup of one), so that it races with every other
+    /// invocation's access, and recorded as by both, so that every later access in the phase
+    /// races with it, the subgroup's own invocations' included. Reads return whether the
+    /// location was never written.
+    pub fn subgroup(
+        &mut self,
+        write: bool,
+        x: Acc,
+        y: Acc,
+        lanes: u32,
+    ) -> Result<bool, (Conflict, Acc)> {
+        let mut unwritten = false;
+        for a in [x, y] {
+            if write {
+                self.probe_write(a, lanes).map_err(|c| (c, a))?;
+            } else {
+                unwritten = self.probe_read(a, lanes).map_err(|c| (c, a))?;
+            }
+        }
+        for a in [x, y] {
+            if write {
+                self.writes.record(a, lanes);
+            } else {
+                self.reads.record(a, lanes);
+            }
+        }
+        Ok(unwritten)
     }
 }
 
@@ -162,6 +207,24 @@ mod tests {
         let c = s.write(acc(0, 0, 0), LANES).expect_err("race");
         assert_eq!(c.earlier, acc(0, 1, 0));
         assert!(!c.earlier_wrote);
+    }
+
+    #[test]
+    fn a_subgroup_store_races_with_its_own_invocations_later_reads() {
+        let mut s = Shadow::default();
+        assert!(s.subgroup(true, acc(0, 0, 0), acc(0, 1, 0), LANES).is_ok());
+        for lane in 0..LANES {
+            assert!(s.probe_read(acc(0, lane, 0), LANES).is_err(), "lane {lane}");
+            assert_eq!(s.probe_read(acc(0, lane, 1), LANES).ok(), Some(false));
+        }
+        // A read by lane 0 then a subgroup store in the same phase: a race, whichever
+        // invocation of the subgroup stores.
+        let mut s = Shadow::default();
+        s.read(acc(0, 0, 0), LANES).ok().expect("read");
+        let (c, _) = s
+            .subgroup(true, acc(0, 0, 0), acc(0, 1, 0), LANES)
+            .expect_err("race");
+        assert_eq!(c.earlier, acc(0, 0, 0));
     }
 
     #[test]

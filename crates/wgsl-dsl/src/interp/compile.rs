@@ -134,6 +134,9 @@ impl Cx<'_> {
             T::Scalar(_) | T::Atomic(_) | T::Pointer { .. } | T::ValuePointer { .. } => 1,
             T::Vector { size, .. } => size as u32,
             T::Matrix { columns, rows, .. } => columns as u32 * rows as u32,
+            // A cooperative matrix: every invocation of the subgroup holds all of it,
+            // row-major (element `(r, c)` is word `r * columns + c`).
+            T::CooperativeMatrix { columns, rows, .. } => columns as u32 * rows as u32,
             T::Array {
                 base,
                 size: naga::ArraySize::Constant(n),
@@ -554,6 +557,51 @@ impl<'a> FnC<'a> {
         }
     }
 
+    /// The memory operand of a cooperative load or store of a `rows x columns` matrix.
+    fn coop_mem(
+        &self,
+        data: &naga::CooperativeData,
+        rows: naga::CooperativeSize,
+        columns: naga::CooperativeSize,
+        span: Span,
+    ) -> Result<CoopMem, InterpError> {
+        let cx = self.cx;
+        let (root, _) = self.root(data.pointer)?;
+        let Root::Global(global) = root else {
+            return Err(cx.unsupported(
+                "cooperative matrices loaded from or stored to function variables",
+                span,
+            ));
+        };
+        let (vec, scalar) = match self.pointee(data.pointer)? {
+            T::Scalar(s) => (1, s),
+            T::Vector { size, scalar } => (size as u8, scalar),
+            other => {
+                return Err(
+                    cx.unsupported(format!("a cooperative matrix in memory of {other:?}"), span)
+                );
+            }
+        };
+        if cx.kind(scalar, span)?.is_float() {
+            Ok(CoopMem {
+                global,
+                ptr: self.src[data.pointer.index()],
+                stride: self.src[data.stride.index()],
+                rows: rows as u8,
+                cols: columns as u8,
+                row_major: data.row_major,
+                vec,
+                kind: if scalar.width == 2 {
+                    MemKind::H16
+                } else {
+                    MemKind::W32
+                },
+            })
+        } else {
+            Err(cx.unsupported("cooperative matrices of integers", span))
+        }
+    }
+
     fn compile(mut self) -> Result<Func, InterpError> {
         for (h, e) in self.f.expressions.iter() {
             self.expression(h, e)?;
@@ -794,6 +842,9 @@ impl<'a> FnC<'a> {
                 accept,
                 reject,
             } => {
+                if let T::CooperativeMatrix { .. } = *self.ty(accept) {
+                    return Err(cx.unsupported("select of cooperative matrices", span));
+                }
                 let n = Cx::comps(self.ty(accept));
                 let cond = self.operand(condition, n);
                 let (a, r) = (self.src[accept.index()], self.src[reject.index()]);
@@ -889,11 +940,50 @@ impl<'a> FnC<'a> {
                     dst,
                 });
             }
-            E::CooperativeLoad { .. } | E::CooperativeMultiplyAdd { .. } => {
-                return Err(cx.unsupported(
-                    "cooperative matrices (coopLoad, coopMultiplyAdd): run them on the GPU",
+            E::CooperativeLoad {
+                columns,
+                rows,
+                ref data,
+                ..
+            } => {
+                let mem = self.coop_mem(data, rows, columns, span)?;
+                let w = rows as u32 * columns as u32;
+                self.set_op(h, w, |dst| Op::CoopLoad { mem, dst, span });
+            }
+            E::CooperativeMultiplyAdd { a, b, c } => {
+                let dims = |t: &T| match *t {
+                    T::CooperativeMatrix {
+                        columns,
+                        rows,
+                        scalar,
+                        ..
+                    } => Some((rows as u8, columns as u8, scalar)),
+                    _ => None,
+                };
+                let (Some((m, k, sa)), Some((_, n, _)), Some((_, _, sc))) =
+                    (dims(self.ty(a)), dims(self.ty(b)), dims(self.ty(c)))
+                else {
+                    return Err(cx.unsupported("coopMultiplyAdd of non-matrices", span));
+                };
+                let (input, acc) = (cx.kind(sa, span)?, cx.kind(sc, span)?);
+                let (a, b, c) = (
+                    self.src[a.index()],
+                    self.src[b.index()],
+                    self.src[c.index()],
+                );
+                let w = u32::from(m) * u32::from(n);
+                self.set_op(h, w, |dst| Op::CoopMulAdd {
+                    a,
+                    b,
+                    c,
+                    m,
+                    n,
+                    k,
+                    input,
+                    acc,
+                    dst,
                     span,
-                ));
+                });
             }
             ref other => {
                 return Err(cx.unsupported(format!("the expression {other:?}"), span));
@@ -912,6 +1002,13 @@ impl<'a> FnC<'a> {
     ) -> Result<(), InterpError> {
         let cx = self.cx;
         let (lt, rt) = (self.ty(left), self.ty(right));
+        if matches!(*lt, T::CooperativeMatrix { .. }) || matches!(*rt, T::CooperativeMatrix { .. })
+        {
+            return Err(cx.unsupported(
+                "arithmetic on cooperative matrices other than coopMultiplyAdd",
+                span,
+            ));
+        }
         let kind = cx.elem_kind(lt, span)?;
         let (a, b) = (self.src[left.index()], self.src[right.index()]);
         if op == naga::BinaryOperator::Multiply {
@@ -1302,11 +1399,16 @@ impl<'a> FnC<'a> {
                     span,
                 });
             }
-            S::CooperativeStore { .. } => {
-                return Err(cx.unsupported(
-                    "cooperative matrices (coopStore): run them on the GPU",
+            S::CooperativeStore { target, ref data } => {
+                let T::CooperativeMatrix { columns, rows, .. } = *self.ty(target) else {
+                    return Err(cx.unsupported("coopStore of a non-matrix", span));
+                };
+                let mem = self.coop_mem(data, rows, columns, span)?;
+                out.push(St::CoopStore {
+                    mem,
+                    value: self.src[target.index()],
                     span,
-                ));
+                });
             }
             ref other => {
                 return Err(cx.unsupported(format!("the statement {other:?}"), span));

@@ -150,6 +150,51 @@ pub enum InterpError {
         /// Where the second one went instead, with the Rust call site.
         why: String,
     },
+    /// A cooperative-matrix operation (`coopLoad`, `coopStore`, `coopMultiplyAdd`) executed by
+    /// some invocations of a subgroup and not by others. naga's SPIR-V backend gives
+    /// cooperative matrices `Subgroup` scope, and SPV_KHR_cooperative_matrix requires that
+    /// "all invocations in a given scope instance must be active or all must be inactive"
+    /// (on a GPU the result is undefined, or the subgroup hangs).
+    #[error(
+        "kernel `{kernel}`: divergent {op} at {}: {reached} executed it, {missed} of the same subgroup did not ({why})",
+        Site(*site)
+    )]
+    DivergentCooperative {
+        /// The kernel.
+        kernel: String,
+        /// `coopLoad`, `coopStore` or `coopMultiplyAdd`.
+        op: &'static str,
+        /// The Rust call site of the operation.
+        site: Option<CallSite>,
+        /// An invocation that executed it.
+        reached: Box<Invocation>,
+        /// An invocation of the same subgroup that did not.
+        missed: Box<Invocation>,
+        /// Where the second one went instead, with the Rust call site.
+        why: String,
+    },
+    /// A cooperative-matrix operation whose operands (pointer, stride, matrices) differ
+    /// between the invocations of one subgroup (SPV_KHR_cooperative_matrix: "all operands of
+    /// this instruction must be the same for all invocations in a given scope instance"; a
+    /// matrix differs when it was assigned in divergent control flow).
+    #[error(
+        "kernel `{kernel}`: {op} at {} with a non-uniform {operand}: {first} and {second}, of the same subgroup, pass different values",
+        Site(*site)
+    )]
+    NonUniformCooperative {
+        /// The kernel.
+        kernel: String,
+        /// `coopLoad`, `coopStore` or `coopMultiplyAdd`.
+        op: &'static str,
+        /// The Rust call site of the operation.
+        site: Option<CallSite>,
+        /// Which operand: `pointer`, `stride`, `matrix a`...
+        operand: &'static str,
+        /// The subgroup's first invocation.
+        first: Box<Invocation>,
+        /// An invocation of the same subgroup that passes another value.
+        second: Box<Invocation>,
+    },
     /// A loop ran more iterations than [`InterpOptions::max_loop_iterations`](super::InterpOptions)
     /// in one execution (probably endless).
     #[error(
@@ -166,8 +211,8 @@ pub enum InterpError {
         /// Iterations run.
         iterations: u64,
     },
-    /// The module uses something the interpreter does not execute (e.g. cooperative matrices,
-    /// textures).
+    /// The module uses something the interpreter does not execute (e.g. textures, arithmetic on
+    /// cooperative matrices other than `coopMultiplyAdd`).
     #[error("kernel `{kernel}`: the interpreter does not support {what}{}", site.map(|s| format!(" (at {s})")).unwrap_or_default())]
     Unsupported {
         /// The kernel.

@@ -11,6 +11,7 @@
 //! any conforming GPU.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use naga::Span;
 
@@ -507,6 +508,10 @@ impl<'p> Exec<'p> {
                 self.subgroup(fr, op, kind, n, arg, dst, span, &mask);
                 Ok(mask)
             }
+            St::CoopStore { mem, value, span } => {
+                self.coop_store(fr, mem, value, span, &mask)?;
+                Ok(mask)
+            }
             St::Ballot { predicate, dst } => {
                 let sg = self.opts.subgroup_size.max(1) as usize;
                 let n = self.lanes;
@@ -540,20 +545,24 @@ impl<'p> Exec<'p> {
         let (Some(reached), Some(missed)) = (mask.lowest(), self.full.minus(mask).lowest()) else {
             return Ok(());
         };
-        let why = match self.path.iter().find(|p| !p.mask.contains(missed)) {
-            Some(p) => format!("it {} {}", p.what, super::error::Site(self.site(p.span))),
-            None => match self.away[missed] {
-                Some((s, what)) => format!("it {what} {}", super::error::Site(self.site(s))),
-                None => "it is elsewhere in the kernel".to_string(),
-            },
-        };
         Err(InterpError::DivergentBarrier {
             kernel: self.name(),
             barrier: self.site(span),
             reached: Box::new(self.invocation(reached)),
             missed: Box::new(self.invocation(missed)),
-            why,
+            why: self.why_missed(missed),
         })
+    }
+
+    /// Where `lane`, absent from the statement being executed, went instead.
+    fn why_missed(&self, lane: usize) -> String {
+        match self.path.iter().find(|p| !p.mask.contains(lane)) {
+            Some(p) => format!("it {} {}", p.what, super::error::Site(self.site(p.span))),
+            None => match self.away[lane] {
+                Some((s, what)) => format!("it {what} {}", super::error::Site(self.site(s))),
+                None => "it is elsewhere in the kernel".to_string(),
+            },
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -768,6 +777,52 @@ impl<'p> Exec<'p> {
                         u32::try_from(bytes.saturating_sub(b) / u64::from(stride.max(1)))
                             .unwrap_or(u32::MAX);
                 });
+                Ok(())
+            }
+            Op::CoopLoad { mem, dst, span } => self.coop_load(fr, mem, dst, span, mask),
+            Op::CoopMulAdd {
+                a,
+                b,
+                c,
+                m,
+                n,
+                k,
+                input,
+                acc,
+                dst,
+                span,
+            } => {
+                let op = "coopMultiplyAdd";
+                let groups = self.coop_groups(op, span, mask)?;
+                let (m, n, k) = (usize::from(m), usize::from(n), usize::from(k));
+                if self.opts.checks {
+                    for (src, words, name) in [
+                        (a, m * k, "matrix a"),
+                        (b, k * n, "matrix b"),
+                        (c, m * n, "matrix c"),
+                    ] {
+                        self.coop_uniform(op, span, &fr.regs, &groups, src, words, name)?;
+                    }
+                }
+                let lanes = self.lanes;
+                let mut out = vec![0u32; m * n];
+                for g in groups {
+                    let l0 = g.start;
+                    let regs = &fr.regs;
+                    sem::coop_multiply_add(
+                        (m, n, k),
+                        input,
+                        acc,
+                        |i| regs[a.idx(i as u32, l0)],
+                        |i| regs[b.idx(i as u32, l0)],
+                        |i| regs[c.idx(i as u32, l0)],
+                        &mut out,
+                    );
+                    for (e, &v) in out.iter().enumerate() {
+                        let d = dst as usize + e * lanes;
+                        fr.regs[d + g.start..d + g.end].fill(v);
+                    }
+                }
                 Ok(())
             }
             _ => Err(InterpError::Unsupported {
@@ -1059,6 +1114,185 @@ impl<'p> Exec<'p> {
                     fr.regs[dst as usize + lanes + l] = sem::b(exchanged);
                 }
             }
+        }
+        Ok(())
+    }
+
+    // ---- cooperative matrices ----
+
+    /// The subgroups executing a cooperative-matrix operation for `mask`, as lane ranges:
+    /// each subgroup must be wholly in `mask` or wholly out of it (naga gives cooperative
+    /// matrices `Subgroup` scope).
+    fn coop_groups(&self, op: &'static str, span: Span, mask: &Mask) -> R<Vec<Range<usize>>> {
+        let sg = self.opts.subgroup_size.max(1) as usize;
+        let mut groups = Vec::new();
+        for first in (0..self.lanes).step_by(sg) {
+            let g = first..(first + sg).min(self.lanes);
+            let reached = g.clone().find(|&l| mask.contains(l));
+            let missed = g.clone().find(|&l| !mask.contains(l));
+            match (reached, missed) {
+                (Some(reached), Some(missed)) => {
+                    return Err(InterpError::DivergentCooperative {
+                        kernel: self.name(),
+                        op,
+                        site: self.site(span),
+                        reached: Box::new(self.invocation(reached)),
+                        missed: Box::new(self.invocation(missed)),
+                        why: self.why_missed(missed),
+                    });
+                }
+                (Some(_), None) => groups.push(g),
+                _ => {}
+            }
+        }
+        Ok(groups)
+    }
+
+    /// The `words` words of `src` must be the same in every lane of each group.
+    #[allow(clippy::too_many_arguments)]
+    fn coop_uniform(
+        &self,
+        op: &'static str,
+        span: Span,
+        regs: &[u32],
+        groups: &[Range<usize>],
+        src: Src,
+        words: usize,
+        operand: &'static str,
+    ) -> R {
+        for g in groups {
+            for w in 0..words as u32 {
+                let first = regs[src.idx(w, g.start)];
+                if let Some(l) = g.clone().find(|&l| regs[src.idx(w, l)] != first) {
+                    return Err(InterpError::NonUniformCooperative {
+                        kernel: self.name(),
+                        op,
+                        site: self.site(span),
+                        operand,
+                        first: Box::new(self.invocation(g.start)),
+                        second: Box::new(self.invocation(l)),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn coop_load(&mut self, fr: &mut Frame, mem: CoopMem, dst: u32, span: Span, mask: &Mask) -> R {
+        let op = "coopLoad";
+        let groups = self.coop_groups(op, span, mask)?;
+        self.coop_uniform(op, span, &fr.regs, &groups, mem.ptr, 1, "pointer")?;
+        self.coop_uniform(op, span, &fr.regs, &groups, mem.stride, 1, "stride")?;
+        let lanes = self.lanes;
+        let mut vals = vec![0u32; usize::from(mem.rows) * usize::from(mem.cols)];
+        for g in groups {
+            self.coop_access(&fr.regs, mem, g.clone(), span, false, &mut vals)?;
+            for (e, &v) in vals.iter().enumerate() {
+                let d = dst as usize + e * lanes;
+                fr.regs[d + g.start..d + g.end].fill(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn coop_store(
+        &mut self,
+        fr: &mut Frame,
+        mem: CoopMem,
+        value: Src,
+        span: Span,
+        mask: &Mask,
+    ) -> R {
+        let op = "coopStore";
+        let groups = self.coop_groups(op, span, mask)?;
+        let words = usize::from(mem.rows) * usize::from(mem.cols);
+        self.coop_uniform(op, span, &fr.regs, &groups, mem.ptr, 1, "pointer")?;
+        self.coop_uniform(op, span, &fr.regs, &groups, mem.stride, 1, "stride")?;
+        if self.opts.checks {
+            self.coop_uniform(op, span, &fr.regs, &groups, value, words, "matrix")?;
+        }
+        let mut vals = vec![0u32; words];
+        for g in groups {
+            for (e, v) in vals.iter_mut().enumerate() {
+                *v = fr.regs[value.idx(e as u32, g.start)];
+            }
+            self.coop_access(&fr.regs, mem, g, span, true, &mut vals)?;
+        }
+        Ok(())
+    }
+
+    /// Load (`write` false: into `vals`) or store (`vals`) the matrix of `mem` for the
+    /// subgroup of lanes `g`, with the bounds and race checks of every element.
+    fn coop_access(
+        &mut self,
+        regs: &[u32],
+        mem: CoopMem,
+        g: Range<usize>,
+        span: Span,
+        write_it: bool,
+        vals: &mut [u32],
+    ) -> R {
+        let gi = mem.global;
+        let l0 = g.start;
+        let base = u64::from(regs[mem.ptr.idx(0, l0)]);
+        let stride = u64::from(regs[mem.stride.idx(0, l0)]);
+        let width: u64 = if mem.kind == MemKind::H16 { 2 } else { 4 };
+        let (rows, cols) = (u64::from(mem.rows), u64::from(mem.cols));
+        let lanes = self.lanes as u32;
+        let shift = self.p.globals[gi].shift;
+        let x = self.acc(l0, gi, span);
+        let y = self.acc((l0 + 1).min(g.end - 1), gi, span);
+        let checked = !self.shadow[gi].is_empty();
+        let mut uninit = false;
+        for r in 0..rows {
+            for c in 0..cols {
+                let scalar = if mem.row_major {
+                    r * stride * u64::from(mem.vec) + c
+                } else {
+                    c * stride * u64::from(mem.vec) + r
+                };
+                let at = base + scalar * width;
+                let len = self.mem[gi].len() as u64;
+                if at + width > len {
+                    let target = format!(
+                        "{} (in scalars; element ({r}, {c}) of the {rows}x{cols} matrix, \
+                         stride {stride})",
+                        self.p.globals[gi].what
+                    );
+                    return Err(self.out_of_bounds(
+                        span,
+                        l0,
+                        i64::try_from(at / width).unwrap_or(i64::MAX),
+                        len / width,
+                        target,
+                    ));
+                }
+                let at = at as usize;
+                if checked {
+                    let cell = &mut self.shadow[gi][at >> shift];
+                    match cell.subgroup(write_it, x, y, lanes) {
+                        Ok(unwritten) => uninit |= unwritten,
+                        Err((conflict, a)) => {
+                            let lane = (a.inv - x.inv) as usize + l0;
+                            return Err(self.race(gi, at as u32, conflict, lane, span, write_it));
+                        }
+                    }
+                }
+                let e = (r * cols + c) as usize;
+                if write_it {
+                    write(&mut self.mem[gi], at, mem.kind, vals[e]);
+                } else {
+                    vals[e] = read(&self.mem[gi], at, mem.kind).unwrap_or(0);
+                }
+            }
+        }
+        if uninit && !write_it && self.p.globals[gi].space == Space::Workgroup {
+            self.warn_once(1, span, |e| Warning::UninitializedRead {
+                kernel: e.name(),
+                variable: e.p.globals[gi].what.clone(),
+                site: e.site(span),
+                invocation: e.invocation(l0),
+            });
         }
         Ok(())
     }

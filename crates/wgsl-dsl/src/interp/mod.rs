@@ -5,8 +5,8 @@
 //! runs, for a dispatch grid over [`HostBuffer`]s, after the same argument checks as
 //! [`Gpu::dispatch`](crate::runtime::Gpu::dispatch). Every workgroup and invocation runs;
 //! workgroup memory starts zeroed in each workgroup; barriers separate phases; atomics,
-//! loops, helper functions, `f16` and subgroup operations (with a configurable subgroup size)
-//! are executed with WGSL's semantics ([`semantics`], each rule citing the spec). Besides the
+//! loops, helper functions, `f16`, subgroup operations (with a configurable subgroup size) and
+//! cooperative matrices (below) are executed with WGSL's semantics ([`semantics`], each rule citing the spec). Besides the
 //! results, a run reports what no GPU does, as an [`InterpError`] naming the kernel, the
 //! invocation and the Rust `file:line:col` of the node at fault:
 //!
@@ -16,6 +16,9 @@
 //!   both Rust call sites named);
 //! - a barrier some invocations of a workgroup reach and others do not
 //!   ([`InterpError::DivergentBarrier`]);
+//! - a cooperative-matrix operation some invocations of a subgroup execute and others do not
+//!   ([`InterpError::DivergentCooperative`]), or with a pointer, stride or matrix that differs
+//!   between them ([`InterpError::NonUniformCooperative`]);
 //! - and, as a [`Warning`] in the [`Report`], a variable read before anything was written to it
 //!   (WGSL reads the zero value).
 //!
@@ -46,7 +49,29 @@
 //! lanes, with a set of active lanes per statement (`exec.rs`), so that each operation is
 //! dispatched once per workgroup rather than once per invocation, and a barrier is a point
 //! all lanes reach together, or a divergence to report. Workgroups run one after another.
-//! Cooperative matrices are not interpreted ([`InterpError::Unsupported`]).
+//!
+//! # Cooperative matrices
+//! `coopLoad`/`coopLoadT`, `coopMultiplyAdd` and `coopStore`/`coopStoreT` (wgpu's
+//! `wgpu_cooperative_matrix` extension; naga's `CooperativeLoad`, `CooperativeMultiplyAdd`,
+//! `CooperativeStore`) run with the scope naga's SPIR-V backend gives them, `Subgroup`
+//! (SPV_KHR_cooperative_matrix): a matrix is one value shared by the invocations of a
+//! subgroup ([`InterpOptions::subgroup_size`] consecutive local invocation indices), each
+//! operation executed once per subgroup by all of its invocations together, which must all
+//! execute it, with the same operands (checked, as barriers are). In registers every invocation
+//! holds the whole matrix. Memory: element `(r, c)` of an `R x C` matrix is scalar
+//! `r * stride * v + c` (row-major, `coopLoadT`) or `c * stride * v + r` (column-major) after
+//! the pointer's, `v` the components of the pointed-to type (the stride counts `vec4`s when
+//! the array holds `vec4`s), in storage or workgroup memory; every element is checked for
+//! bounds (an [`InterpError::OutOfBounds`] names the element and the matrix) and races (the
+//! access is the whole subgroup's: it races with any other invocation's access in the phase,
+//! the subgroup's own included, since a GPU spreads the elements over the invocations in a
+//! way of its own). `coopMultiplyAdd` multiplies `f16` (or `f32`) inputs exactly in `f32` and
+//! adds in `f32` in order, one rounding per addition, the result rounded to the accumulator's
+//! type ([`semantics`]); against the exact product its error is within `gamma_K(2^-24)`
+//! (Higham §3.1) of the sum of absolute products, inside the `gamma_K(2^-22)` tensor cores
+//! are held to (`crates/gemm/src/spec.rs`). Arithmetic on matrices other than
+//! `coopMultiplyAdd` (`+`, `*` by a scalar), which the DSL does not emit, is refused
+//! ([`InterpError::Unsupported`]).
 //!
 //! The interpreter shares the runtime's argument checks and error types, so it is built with
 //! the `runtime` feature; it needs no GPU or driver at run time.
@@ -63,7 +88,7 @@ pub mod semantics;
 
 use std::sync::Arc;
 
-pub use buffer::{HostArg, HostArgRef, HostBuffer};
+pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4};
 pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
 
 use crate::runtime::{ArgShape, BindingLayout};
@@ -145,8 +170,9 @@ impl Interpreter {
     ///
     /// # Errors
     /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
-    /// execute (cooperative matrices, textures, 64-bit types); [`InterpError::Dispatch`]
-    /// ([`DispatchError::Layout`]) if a binding's type cannot be laid out;
+    /// execute (textures, 64-bit types, arithmetic on cooperative matrices other than
+    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`]) if a
+    /// binding's type cannot be laid out;
     /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`]) if the kernel needs more of
     /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](crate::runtime::Gpu::compile)
     /// checks its device's ([`check_limits`](crate::runtime::check_limits)).
@@ -201,7 +227,8 @@ impl Interpreter {
     /// # Errors
     /// [`InterpError::Dispatch`] for an argument the GPU runtime would refuse too (checked
     /// before anything runs); [`InterpError::OutOfBounds`], [`InterpError::DataRace`],
-    /// [`InterpError::DivergentBarrier`], [`InterpError::LoopLimit`] for bugs found while
+    /// [`InterpError::DivergentBarrier`], [`InterpError::DivergentCooperative`],
+    /// [`InterpError::NonUniformCooperative`], [`InterpError::LoopLimit`] for bugs found while
     /// running.
     pub fn dispatch(
         &self,

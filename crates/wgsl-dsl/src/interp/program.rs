@@ -276,6 +276,42 @@ pub(crate) enum Op {
         stride: u32,
         dst: u32,
     },
+    /// `coopLoad`/`coopLoadT`: a cooperative matrix from memory, by each subgroup.
+    CoopLoad {
+        mem: CoopMem,
+        dst: u32,
+        span: Span,
+    },
+    /// `coopMultiplyAdd(a, b, c)`: `a` is `m x k`, `b` `k x n`, `c` and the result `m x n`.
+    CoopMulAdd {
+        a: Src,
+        b: Src,
+        c: Src,
+        m: u8,
+        n: u8,
+        k: u8,
+        input: Kind,
+        acc: Kind,
+        dst: u32,
+        span: Span,
+    },
+}
+
+/// Where a cooperative matrix is loaded from or stored to (naga's `CooperativeData`): element
+/// `(r, c)` of the `rows x cols` matrix is scalar `r * stride * vec + c` (row-major) or
+/// `c * stride * vec + r` (column-major) after the pointer's, where `vec` is the number of
+/// scalars of the pointed-to type (the stride counts that type).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoopMem {
+    pub global: usize,
+    pub ptr: Src,
+    pub stride: Src,
+    pub rows: u8,
+    pub cols: u8,
+    pub row_major: bool,
+    pub vec: u8,
+    /// The scalars' memory kind (`W32` or `H16`).
+    pub kind: MemKind,
 }
 
 /// How a subgroup operation combines or picks values.
@@ -372,6 +408,12 @@ pub(crate) enum St {
     Ballot {
         predicate: Option<Src>,
         dst: u32,
+    },
+    /// `coopStore`/`coopStoreT` of the matrix `value`, by each subgroup.
+    CoopStore {
+        mem: CoopMem,
+        value: Src,
+        span: Span,
     },
 }
 

@@ -589,6 +589,41 @@ pub(crate) fn select(cond: u32, accept: u32, reject: u32) -> u32 {
     if cond != 0 { accept } else { reject }
 }
 
+/// `coopMultiplyAdd(a, b, c)` (wgpu's `wgpu_cooperative_matrix` extension; SPIR-V's
+/// `OpCooperativeMatrixMulAddKHR` of SPV_KHR_cooperative_matrix, which naga 30 emits): `a * b + c`
+/// for an `m x k` matrix `a`, a `k x n` matrix `b` and an `m x n` accumulator `c`, each stored
+/// row-major (element `(r, c)` at `r * columns + c`), `input` the element type of `a` and
+/// `b`, `acc` that of `c` and the result.
+///
+/// The extension leaves the order and precision of the sums to the implementation. The
+/// interpreter computes each element as tensor cores take it: the products of the inputs in
+/// `f32` (exact for `f16` inputs: 11 + 11 significant bits fit in 24), added in order of `p`
+/// to `c` in `f32`, rounded to nearest once per addition, and the sum rounded to `acc` at the
+/// end (once, for `f16` accumulators). Its error against the exact product is within
+/// `gamma_k(2^-24)` of the sum of absolute products (Higham, *Accuracy and Stability of
+/// Numerical Algorithms*, §3.1), inside the bound any GPU's tensor cores are held to.
+pub(crate) fn coop_multiply_add(
+    (m, n, k): (usize, usize, usize),
+    input: Kind,
+    acc: Kind,
+    a: impl Fn(usize) -> u32,
+    b: impl Fn(usize) -> u32,
+    c: impl Fn(usize) -> u32,
+    out: &mut [u32],
+) {
+    let x: Vec<f32> = (0..m * k).map(|i| to_f32(input, a(i))).collect();
+    let y: Vec<f32> = (0..k * n).map(|i| to_f32(input, b(i))).collect();
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = to_f32(acc, c(i * n + j));
+            for p in 0..k {
+                sum += x[i * k + p] * y[p * n + j];
+            }
+            out[i * n + j] = from_f32(acc, sum);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -632,6 +667,35 @@ mod tests {
         assert_eq!(u32_extract_bits(0xF0, 40, 4), 0);
         assert_eq!(insert_bits(0, 0xFF, 28, 8), 0xF000_0000);
         assert_eq!(insert_bits(0x1234, 0, 0, 32), 0);
+    }
+
+    #[test]
+    fn coop_multiply_add_accumulates_f16_products_in_f32() {
+        // 1x2 times 2x1 plus 1: 2049 is not an f16 but the f32 sum keeps it; the f16
+        // accumulator rounds it once, to even (2048).
+        let a = [hw(f16::from_f32(2048.0)), hw(f16::from_f32(1.0))];
+        let b = [hw(f16::from_f32(1.0)), hw(f16::from_f32(1.0))];
+        let mut out = [0u32];
+        coop_multiply_add(
+            (1, 1, 2),
+            Kind::F16,
+            Kind::F32,
+            |i| a[i],
+            |i| b[i],
+            |_| w(0.5),
+            &mut out,
+        );
+        assert_eq!(f(out[0]), 2049.5);
+        coop_multiply_add(
+            (1, 1, 2),
+            Kind::F16,
+            Kind::F16,
+            |i| a[i],
+            |i| b[i],
+            |_| hw(f16::ZERO),
+            &mut out,
+        );
+        assert_eq!(h(out[0]).to_f32(), 2048.0);
     }
 
     #[test]

@@ -9,10 +9,12 @@ use crate::types::*;
 
 impl<T: CoopElement, A: super::Access> Place<T, A> {
     /// `coopLoad<coop_matCxR<S, role>>(&place, stride)` (column-major) or `coopLoadT` (row-major):
-    /// the `R x C` matrix whose element `(row, column)` is at `place[row * stride + column]`
-    /// ([`CoopLayout::RowMajor`]) or `place[column * stride + row]`
-    /// ([`CoopLayout::ColumnMajor`]), indices counting elements of `T` (vectors when `T` is a
-    /// vector). `place` is an element of a storage buffer or workgroup array; the whole matrix
+    /// the `R x C` matrix whose element `(row, column)` is scalar `row * stride * N + column`
+    /// ([`CoopLayout::RowMajor`]) or `column * stride * N + row`
+    /// ([`CoopLayout::ColumnMajor`]) counted from `place`'s first, where `T` is a scalar
+    /// (`N = 1`: `place[row * stride + column]`) or a `vecN` (`stride` counts vectors; a row
+    /// or column runs on through consecutive components: as on the H200 and in the
+    /// interpreter). `place` is an element of a storage buffer or workgroup array; the whole matrix
     /// must lie inside it. Read by the subgroup together: every invocation of the subgroup must
     /// evaluate the load with the same `place` and `stride`. On Vulkan the address of the first
     /// element and the stride in bytes should be multiples of 16.
@@ -43,9 +45,10 @@ impl KernelBuilder {
     /// `coopStore(value, &target, stride)` (column-major) or `coopStoreT` (row-major): write the
     /// `R x C` matrix `value` so that element `(row, column)` lands at
     /// `target[row * stride + column]` ([`CoopLayout::RowMajor`]) or
-    /// `target[column * stride + row]` ([`CoopLayout::ColumnMajor`]), indices counting
-    /// elements of `T`. Written by the subgroup together: every invocation of the subgroup must
-    /// reach the store with the same arguments. The element types of `value` and `target` agree.
+    /// `target[column * stride + row]` ([`CoopLayout::ColumnMajor`]) for a scalar `T` (for
+    /// a `vecN`, `stride` counts vectors, as in [`Place::coop_load`]). Written by the
+    /// subgroup together: every invocation of the subgroup must reach the store with the same
+    /// arguments. The element types of `value` and `target` agree.
     #[track_caller]
     pub fn coop_store<T, const R: usize, const C: usize, Ro: Role>(
         &mut self,
