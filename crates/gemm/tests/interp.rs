@@ -19,7 +19,7 @@
 
 use half::f16;
 use wgsl_dsl::TargetLimits;
-use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::interp::{HostArg, HostBuffer, InterpOptions, Interpreter};
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES};
 use wgsl_gemm::harness::random;
 use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, spec};
@@ -74,7 +74,16 @@ fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
     let shader = wgsl_gemm::coop::build(config)
         .build_for(&target)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let cpu = Interpreter::new();
+    // The H200's limits (48 KiB of workgroup memory, 1024 invocations), which the large tiles
+    // need, as the GPU run checks them.
+    let mut limits = wgsl_dsl::runtime::interpreter_limits();
+    limits.max_compute_workgroup_storage_size = target.max_workgroup_storage_size;
+    limits.max_compute_invocations_per_workgroup = target.max_invocations_per_workgroup;
+    limits.max_compute_workgroup_size_x = target.max_workgroup_size[0];
+    let cpu = Interpreter::with_options(InterpOptions {
+        limits,
+        ..InterpOptions::default()
+    });
     assert_eq!(cpu.options().subgroup_size, config.subgroup_size);
     let program = cpu
         .compile(&shader)
