@@ -203,6 +203,48 @@ fn integer_arith() -> KernelBuilder {
     k
 }
 
+/// The defined alternatives of issue 12 §3: `square` and `powi` on bases of either sign
+/// (floats, integers, vectors), and the saturating float-to-integer conversions on every kind
+/// of `f32` (NaN, infinities, -0.0, the range's edges), read as bits so that no NaN is in an
+/// `f32` binding.
+fn defined_math() -> KernelBuilder {
+    let mut k = KernelBuilder::new("defined_math", [WG, 1, 1]);
+    let xs = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let ks = k.storage::<RuntimeArray<i32>, ReadOnly>("k");
+    let bits = k.storage::<RuntimeArray<u32>, ReadOnly>("y_bits");
+    let out_f = k.storage::<RuntimeArray<f32>, ReadWrite>("out_f");
+    let out_i = k.storage::<RuntimeArray<i32>, ReadWrite>("out_i");
+    let out_u = k.storage::<RuntimeArray<u32>, ReadWrite>("out_u");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(xs.len()), |k| k.return_());
+    let x = k.let_("x", xs.at(&i).load());
+    let n = k.let_("n", ks.at(&i).load());
+    let y = k.let_("y", bits.at(&i).load().bitcast::<f32>());
+    let v = k.let_("v", powi(vec2(&x, -x.clone()), 5));
+    let floats = [
+        square(&x),
+        powi(&x, 0),
+        powi(&x, 1),
+        powi(&x, 3),
+        powi(&x, 10),
+        v.x(),
+        v.y(),
+        powi(Exp::<Vec3<f32>>::splat(&x), 0).z(),
+    ];
+    for (j, r) in floats.into_iter().enumerate() {
+        k.store(&out_f.at(&i * 8u32 + j as u32), r);
+    }
+    let ints = [square(&n), powi(&n, 3), powi(&n, 13), y.to_i32_saturating()];
+    for (j, r) in ints.into_iter().enumerate() {
+        k.store(&out_i.at(&i * 4u32 + j as u32), r);
+    }
+    let uints = [powi(n.bitcast::<u32>(), 5), y.to_u32_saturating()];
+    for (j, r) in uints.into_iter().enumerate() {
+        k.store(&out_u.at(&i * 2u32 + j as u32), r);
+    }
+    k
+}
+
 fn bit_ops() -> KernelBuilder {
     let mut k = KernelBuilder::new("bit_ops", [WG, 1, 1]);
     let a = k.storage::<RuntimeArray<u32>, ReadOnly>("a");
@@ -508,6 +550,87 @@ pub(super) fn examples() -> Vec<Example> {
                 }
             },
             tolerance: 0.0,
+            needs_subgroups: false,
+        },
+        Example {
+            name: "defined_math",
+            build: defined_math,
+            case: |rng| {
+                let n = 389;
+                // Every kind of f32 the conversions must handle, then random values around
+                // and beyond the ranges of i32 and u32.
+                let special: [u32; 20] = [
+                    f32::NAN.to_bits(),
+                    0xffc0_0000, // -NaN
+                    0x7f80_0001, // a signalling NaN's bits
+                    f32::INFINITY.to_bits(),
+                    f32::NEG_INFINITY.to_bits(),
+                    0.0f32.to_bits(),
+                    (-0.0f32).to_bits(),
+                    0.75f32.to_bits(),
+                    (-0.75f32).to_bits(),
+                    2147483520.0f32.to_bits(),
+                    2147483648.0f32.to_bits(),
+                    (-2147483648.0f32).to_bits(),
+                    (-2147483904.0f32).to_bits(),
+                    4294967040.0f32.to_bits(),
+                    4294967296.0f32.to_bits(),
+                    1e20f32.to_bits(),
+                    (-1e20f32).to_bits(),
+                    f32::MAX.to_bits(),
+                    f32::MIN_POSITIVE.to_bits(),
+                    1u32, // the smallest subnormal
+                ];
+                let y = random_f32(rng, n, -6.0e9, 6.0e9)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| special.get(i).copied().unwrap_or(v.to_bits()))
+                    .collect();
+                Case {
+                    buffers: vec![
+                        Data::F32(random_f32(rng, n, -3.0, 3.0)),
+                        Data::I32(random_i32(rng, n, -100_000, 100_000)),
+                        Data::U32(y),
+                        Data::poisoned_f32(n * 8),
+                        Data::poisoned_i32(n * 4),
+                        Data::poisoned_u32(n * 2),
+                    ],
+                    workgroups: groups_1d(n, WG),
+                }
+            },
+            reference: |bufs| {
+                let x = bufs[0].f32().clone();
+                let k = bufs[1].i32().clone();
+                let y = bufs[2].u32().clone();
+                for i in 0..x.len() {
+                    let p = |e: f64, n: i32| (e.powi(n)) as f32;
+                    let e = f64::from(x[i]);
+                    let f = [
+                        p(e, 2),
+                        1.0,
+                        x[i],
+                        p(e, 3),
+                        p(e, 10),
+                        p(e, 5),
+                        p(-e, 5),
+                        1.0,
+                    ];
+                    bufs[3].f32()[i * 8..i * 8 + 8].copy_from_slice(&f);
+                    // Rust's `as` from a float saturates and maps NaN to 0.
+                    let yf = f32::from_bits(y[i]);
+                    let n = k[i];
+                    let ints = [
+                        n.wrapping_mul(n),
+                        n.wrapping_pow(3),
+                        n.wrapping_pow(13),
+                        yf as i32,
+                    ];
+                    bufs[4].i32()[i * 4..i * 4 + 4].copy_from_slice(&ints);
+                    let uints = [(n as u32).wrapping_pow(5), yf as u32];
+                    bufs[5].u32()[i * 2..i * 2 + 2].copy_from_slice(&uints);
+                }
+            },
+            tolerance: 1e-6,
             needs_subgroups: false,
         },
         Example {

@@ -12,6 +12,7 @@
 //! | `vector_geometry` | vector construction, components, `dot cross length distance normalize` |
 //! | `matrix_transform` | matrix construction, `mat * vec`, `transpose` |
 //! | `integer_arith` | `i32` `/ % -`, `abs min max` |
+//! | `defined_math` | `square powi` (scalars, vectors, integers), `to_i32_saturating to_u32_saturating` on NaN, infinities, range edges |
 //! | `bit_ops` | `& \| ^ << >> ~`, `countOneBits countLeadingZeros countTrailingZeros firstLeadingBit firstTrailingBit reverseBits extractBits insertBits` |
 //! | `conversions` | `f32() i32() u32() bitcast` |
 //! | `logic_select` | `&& \|\| !`, `select`, vector comparisons, `any all` |

@@ -130,8 +130,13 @@ where
     )
 }
 
-/// `ldexp(e1, e2)`: `e1 * 2^e2` (WGSL spec §17.5, `ldexp`). Undefined where the result overflows
-/// `T` or `e2` is above the exponent bias + 1 (128 for `f32`).
+/// `ldexp(e1, e2)`: `e1 * 2^e2` (WGSL spec §17.5.37 (#ldexp-builtin)).
+///
+/// **Undefined** where the result overflows `T` (§15.7.3, the Finite Math Assumption of
+/// §15.7.2: an indeterminate value, §8.2, not necessarily infinity) and where `e2` is above the
+/// exponent bias + 1 (128 for `f32`, 16 for `f16`; §17.5.37); with literal arguments those are
+/// build errors, as WGSL makes them shader-creation errors. The result may be 0 where
+/// `e2 + bias <= 0` (127 for `f32`: subnormal results may be flushed).
 #[track_caller]
 pub fn ldexp<T: FloatShape>(e1: impl IntoExp<T>, e2: impl IntoExp<T::Int>) -> Exp<T> {
     Exp::from_kind(

@@ -234,14 +234,30 @@ impl<T: ScalarOrVector> Exp<T> {
     }
 
     conversions! {
-        /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.6); componentwise on vectors.
-        /// Float to integer conversions are saturating in WGSL.
+        /// Convert to `f32` (`f32(e)`, WGSL spec §17.1.2.4 (#f32-builtin)); componentwise on
+        /// vectors. From an integer beyond 2^24 in magnitude: one of the two nearest `f32`s
+        /// (§15.7.6 "Floating Point Conversion" (#floating-point-conversion)).
         to_f32 => f32, Float;
-        /// Convert to `i32` (`i32(e)`, WGSL spec §17.1.2.7).
+        /// Convert to `i32` (`i32(e)`, WGSL spec §17.1.2.5 (#i32-builtin)); componentwise on
+        /// vectors. From `u32`: the same bits.
+        ///
+        /// From a float: rounded toward zero, and a value beyond the range of `i32` is clamped
+        /// to the nearest `i32` the float type represents (`1e20` gives 2147483520, not
+        /// `i32::MAX`): §15.7.6 "Floating Point Conversion" (#floating-point-conversion).
+        /// **Undefined** for NaN (an indeterminate value, §15.7.6, §8.2), and, by the Finite
+        /// Math Assumption (§15.7.2), possibly for infinities. Defined for every input:
+        /// [`Exp::to_i32_saturating`].
         to_i32 => i32, Sint;
-        /// Convert to `u32` (`u32(e)`, WGSL spec §17.1.2.8).
+        /// Convert to `u32` (`u32(e)`, WGSL spec §17.1.2.16 (#u32-builtin)); componentwise on
+        /// vectors. From `i32`: the same bits.
+        ///
+        /// From a float: rounded toward zero, negative values give 0, and a value beyond the
+        /// range of `u32` gives the largest `u32` the float type represents (4294967040 for
+        /// `f32`): §15.7.6. **Undefined** for NaN (§15.7.6, §8.2), and possibly for infinities
+        /// (§15.7.2). Defined for every input: [`Exp::to_u32_saturating`].
         to_u32 => u32, Uint;
-        /// Convert to `bool` (`bool(e)`: true when non-zero).
+        /// Convert to `bool` (`bool(e)`, WGSL spec §17.1.2.2 (#bool-builtin): true when
+        /// non-zero; `-0.0` and `0.0` are false, NaN is true).
         to_bool => bool, Bool;
     }
 
@@ -291,6 +307,47 @@ impl<T: ScalarOrVector> Exp<T> {
             },
             CallSite::caller(),
         )
+    }
+}
+
+impl Exp<f32> {
+    /// Convert to `i32` as Rust's `x as i32` does, for every input: rounded toward zero, NaN
+    /// gives 0, and anything at or beyond 2^31 in magnitude (infinities included) gives
+    /// `i32::MAX` or `i32::MIN`. The defined counterpart of [`Exp::to_i32`], whose result for
+    /// NaN is undefined (WGSL spec §15.7.6 "Floating Point Conversion"
+    /// (#floating-point-conversion)) and whose clamp stops at 2147483520.
+    ///
+    /// NaN and the range are told from the bits (`bitcast<u32>(e)`, §17.2.1), not by float
+    /// comparisons, which an implementation may evaluate assuming no NaN or infinity (Finite
+    /// Math Assumption, §15.7.2); values in range use `i32(e)`, exact there (§15.7.6).
+    #[track_caller]
+    pub fn to_i32_saturating(&self) -> Exp<i32> {
+        let bits = self.bitcast::<u32>();
+        let magnitude = &bits & 0x7fff_ffffu32;
+        // |e| < 2^31: the bits of 2^31 are 0x4f000000.
+        let in_range = magnitude.lt(0x4f00_0000u32);
+        let nan = magnitude.gt(0x7f80_0000u32);
+        let negative = bits.ge(0x8000_0000u32);
+        let beyond = builtins::select(i32::MAX, i32::MIN, negative);
+        let special = builtins::select(beyond, 0i32, nan);
+        builtins::select(special, self.to_i32(), in_range)
+    }
+
+    /// Convert to `u32` as Rust's `x as u32` does, for every input: rounded toward zero,
+    /// negative values (`-0.0` and -infinity included) and NaN give 0, and anything at or
+    /// beyond 2^32 (+infinity included) gives `u32::MAX`. The defined counterpart of
+    /// [`Exp::to_u32`], whose result for NaN is undefined (WGSL spec §15.7.6) and whose clamp
+    /// stops at 4294967040; computed from the bits as [`Exp::to_i32_saturating`] is.
+    #[track_caller]
+    pub fn to_u32_saturating(&self) -> Exp<u32> {
+        let bits = self.bitcast::<u32>();
+        let magnitude = &bits & 0x7fff_ffffu32;
+        // 0 <= e < 2^32: the sign bit clear, below the bits of 2^32 (0x4f800000).
+        let negative = bits.ge(0x8000_0000u32);
+        let in_range = magnitude.lt(0x4f80_0000u32).and(negative.not());
+        let zero = negative.or(magnitude.gt(0x7f80_0000u32));
+        let special = builtins::select(u32::MAX, 0u32, zero);
+        builtins::select(special, self.to_u32(), in_range)
     }
 }
 

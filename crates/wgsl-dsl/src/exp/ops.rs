@@ -1,6 +1,22 @@
 //! `std::ops` for [`Exp`]: arithmetic (WGSL spec §8.7), bit operations (§8.9) and unary
 //! operators, exactly where WGSL allows the operand types.
 //!
+//! ## Defined and undefined results
+//! - Integers (`i32`, `u32`), WGSL spec §8.7 "Arithmetic Expressions" (#arithmetic-expr):
+//!   `+`, `-`, `*` wrap modulo 2^32; `e / 0` is `e` and `e % 0` is 0; `i32::MIN / -1` is
+//!   `i32::MIN` and `i32::MIN % -1` is 0 (Rust panics on all four); `%` has the sign of `e`.
+//!   Shifts (§8.9 "Bit Expressions" (#bit-expr)) use the amount modulo 32 (`x << 33` is
+//!   `x << 1`, where Rust panics in debug builds); `<<` drops the bits shifted out, also of
+//!   `i32`; `>>` of an `i32` copies the sign bit. All defined at run time; with literal operands
+//!   the division and remainder cases above, a shift by 32 or more and a `<<` that shifts out
+//!   a set bit (for `i32`, one that differs from the sign bit) are build errors ([`BuildError::ConstExpression`](crate::BuildError::ConstExpression)),
+//!   as WGSL makes them shader-creation errors (§8.1.1 "const Expressions").
+//! - Floats: a result that overflows, or is infinite or NaN, is **undefined** at run time (an
+//!   indeterminate value, §8.2; the Finite Math Assumption, §15.7.2 "Differences from
+//!   IEEE-754" (#differences-from-ieee754); §15.7.3), which covers `x / 0.0` and `0.0 / 0.0`;
+//!   `x % y` is `x - y * trunc(x / y)` (§8.7), undefined for `y == 0` (§15.7.2). Guard a
+//!   divisor that can be zero, e.g. `x / max(y, eps)` or a `select`.
+//!
 //! `Exp<L> op R` is implemented once per operator, for every right operand `R` that implements
 //! the operator's operand trait for `L` ([`AddOperand<L>`], [`MulOperand<L>`], ...). The operand
 //! traits list WGSL's typing rules (same type; a vector and its scalar; the matrix products),
@@ -86,12 +102,20 @@ operand_trait!(
 );
 operand_trait!(
     /// Right operands of `Exp<L> / R` (WGSL spec §8.7), as for [`AddOperand`] without matrices.
+    ///
+    /// Integers: defined for every operand, `e / 0` is `e` and `i32::MIN / -1` is `i32::MIN`
+    /// (§8.7; a build error with literal operands). Floats: a result that is infinite or NaN,
+    /// as `x / 0.0` gives, is **undefined** (an indeterminate value: §15.7.2, §8.2).
     DivOperand DivOp,
     "cannot divide `wgsl_dsl::Exp<{L}>` by `{Self}`",
     "WGSL divides values of one type (or a vector and its scalar)"
 );
 operand_trait!(
     /// Right operands of `Exp<L> % R` (WGSL spec §8.7), as for [`DivOperand`].
+    ///
+    /// Integers: the sign of `e`, and defined for every operand: `e % 0` is 0 and
+    /// `i32::MIN % -1` is 0 (§8.7; a build error with literal operands). Floats:
+    /// `x - y * trunc(x / y)`, **undefined** for `y == 0` (§8.7, §15.7.2).
     RemOperand RemOp,
     "cannot compute the remainder of `wgsl_dsl::Exp<{L}>` by `{Self}`",
     "WGSL's `%` takes values of one type (or a vector and its scalar)"
@@ -104,6 +128,11 @@ operand_trait!(
 );
 operand_trait!(
     /// Shift amounts of `Exp<L> << R`, `>>` (WGSL spec §8.9): unsigned, of `L`'s shape.
+    ///
+    /// Defined for every amount: it is taken modulo the bit width, 32 (`x << 33` is `x << 1`);
+    /// `>>` of an `i32` copies the sign bit. With literal operands a shift by 32 or more, or a
+    /// `<<` that shifts out a set bit (for `i32`, one that differs from the sign bit), is a
+    /// build error (§8.9).
     ShiftOperand ShiftOp,
     "cannot shift `wgsl_dsl::Exp<{L}>` by `{Self}`",
     "WGSL shift amounts are `u32` (or `vecN<u32>` for vectors)"

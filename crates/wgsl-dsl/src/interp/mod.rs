@@ -173,7 +173,7 @@ impl Interpreter {
     /// execute (textures, 64-bit types, arithmetic on cooperative matrices other than
     /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`]) if a
     /// binding's type cannot be laid out;
-    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`]) if the kernel needs more of
+    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](crate::runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
     /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](crate::runtime::Gpu::compile)
     /// checks its device's ([`check_limits`](crate::runtime::check_limits)).
     pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
