@@ -14,6 +14,7 @@
 pub mod blocks;
 pub mod examples;
 pub mod ops;
+pub mod textures;
 pub mod training;
 
 use std::sync::OnceLock;

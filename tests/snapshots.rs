@@ -52,6 +52,12 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder, TargetLimit
     for (name, k) in wgsl_dsl_workspace_tests::blocks::all() {
         v.push(("blocks", name, k, default));
     }
+    v.push((
+        "textures",
+        "texture_ops".to_string(),
+        wgsl_dsl_workspace_tests::textures::texture_ops(),
+        default,
+    ));
     v
 }
 

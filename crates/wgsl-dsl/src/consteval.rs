@@ -318,7 +318,9 @@ pub(crate) fn zero(ty: &Ty) -> Option<ConstValue> {
                 .map(|(_, t)| zero(t))
                 .collect::<Option<_>>()?,
         )),
-        Ty::Array { len: None, .. } | Ty::Atomic(_) | Ty::CoopMatrix { .. } => None,
+        Ty::Array { len: None, .. } | Ty::Atomic(_) | Ty::CoopMatrix { .. } | Ty::Texture(_) => {
+            None
+        }
     }
 }
 
@@ -490,6 +492,8 @@ pub(crate) fn eval(
         }
         ExprKind::Load(_)
         | ExprKind::ArrayLength(_)
+        | ExprKind::TextureLoad { .. }
+        | ExprKind::TextureDimensions { .. }
         | ExprKind::Builtin(_)
         | ExprKind::Bound(_)
         | ExprKind::Param { .. }
@@ -1582,6 +1586,10 @@ fn operands(kind: &ExprKind) -> Vec<&NodeRef> {
         | ExprKind::Swizzle(_, _, a)
         | ExprKind::AccessIndex(a, _) => vec![a],
         ExprKind::CoopLoad { stride, .. } => vec![stride],
+        ExprKind::TextureLoad { coords, level, .. } => {
+            std::iter::once(coords).chain(level.as_ref()).collect()
+        }
+        ExprKind::TextureDimensions { level, .. } => level.iter().collect(),
         ExprKind::CoopMultiplyAdd(a, b, c) => vec![a, b, c],
         ExprKind::Math(_, args) | ExprKind::Compose(args) => args.iter().collect(),
         ExprKind::Select {

@@ -91,9 +91,10 @@ pub mod prelude {
     pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};
     pub use crate::exp::{Exp, IntoExp, lit};
     pub use crate::kernel::{
-        Bindings, Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, Var,
-        global_invocation_id, local_invocation_id, local_invocation_index, num_workgroups,
-        subgroup_invocation_id, subgroup_size, workgroup_id,
+        Bindings, Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, StorageTexture2d,
+        Texture2d, Var, WriteOnly, global_invocation_id, local_invocation_id,
+        local_invocation_index, num_workgroups, subgroup_invocation_id, subgroup_size,
+        workgroup_id,
     };
     pub use crate::shader::{BuildError, Shader};
     pub use crate::types::{

@@ -17,15 +17,21 @@
 //! | [`SizedArray<T>`] | `array<T, N>`, `N` given when the kernel is built (workgroup tiles) |
 //! | [`Atomic<T>`] | `atomic<T>`, `T` is `i32` or `u32` |
 //! | `#[derive(WgslStruct)]` | `struct` |
+//! | [`texture::Format`] markers, [`Texture2d`](crate::kernel::Texture2d) | `texture_storage_2d<F, access>`, `texture_2d<T>` (bindings only, see [`texture`]) |
 //! | [`CoopMat<T, R, C, Role>`](CoopMat) | `coop_matCxR<T, role>` (extension `wgpu_cooperative_matrix`, see [`coop`]) |
 
 pub mod coop;
+pub mod texture;
 
 use std::marker::PhantomData;
 
 pub use coop::{
     Accumulator, CoopDim, CoopElement, CoopLayout, CoopMat, CoopRole, CoopScalar, CoopShape,
     MatrixA, MatrixB, MultiplyAddShape, Role, Shape,
+};
+pub use texture::{
+    Format, R32Float, R32Sint, R32Uint, Rgba8Unorm, Rgba32Float, Rgba32Sint, Rgba32Uint,
+    SampledType, TexelFormat, TextureAccess, TextureTy,
 };
 
 /// The scalar types WGSL knows (WGSL spec §6.2 "Plain Types").
@@ -103,6 +109,8 @@ pub enum Ty {
         /// Its role in `A * B + C`.
         role: CoopRole,
     },
+    /// A texture binding (WGSL spec §6.5): its handle, not memory.
+    Texture(TextureTy),
     /// A struct: its WGSL name and its members in declaration order.
     Struct {
         /// The struct's WGSL name.
@@ -137,6 +145,7 @@ impl Ty {
                 role.wgsl_name()
             ),
             Ty::Struct { name, .. } => name.to_string(),
+            Ty::Texture(t) => t.wgsl_name(),
         }
     }
 
@@ -147,6 +156,7 @@ impl Ty {
             Ty::Matrix { scalar, .. } | Ty::CoopMatrix { scalar, .. } => *scalar == ScalarTy::F16,
             Ty::Array { elem, .. } => elem.uses_f16(),
             Ty::Struct { members, .. } => members.iter().any(|(_, t)| t.uses_f16()),
+            Ty::Texture(_) => false,
         }
     }
 

@@ -121,6 +121,18 @@ pub enum ExprKind {
     },
     /// `coopMultiplyAdd(a, b, c)`: `a * b + c`.
     CoopMultiplyAdd(NodeRef, NodeRef, NodeRef),
+    /// `textureLoad(texture, coords[, level])` (WGSL spec §17.7.4); `level` for a
+    /// `texture_2d`, none for a storage texture.
+    TextureLoad {
+        texture: PlaceRef,
+        coords: NodeRef,
+        level: Option<NodeRef>,
+    },
+    /// `textureDimensions(texture[, level])` (WGSL spec §17.7.1).
+    TextureDimensions {
+        texture: PlaceRef,
+        level: Option<NodeRef>,
+    },
     /// An error recorded at construction time, reported when the kernel is built.
     Invalid(String),
 }

@@ -33,11 +33,15 @@ mod place;
 pub mod scan;
 pub(crate) mod stmt;
 mod subgroup;
+mod texture;
 
 pub use control::{IntegerScalar, LoopRange, MAX_CASE_VALUES, Switch, unroll_step};
 pub use function::{FnArgs, Function};
 pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
 pub use scan::{HostBits, ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
+pub use texture::{
+    StorageTexture2d, Texture2d, TextureAccessMode, TextureReadable, TextureWritable, WriteOnly,
+};
 
 use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind, PlaceRef};
 use crate::handle::{BuilderId, FunctionHandle, FunctionId, GlobalHandle, ValueId};
@@ -64,6 +68,9 @@ pub enum BindingKind {
     StorageReadWrite,
     /// `var<uniform>`
     Uniform,
+    /// A texture (`texture_storage_2d<F, access>` or `texture_2d<T>`: the binding's `ty` is a
+    /// [`Ty::Texture`], which says which).
+    Texture,
 }
 
 /// One resource binding of a kernel, in declaration order. The runtime builds the bind group

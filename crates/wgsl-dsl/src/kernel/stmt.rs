@@ -78,6 +78,12 @@ pub(crate) enum Stmt {
     },
     /// A mistake found while recording, reported by `build` at the statement's site.
     Invalid(String),
+    /// `textureStore(texture, coords, value);` (WGSL spec §17.7.6)
+    TextureStore {
+        texture: PlaceRef,
+        coords: NodeRef,
+        value: NodeRef,
+    },
     /// `let result = workgroupUniformLoad(&place);`
     WorkgroupUniformLoad {
         result: ValueId,

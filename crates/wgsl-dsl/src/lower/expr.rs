@@ -278,6 +278,37 @@ impl FnLower<'_, '_> {
                 pointer: self.place(place, block)?,
             },
             ExprKind::ArrayLength(place) => Expression::ArrayLength(self.place(place, block)?),
+            ExprKind::TextureLoad {
+                texture,
+                coords,
+                level,
+            } => {
+                // A texture global's expression is the texture itself, not a pointer.
+                let image = self.place(texture, block)?;
+                let coordinate = self.expr(coords, block)?;
+                let level = match level {
+                    Some(l) => Some(self.expr(l, block)?),
+                    None => None,
+                };
+                Expression::ImageLoad {
+                    image,
+                    coordinate,
+                    array_index: None,
+                    sample: None,
+                    level,
+                }
+            }
+            ExprKind::TextureDimensions { texture, level } => {
+                let image = self.place(texture, block)?;
+                let level = match level {
+                    Some(l) => Some(self.expr(l, block)?),
+                    None => None,
+                };
+                Expression::ImageQuery {
+                    image,
+                    query: naga::ImageQuery::Size { level },
+                }
+            }
             ExprKind::Builtin(b) => {
                 if matches!(
                     b,

@@ -129,6 +129,8 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
                         access: naga::StorageAccess::LOAD | naga::StorageAccess::STORE,
                     },
                     crate::kernel::BindingKind::Uniform => naga::AddressSpace::Uniform,
+                    // Textures are handles (WGSL spec §7.2: module-scope `var` of a texture type).
+                    crate::kernel::BindingKind::Texture => naga::AddressSpace::Handle,
                 };
                 (space, Some(naga::ResourceBinding { group: 0, binding }))
             }

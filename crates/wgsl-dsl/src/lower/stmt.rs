@@ -388,6 +388,25 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 let value = self.expr(value, block)?;
                 self.push(block, Statement::Store { pointer, value }, site);
             }
+            Stmt::TextureStore {
+                texture,
+                coords,
+                value,
+            } => {
+                let image = self.place(texture, block)?;
+                let coordinate = self.expr(coords, block)?;
+                let value = self.expr(value, block)?;
+                self.push(
+                    block,
+                    Statement::ImageStore {
+                        image,
+                        coordinate,
+                        array_index: None,
+                        value,
+                    },
+                    site,
+                );
+            }
             Stmt::If {
                 condition,
                 accept,

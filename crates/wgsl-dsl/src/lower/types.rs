@@ -36,6 +36,22 @@ impl TypeLowerer {
                 scalar: scalar.naga(),
             },
             Ty::Atomic(s) => TypeInner::Atomic(s.naga()),
+            Ty::Texture(t) => TypeInner::Image {
+                dim: naga::ImageDimension::D2,
+                arrayed: false,
+                class: match *t {
+                    crate::types::TextureTy::Storage { format, access } => {
+                        naga::ImageClass::Storage {
+                            format: format.naga(),
+                            access: access.naga(),
+                        }
+                    }
+                    crate::types::TextureTy::Sampled(s) => naga::ImageClass::Sampled {
+                        kind: s.naga().kind,
+                        multi: false,
+                    },
+                },
+            },
             Ty::CoopMatrix {
                 rows,
                 columns,

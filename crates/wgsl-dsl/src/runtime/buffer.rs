@@ -248,10 +248,21 @@ fn pad4(bytes: &[u8]) -> Vec<u8> {
     v
 }
 
+/// What an argument binds: a buffer, or a texture (its view, format and size).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Resource<'a> {
+    Buffer(&'a wgpu::Buffer),
+    Texture {
+        view: &'a wgpu::TextureView,
+        format: crate::types::TexelFormat,
+        size: [u32; 2],
+    },
+}
+
 /// One dispatch argument, as seen by the checks: made by [`BindArg::arg`].
 #[derive(Debug, Clone, Copy)]
 pub struct Arg<'a> {
-    pub(crate) buffer: &'a wgpu::Buffer,
+    pub(crate) resource: Resource<'a>,
     pub(crate) ty: fn() -> Ty,
     pub(crate) elem_size: u64,
     pub(crate) len: usize,
@@ -260,7 +271,8 @@ pub struct Arg<'a> {
     pub(crate) alive: &'a Arc<()>,
 }
 
-/// Something that can be bound to a kernel's binding: any [`GpuBuffer<T>`].
+/// Something that can be bound to a kernel's binding: any [`GpuBuffer<T>`] or
+/// [`GpuTexture<F>`](super::GpuTexture).
 ///
 /// Dispatches take `&[&dyn BindArg]`, so buffers of different element types go in one list:
 /// `gpu.dispatch(&kernel, &[&n, &x, &y], workgroups)`.
@@ -272,7 +284,7 @@ pub trait BindArg: std::fmt::Debug {
 impl<T: Pod + WgslType> BindArg for GpuBuffer<T> {
     fn arg(&self) -> Arg<'_> {
         Arg {
-            buffer: &self.buffer,
+            resource: Resource::Buffer(&self.buffer),
             ty: T::ty,
             elem_size: size_of::<T>() as u64,
             len: self.len,

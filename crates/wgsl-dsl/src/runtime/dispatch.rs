@@ -1,7 +1,7 @@
 //! Checking dispatch arguments against a kernel's bindings, making bind groups, and
 //! [`Gpu::dispatch`].
 
-use super::buffer::{Arg, BindArg};
+use super::buffer::{Arg, BindArg, Resource};
 use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::limits::DeviceLimit;
@@ -113,7 +113,10 @@ impl Gpu {
             .zip(&args)
             .map(|(b, a)| wgpu::BindGroupEntry {
                 binding: b.binding,
-                resource: a.buffer.as_entire_binding(),
+                resource: match a.resource {
+                    Resource::Buffer(buffer) => buffer.as_entire_binding(),
+                    Resource::Texture { view, .. } => wgpu::BindingResource::TextureView(view),
+                },
             })
             .collect();
         let group = self.validated(|| {
@@ -139,13 +142,21 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
     if args.len() == kernel.signature.bindings.len() && args.iter().any(|a| a.gpu_id != gpu.id) {
         return Err(DispatchError::WrongDevice("a buffer argument"));
     }
+    if args.len() == kernel.signature.bindings.len() {
+        for (b, a) in kernel.signature.bindings.iter().zip(args) {
+            check_resource(&kernel.signature.name, b, a)?;
+        }
+    }
     let shapes: Vec<ArgShape> = args
         .iter()
         .map(|a| ArgShape {
             ty: (a.ty)(),
             elem_size: a.elem_size,
             len: a.len,
-            bound_bytes: a.buffer.size(),
+            bound_bytes: match a.resource {
+                Resource::Buffer(buffer) => buffer.size(),
+                Resource::Texture { .. } => 0,
+            },
             id: a.id,
         })
         .collect();
@@ -155,6 +166,52 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
         &shapes,
         gpu.limits(),
     )
+}
+
+/// A texture binding takes a texture its type accepts ([`TextureTy::accepts`]); any other
+/// binding takes a buffer (checked further by [`check_bindings`]).
+///
+/// [`TextureTy::accepts`]: crate::types::TextureTy::accepts
+fn check_resource(kernel: &str, b: &BindingDesc, a: &Arg<'_>) -> Result<(), DispatchError> {
+    let found = match a.resource {
+        Resource::Texture { format, size, .. } => {
+            if let Ty::Texture(t) = &b.ty
+                && t.accepts(format)
+            {
+                return Ok(());
+            }
+            format!(
+                "a {}x{} texture of {}",
+                size[0],
+                size[1],
+                format.wgsl_name()
+            )
+        }
+        Resource::Buffer(_) => match &b.ty {
+            Ty::Texture(_) => format!("a buffer of {}", (a.ty)().wgsl_name()),
+            _ => return Ok(()),
+        },
+    };
+    let expected = match &b.ty {
+        Ty::Texture(t) => match t {
+            crate::types::TextureTy::Storage { format, .. } => {
+                format!("a texture of {} ({})", format.wgsl_name(), t.wgsl_name())
+            }
+            crate::types::TextureTy::Sampled(s) => format!(
+                "a texture of a format with {} channels ({})",
+                s.wgsl_name(),
+                t.wgsl_name()
+            ),
+        },
+        other => format!("a buffer of {}", other.wgsl_name()),
+    };
+    Err(DispatchError::Resource {
+        kernel: kernel.to_string(),
+        binding: b.name.clone(),
+        index: b.binding,
+        expected,
+        found,
+    })
 }
 
 /// One dispatch argument as the checks see it, whichever executor runs the kernel (the GPU
@@ -207,7 +264,10 @@ pub(crate) fn check_bindings(
     }
     for (i, (bi, ai)) in sig.bindings.iter().zip(args).enumerate() {
         for (bj, aj) in sig.bindings.iter().zip(args).skip(i + 1) {
-            let writes = |b: &BindingDesc| b.kind == BindingKind::StorageReadWrite;
+            let writes = |b: &BindingDesc| match &b.ty {
+                Ty::Texture(t) => t.writes(),
+                _ => b.kind == BindingKind::StorageReadWrite,
+            };
             if ai.id == aj.id && (writes(bi) || writes(bj)) {
                 return Err(DispatchError::Aliased {
                     kernel: sig.name.clone(),
@@ -256,6 +316,11 @@ fn check_one(
     layout: &BindingLayout,
     a: &ArgShape,
 ) -> Result<(), DispatchError> {
+    if let Ty::Texture(_) = b.ty {
+        // The executor that binds textures checked the argument (`check_resource`); the CPU
+        // interpreter runs no kernel with textures.
+        return Ok(());
+    }
     let found = a.ty.clone();
     let mismatch = |expected: String, found: String| DispatchError::Binding {
         kernel: kernel.to_string(),

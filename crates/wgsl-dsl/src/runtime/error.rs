@@ -78,6 +78,22 @@ pub enum DispatchError {
         /// What was given.
         found: String,
     },
+    /// A texture given for a buffer binding, a buffer for a texture binding, or a texture of a
+    /// format the texture binding does not take (a storage texture takes its own format, a
+    /// `texture_2d<T>` a format of channel type `T`).
+    #[error("kernel `{kernel}`, binding {index} `{binding}`: expected {expected}, found {found}")]
+    Resource {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// What the binding takes.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
     /// A buffer is shorter than the binding's fixed-size type (array, struct, scalar).
     #[error(
         "kernel `{kernel}`, binding {index} `{binding}`: needs at least {needed} bytes, the buffer has {found}"

@@ -1,5 +1,5 @@
 //! Running kernels on wgpu: a [`Gpu`] (adapter, device, queue, pipeline cache), typed buffers
-//! ([`GpuBuffer<T>`]), compiled kernels ([`Kernel`]), checked dispatches, and a [`Recorder`]
+//! ([`GpuBuffer<T>`]) and textures ([`GpuTexture<F>`]), compiled kernels ([`Kernel`]), checked dispatches, and a [`Recorder`]
 //! for many dispatches in one submit.
 //!
 //! ```
@@ -60,6 +60,7 @@ mod profile;
 mod readback;
 mod recorder;
 mod scan;
+mod texture;
 mod typed;
 
 pub(crate) use buffer::padded_size;
@@ -74,5 +75,6 @@ pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
 pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use scan::PrefixScan;
+pub use texture::GpuTexture;
 pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
 pub use wgpu;

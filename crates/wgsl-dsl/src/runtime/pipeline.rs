@@ -86,8 +86,8 @@ impl Gpu {
     /// Compile `shader` into a compute pipeline on this device, or return the cached one
     /// (keyed by the WGSL text and entry point). The shader module is created from the
     /// validated `naga::Module` (`wgpu::ShaderSource::Naga`); the bind group layout comes
-    /// from `shader.signature.bindings` (group 0; storage read, storage read-write or
-    /// uniform per binding; compute stage), never from wgpu's automatic layout.
+    /// from `shader.signature.bindings` (group 0; storage read, storage read-write,
+    /// uniform, storage texture or sampled texture per binding; compute stage), never from wgpu's automatic layout.
     ///
     /// # Errors
     /// [`DispatchError::MissingCapability`] if the kernel needs a capability this device lacks
@@ -147,25 +147,41 @@ impl Gpu {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = sig
             .bindings
             .iter()
-            .map(|b| wgpu::BindGroupLayoutEntry {
-                binding: b.binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: match b.kind {
-                        BindingKind::StorageRead => {
-                            wgpu::BufferBindingType::Storage { read_only: true }
-                        }
-                        BindingKind::StorageReadWrite => {
-                            wgpu::BufferBindingType::Storage { read_only: false }
-                        }
-                        BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
-                    },
+            .map(|b| {
+                let buffer = |ty| wgpu::BindingType::Buffer {
+                    ty,
                     has_dynamic_offset: false,
                     min_binding_size: None,
-                },
-                count: None,
+                };
+                Ok(wgpu::BindGroupLayoutEntry {
+                    binding: b.binding,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: match (b.kind, &b.ty) {
+                        (BindingKind::Texture, crate::types::Ty::Texture(t)) => {
+                            super::texture::binding_type(*t)
+                        }
+                        (BindingKind::StorageRead, _) => {
+                            buffer(wgpu::BufferBindingType::Storage { read_only: true })
+                        }
+                        (BindingKind::Uniform, _) => buffer(wgpu::BufferBindingType::Uniform),
+                        (BindingKind::StorageReadWrite, _) => {
+                            buffer(wgpu::BufferBindingType::Storage { read_only: false })
+                        }
+                        (BindingKind::Texture, other) => {
+                            return Err(DispatchError::Layout {
+                                kernel: sig.name.clone(),
+                                message: format!(
+                                    "binding `{}` is a texture binding of type {}",
+                                    b.name,
+                                    other.wgsl_name()
+                                ),
+                            });
+                        }
+                    },
+                    count: None,
+                })
             })
-            .collect();
+            .collect::<Result<_, DispatchError>>()?;
         if let Some(b) = sig.bindings.iter().find(|b| b.group != 0) {
             return Err(DispatchError::Layout {
                 kernel: sig.name.clone(),

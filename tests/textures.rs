@@ -1,0 +1,138 @@
+//! Textures (WGSL spec §6.5, §17.7): the texture kernel on the GPU against a CPU loop, on a
+//! 7 x 5 texture (partial 4 x 4 workgroups) with the outputs poisoned first; the dispatch
+//! checks of texture bindings; the CPU interpreter's refusal of textures.
+
+use wgsl_dsl::interp::{InterpError, Interpreter};
+use wgsl_dsl::runtime::{DispatchError, GpuBuffer, GpuTexture};
+use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
+use wgsl_dsl_harness::SeedableRng;
+use wgsl_dsl_workspace_tests::textures::{WG, texture_ops};
+use wgsl_dsl_workspace_tests::{Rng, gpu, random_f32, random_u32};
+
+const W: u32 = 7;
+const H: u32 = 5;
+
+#[test]
+fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
+    let Some(gpu) = gpu() else { return };
+    let kernel = gpu
+        .compile(&texture_ops().build_for(&gpu.target_limits()).unwrap())
+        .unwrap();
+    let n = (W * H) as usize;
+    let mut rng = Rng::seed_from_u64(13);
+    let src: Vec<[u8; 4]> = random_u32(&mut rng, 4 * n, 256)
+        .chunks(4)
+        .map(|c| [c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8])
+        .collect();
+    let gain = random_f32(&mut rng, n, -2.0, 2.0);
+    let counts = random_u32(&mut rng, n, 1 << 20);
+    let poison = [f32::NAN, -7.5e30, f32::INFINITY, 1.0e-30];
+    let src_t = GpuTexture::<Rgba8Unorm>::from_texels(gpu, [W, H], &src).unwrap();
+    let gain_t = GpuTexture::<R32Float>::from_texels(gpu, [W, H], &gain).unwrap();
+    let counts_t = GpuTexture::<R32Uint>::from_texels(gpu, [W, H], &counts).unwrap();
+    let out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![poison; n]).unwrap();
+    let dims = GpuBuffer::from_slice(gpu, &[u32::MAX; 6]).unwrap();
+    let groups = [W.div_ceil(WG[0]), H.div_ceil(WG[1]), 1];
+    gpu.dispatch(
+        &kernel,
+        &[&src_t, &gain_t, &counts_t, &out_t, &dims],
+        groups,
+    )
+    .unwrap();
+
+    let out = out_t.read(gpu).unwrap();
+    let counts_after = counts_t.read(gpu).unwrap();
+    for y in 0..H {
+        for x in 0..W {
+            let i = (y * W + x) as usize;
+            for c in 0..4 {
+                // rgba8unorm reads byte / 255 (WGSL spec §6.5.6), then one f32 product.
+                let want = (f32::from(src[i][c]) / 255.0) * gain[i];
+                let got = out[i][c];
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                    "out[{x}, {y}][{c}] = {got}, expected {want}"
+                );
+            }
+            let want = counts[i].wrapping_mul(3).wrapping_add(x + y);
+            assert_eq!(counts_after[i], want, "counts[{x}, {y}]");
+        }
+    }
+    assert_eq!(dims.read(gpu).unwrap(), vec![W, H, W, H, W, H]);
+}
+
+#[test]
+fn texture_bindings_are_checked_before_dispatch() {
+    let Some(gpu) = gpu() else { return };
+    let kernel = gpu
+        .compile(&texture_ops().build_for(&gpu.target_limits()).unwrap())
+        .unwrap();
+    let rgba8 = GpuTexture::<Rgba8Unorm>::zeroed(gpu, [W, H]).unwrap();
+    let r32f = GpuTexture::<R32Float>::zeroed(gpu, [W, H]).unwrap();
+    let r32u = GpuTexture::<R32Uint>::zeroed(gpu, [W, H]).unwrap();
+    let rgba32f = GpuTexture::<Rgba32Float>::zeroed(gpu, [W, H]).unwrap();
+    let dims = GpuBuffer::<u32>::zeroed(gpu, 6).unwrap();
+    let floats = GpuBuffer::<f32>::zeroed(gpu, 6).unwrap();
+    let resource = |r: Result<(), DispatchError>, index: u32, needle: &str| match r {
+        Err(DispatchError::Resource {
+            index: i, found, ..
+        }) if i == index => assert!(found.contains(needle), "{found}"),
+        other => panic!("expected a Resource error at binding {index}, got {other:?}"),
+    };
+    // A storage texture takes its own format only.
+    resource(
+        gpu.check(&kernel, &[&rgba8, &r32u, &r32u, &rgba32f, &dims]),
+        1,
+        "r32uint",
+    );
+    // A texture_2d<f32> takes any format of f32 channels, not u32 ones.
+    gpu.check(&kernel, &[&r32f, &r32f, &r32u, &rgba32f, &dims])
+        .unwrap();
+    resource(
+        gpu.check(&kernel, &[&r32u, &r32f, &r32u, &rgba32f, &dims]),
+        0,
+        "r32uint",
+    );
+    // A buffer for a texture, a texture for a buffer.
+    resource(
+        gpu.check(&kernel, &[&rgba8, &r32f, &r32u, &floats, &dims]),
+        3,
+        "a buffer of f32",
+    );
+    resource(
+        gpu.check(&kernel, &[&rgba8, &r32f, &r32u, &rgba32f, &r32u]),
+        4,
+        "texture of r32uint",
+    );
+    // A texture written by the kernel bound twice.
+    match gpu.check(&kernel, &[&rgba32f, &r32f, &r32u, &rgba32f, &dims]) {
+        Err(DispatchError::Aliased {
+            first: 0,
+            second: 3,
+            ..
+        }) => {}
+        other => panic!("expected Aliased, got {other:?}"),
+    }
+    // Texel counts and sizes.
+    assert!(matches!(
+        GpuTexture::<R32Float>::from_texels(gpu, [W, H], &[0.0; 3]),
+        Err(DispatchError::Length {
+            expected: 35,
+            found: 3,
+            ..
+        })
+    ));
+    assert!(matches!(
+        GpuTexture::<R32Float>::zeroed(gpu, [0, H]),
+        Err(DispatchError::Limit { value: 0, .. })
+    ));
+}
+
+#[test]
+fn the_interpreter_refuses_textures() {
+    let shader = texture_ops().build().unwrap();
+    match Interpreter::new().compile(&shader) {
+        Err(InterpError::Unsupported { what, .. }) => assert!(what.contains("Handle"), "{what}"),
+        other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+    }
+}
