@@ -2,7 +2,9 @@
 //! 7 x 5 texture (partial 4 x 4 workgroups) with the outputs poisoned first; the dispatch
 //! checks of texture bindings; the CPU interpreter's refusal of textures.
 
-use wgsl_dsl::interp::{InterpError, Interpreter};
+use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::runtime::DeviceLimit;
 use wgsl_dsl::runtime::{DispatchError, GpuBuffer, GpuTexture};
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
 use wgsl_dsl_harness::SeedableRng;
@@ -134,5 +136,58 @@ fn the_interpreter_refuses_textures() {
     match Interpreter::new().compile(&shader) {
         Err(InterpError::Unsupported { what, .. }) => assert!(what.contains("Handle"), "{what}"),
         other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// Textures count against the texture limits, not the storage buffer ones: the texture kernel
+/// (three storage textures, one sampled, one storage buffer) passes a limit of one storage
+/// buffer, and five storage textures exceed WebGPU's default of four.
+#[test]
+fn textures_count_against_the_texture_limits() {
+    let shader = texture_ops().build().unwrap();
+    let mut options = InterpOptions::default();
+    options.limits.max_storage_buffers_per_shader_stage = 1;
+    options.limits.max_storage_textures_per_shader_stage = 3;
+    options.limits.max_sampled_textures_per_shader_stage = 1;
+    match Interpreter::with_options(options.clone()).compile(&shader) {
+        Err(InterpError::Unsupported { .. }) => {}
+        other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+    }
+    for (storage, sampled, limit, used) in [
+        (2, 1, DeviceLimit::StorageTexturesPerShaderStage, 3),
+        (3, 0, DeviceLimit::SampledTexturesPerShaderStage, 1),
+    ] {
+        let mut options = options.clone();
+        options.limits.max_storage_textures_per_shader_stage = storage;
+        options.limits.max_sampled_textures_per_shader_stage = sampled;
+        match Interpreter::with_options(options).compile(&shader) {
+            Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
+                limit: l, needed, ..
+            })) if l == limit => assert_eq!(needed, used),
+            other => panic!(
+                "expected ExceedsDevice for {limit}, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+    let mut k = KernelBuilder::new("five", [1, 1, 1]);
+    let ts: Vec<_> = (0..5)
+        .map(|i| k.storage_texture::<R32Float, WriteOnly>(&format!("t{i}")))
+        .collect();
+    for t in &ts {
+        k.texture_store(
+            t,
+            vec2(lit(0u32), lit(0u32)),
+            vec4(lit(1.0f32), lit(0.0f32), lit(0.0f32), lit(1.0f32)),
+        );
+    }
+    match Interpreter::new().compile(&k.build().unwrap()) {
+        Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
+            limit: DeviceLimit::StorageTexturesPerShaderStage,
+            needed: 5,
+            device: 4,
+            ..
+        })) => {}
+        other => panic!("expected ExceedsDevice, got {:?}", other.map(|_| ())),
     }
 }

@@ -29,6 +29,10 @@ pub enum DeviceLimit {
     StorageBuffersPerShaderStage,
     /// `max_uniform_buffers_per_shader_stage`: uniform bindings.
     UniformBuffersPerShaderStage,
+    /// `max_storage_textures_per_shader_stage`: `texture_storage_2d` bindings.
+    StorageTexturesPerShaderStage,
+    /// `max_sampled_textures_per_shader_stage`: `texture_2d` bindings.
+    SampledTexturesPerShaderStage,
     /// `max_bindings_per_bind_group`: the largest binding number plus one.
     BindingsPerBindGroup,
     /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
@@ -50,6 +54,8 @@ impl DeviceLimit {
             DeviceLimit::WorkgroupSizeZ => "max_compute_workgroup_size_z",
             DeviceLimit::StorageBuffersPerShaderStage => "max_storage_buffers_per_shader_stage",
             DeviceLimit::UniformBuffersPerShaderStage => "max_uniform_buffers_per_shader_stage",
+            DeviceLimit::StorageTexturesPerShaderStage => "max_storage_textures_per_shader_stage",
+            DeviceLimit::SampledTexturesPerShaderStage => "max_sampled_textures_per_shader_stage",
             DeviceLimit::BindingsPerBindGroup => "max_bindings_per_bind_group",
             DeviceLimit::StorageBufferBindingSize => "max_storage_buffer_binding_size",
             DeviceLimit::UniformBufferBindingSize => "max_uniform_buffer_binding_size",
@@ -66,6 +72,8 @@ impl DeviceLimit {
             DeviceLimit::WorkgroupSizeZ => "invocations along z",
             DeviceLimit::StorageBuffersPerShaderStage => "storage buffer bindings",
             DeviceLimit::UniformBuffersPerShaderStage => "uniform buffer bindings",
+            DeviceLimit::StorageTexturesPerShaderStage => "storage texture bindings",
+            DeviceLimit::SampledTexturesPerShaderStage => "sampled texture bindings",
             DeviceLimit::BindingsPerBindGroup => "binding numbers",
             DeviceLimit::StorageBufferBindingSize | DeviceLimit::UniformBufferBindingSize => {
                 "bytes"
@@ -88,6 +96,12 @@ impl DeviceLimit {
             }
             DeviceLimit::UniformBuffersPerShaderStage => {
                 limits.max_uniform_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::StorageTexturesPerShaderStage => {
+                limits.max_storage_textures_per_shader_stage.into()
+            }
+            DeviceLimit::SampledTexturesPerShaderStage => {
+                limits.max_sampled_textures_per_shader_stage.into()
             }
             DeviceLimit::BindingsPerBindGroup => limits.max_bindings_per_bind_group.into(),
             DeviceLimit::StorageBufferBindingSize => limits.max_storage_buffer_binding_size,
@@ -197,13 +211,31 @@ pub fn check_limits(
             u64::from(b.binding) + 1,
         )?;
     }
-    let uniform = bindings
-        .iter()
-        .filter(|b| b.kind == BindingKind::Uniform)
-        .count() as u64;
-    let storage = bindings.len() as u64 - uniform;
+    let count = |f: &dyn Fn(&crate::kernel::BindingDesc) -> bool| {
+        bindings.iter().filter(|b| f(b)).count() as u64
+    };
+    let uniform = count(&|b| b.kind == BindingKind::Uniform);
+    let storage = count(&|b| {
+        matches!(
+            b.kind,
+            BindingKind::StorageRead | BindingKind::StorageReadWrite
+        )
+    });
+    use crate::types::{TextureTy, Ty};
+    let storage_textures = count(&|b| matches!(b.ty, Ty::Texture(TextureTy::Storage { .. })));
+    let sampled_textures = count(&|b| matches!(b.ty, Ty::Texture(TextureTy::Sampled(_))));
     check(DeviceLimit::StorageBuffersPerShaderStage, None, storage)?;
     check(DeviceLimit::UniformBuffersPerShaderStage, None, uniform)?;
+    check(
+        DeviceLimit::StorageTexturesPerShaderStage,
+        None,
+        storage_textures,
+    )?;
+    check(
+        DeviceLimit::SampledTexturesPerShaderStage,
+        None,
+        sampled_textures,
+    )?;
 
     if laid_out {
         for b in bindings {
@@ -221,6 +253,8 @@ pub fn check_limits(
             };
             let limit = match b.kind {
                 BindingKind::Uniform => DeviceLimit::UniformBufferBindingSize,
+                // A texture's size is its texture's, checked when it is created.
+                BindingKind::Texture => continue,
                 _ => DeviceLimit::StorageBufferBindingSize,
             };
             check(limit, Some(b), layouter[var.ty].size.into())?;
