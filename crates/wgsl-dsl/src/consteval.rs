@@ -593,6 +593,17 @@ fn partial_math(fun: M, args: &[Option<ConstValue>]) -> Res<()> {
                 })?;
             }
         }
+        M::Ldexp => {
+            // e2 alone constant: above 128 it is an error for f32 and f16 alike (the type of a
+            // non-constant e1 is not known here, so f16's lower limit of 16 is checked only
+            // when e1 is constant too).
+            if let (Some(None), Some(Some(e2))) = (args.first(), args.get(1)) {
+                map1(e2, &mut |n| match *n {
+                    ConstValue::I32(k) => ldexp_exponent(FTy::F32, k).map(|()| ConstValue::I32(k)),
+                    _ => Ok(n.clone()),
+                })?;
+            }
+        }
         M::ExtractBits | M::InsertBits => {
             let at = if fun == M::ExtractBits { 1 } else { 2 };
             if let (Some(Some(ConstValue::U32(offset))), Some(Some(ConstValue::U32(count)))) =
@@ -1191,10 +1202,83 @@ pub(crate) fn math(fun: M, args: &[ConstValue]) -> Res<ConstValue> {
                     .collect(),
             ))
         }
+        M::Ldexp => zip2(arg(0)?, arg(1)?, &mut |a, b| {
+            let (Some((x, t)), ConstValue::I32(n)) = (float_of(a), b) else {
+                return err(format!("`{}`", call(name, &[a, b])), LDEXP);
+            };
+            ldexp_exponent(t, *n)?;
+            // x * 2^n is exact in f64 for every finite f32/f16 x and n <= 128; `finite` rounds
+            // into the type and rejects an overflow (§15.7.2).
+            finite(t, x * 2f64.powi(*n), || call(name, &[a, b]))
+        }),
+        M::QuantizeToF16 => map1(arg(0)?, &mut |s| match *s {
+            ConstValue::F32(x) => {
+                f16_of(x, || call(name, &[s]), QUANTIZE).map(|h| ConstValue::F32(h.to_f32()))
+            }
+            _ => err(format!("`{}`", call(name, &[s])), QUANTIZE),
+        }),
+        M::Pack2x16float => {
+            let a = arg(0)?;
+            let [ConstValue::F32(x), ConstValue::F32(y)] = scalars(a)[..] else {
+                return err(format!("`{}`", call(name, &[a])), PACK2X16FLOAT);
+            };
+            let text = || call(name, &[a]);
+            let (lo, hi) = (
+                f16_of(*x, text, PACK2X16FLOAT)?,
+                f16_of(*y, text, PACK2X16FLOAT)?,
+            );
+            Ok(ConstValue::U32(
+                u32::from(lo.to_bits()) | (u32::from(hi.to_bits()) << 16),
+            ))
+        }
         _ => err(
             format!("`{name}` is not evaluated by the DSL"),
             "WGSL spec §17.5",
         ),
+    }
+}
+
+const LDEXP: &str = "WGSL spec §17.5.37 `ldexp` (#ldexp-builtin)";
+const QUANTIZE: &str = "WGSL spec §17.5.47 `quantizeToF16` (#quantizeToF16-builtin)";
+const PACK2X16FLOAT: &str = "WGSL spec §17.9 `pack2x16float` (#pack2x16float-builtin)";
+
+/// `ldexp`'s exponent above the bias + 1 (128 for `f32`, 16 for `f16`) is a shader-creation
+/// error when it is a const-expression, whether or not `e1` is (WGSL spec §17.5.37).
+fn ldexp_exponent(t: FTy, n: i32) -> Res<()> {
+    let limit = match t {
+        FTy::F32 => 128,
+        #[cfg(feature = "f16")]
+        FTy::F16 => 16,
+    };
+    if n > limit {
+        err(
+            format!(
+                "`ldexp(e1, {n})`: the exponent is above {limit}, the {} bias + 1",
+                t.name()
+            ),
+            LDEXP,
+        )
+    } else {
+        Ok(())
+    }
+}
+
+/// `x` as an IEEE binary16, rounded to nearest even (§15.7.6); a value outside `f16`'s finite
+/// range is a shader-creation error in a const-expression (`quantizeToF16` §17.5.47,
+/// `pack2x16float` §17.9).
+fn f16_of(x: f32, what: impl FnOnce() -> String, rule: &'static str) -> Res<half::f16> {
+    // The finite range is [-65504, 65504] (WGSL spec §15.7.6): a value just above it, which
+    // IEEE rounding would bring back to 65504, is outside it all the same.
+    if x.abs() <= 65504.0 {
+        Ok(half::f16::from_f32(x))
+    } else {
+        err(
+            format!(
+                "`{}`: {x} is outside the finite range of f16 (|e| <= 65504)",
+                what()
+            ),
+            rule,
+        )
     }
 }
 
@@ -1571,6 +1655,9 @@ pub(crate) fn math_name(fun: M) -> &'static str {
         M::InsertBits => "insertBits",
         M::FirstTrailingBit => "firstTrailingBit",
         M::FirstLeadingBit => "firstLeadingBit",
+        M::Ldexp => "ldexp",
+        M::QuantizeToF16 => "quantizeToF16",
+        M::Pack2x16float => "pack2x16float",
         _ => "a built-in",
     }
 }

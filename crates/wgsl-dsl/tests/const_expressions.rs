@@ -132,6 +132,37 @@ fn arguments_outside_a_builtins_domain_are_rejected() {
 }
 
 #[test]
+fn ldexp_quantize_and_pack_outside_their_ranges_are_rejected() {
+    use wgsl_dsl::exp::decompose::ldexp;
+    use wgsl_dsl::exp::packing::{pack2x16float, quantize_to_f16};
+    // The exponent above the bias + 1 is an error even when e1 is not constant (§17.5.37).
+    reject!(f32, |_x| ldexp(lit(1.0f32), lit(129i32)), "above 128");
+    reject!(f32, |x| ldexp(x.clone(), lit(200i32)), "above 128");
+    reject!(
+        f16,
+        |_x| ldexp(lit(f16::from_f32(1.0)), lit(17i32)),
+        "above 16"
+    );
+    reject!(f32, |_x| ldexp(lit(f32::MAX), lit(1i32)), "overflows f32");
+    // Outside f16's finite range [-65504, 65504] (§17.5.47, §17.9).
+    reject!(
+        f32,
+        |_x| quantize_to_f16(lit(65505.0f32)),
+        "outside the finite range of f16"
+    );
+    reject!(
+        f32,
+        |_x| quantize_to_f16(lit(-1e6f32)),
+        "outside the finite range of f16"
+    );
+    reject!(
+        u32,
+        |_x| pack2x16float(vec2(lit(1.0f32), lit(7e4f32))),
+        "outside the finite range of f16"
+    );
+}
+
+#[test]
 fn integer_division_shifts_and_ranges_are_rejected() {
     reject!(i32, |_x| lit(i32::MIN) / lit(-1i32), "overflows i32");
     reject!(i32, |_x| lit(i32::MIN) % lit(-1i32), "overflows i32");
@@ -309,6 +340,10 @@ fn defined_const_expressions_build_and_reparse() {
             dot(vec2(lit(u32::MAX), lit(2u32)), vec2(lit(2u32), lit(3u32))),
             4,
         ),
+        (
+            wgsl_dsl::exp::packing::pack2x16float(vec2(lit(1.0f32), lit(-2.0f32))),
+            0x3c00 | (0xc000 << 16),
+        ),
     ];
     let cases_f: Vec<(Exp<f32>, f32)> = vec![
         (lit(-0.0f32) - lit(0.0f32), -0.0),
@@ -333,6 +368,22 @@ fn defined_const_expressions_build_and_reparse() {
             5.0,
         ),
         (lit(7u32).to_f32(), 7.0),
+        (
+            wgsl_dsl::exp::decompose::ldexp(lit(1.5f32), lit(3i32)),
+            12.0,
+        ),
+        (
+            wgsl_dsl::exp::decompose::ldexp(lit(1.0f32), lit(-149i32)),
+            f32::from_bits(1),
+        ),
+        (
+            wgsl_dsl::exp::packing::quantize_to_f16(lit(0.1f32)),
+            f16::from_f32(0.1).to_f32(),
+        ),
+        (
+            wgsl_dsl::exp::packing::quantize_to_f16(lit(65504.0f32)),
+            65504.0,
+        ),
         (
             (mat([
                 vec2(lit(1.0f32), lit(2.0f32)),

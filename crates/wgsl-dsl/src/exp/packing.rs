@@ -40,7 +40,8 @@ pack_fns! {
     pack2x16unorm(Vec2<f32>) -> u32 => Pack2x16unorm;
     /// `pack2x16float(e)`: each component as an IEEE binary16 (`f16`) in one half (WGSL spec
     /// §17.9; rounding as `f32` to `f16` conversion, §15.7.6). **Undefined** for a component
-    /// outside `f16`'s finite range (an indeterminate value, §15.7.6, §8.2); clamp to
+    /// outside `f16`'s finite range (an indeterminate value, §15.7.6, §8.2; with literal
+    /// arguments a build error, as WGSL makes it a shader-creation error); clamp to
     /// `[-65504, 65504]` first for a defined result.
     pack2x16float(Vec2<f32>) -> u32 => Pack2x16float;
     /// `pack4xI8(e)`: the low 8 bits of each component, component `i` in bits `8i..8i+8`
@@ -95,8 +96,10 @@ pub fn dot4_u8_packed(e1: impl IntoExp<u32>, e2: impl IntoExp<u32>) -> Exp<u32> 
 /// (#quantizeToF16-builtin)).
 ///
 /// **Undefined** outside `f16`'s finite range (`|e|` above 65504 before rounding): an
-/// indeterminate value (§17.5.47, §15.7.6, §8.2), not necessarily infinity. Defined
-/// alternative: `quantize_to_f16(clamp(e, -65504.0, 65504.0))`.
+/// indeterminate value (§17.5.47, §15.7.6, §8.2), not necessarily infinity; with a literal
+/// argument, a build error ([`BuildError::ConstExpression`](crate::BuildError::ConstExpression)),
+/// as WGSL makes it a shader-creation error. Defined alternative:
+/// `quantize_to_f16(clamp(e, -65504.0, 65504.0))`.
 #[track_caller]
 pub fn quantize_to_f16<T: ScalarOrVector<Elem = f32> + Float>(e: impl IntoExp<T>) -> Exp<T> {
     math(M::QuantizeToF16, vec![e.into_exp().node])
