@@ -171,7 +171,7 @@ impl Interpreter {
     /// # Errors
     /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
     /// execute (textures, 64-bit types, arithmetic on cooperative matrices other than
-    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`]) if a
+    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](crate::runtime::DispatchError::Layout)) if a
     /// binding's type cannot be laid out;
     /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](crate::runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
     /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](crate::runtime::Gpu::compile)
@@ -196,7 +196,7 @@ impl Interpreter {
     /// does, without running anything.
     ///
     /// # Errors
-    /// [`InterpError::Dispatch`] with the same [`DispatchError`] the GPU runtime gives.
+    /// [`InterpError::Dispatch`] with the same [`DispatchError`](crate::runtime::DispatchError) the GPU runtime gives.
     pub fn check(&self, program: &Program, args: &[&dyn HostArg]) -> Result<(), InterpError> {
         let shapes: Vec<ArgShape> = args
             .iter()

@@ -385,7 +385,7 @@ impl KernelBuilder {
 
     /// Declare a workgroup array of `len` elements, `var<workgroup> name: array<T, len>`, whose
     /// length is chosen when the kernel is built (e.g. a tile size picked for a problem shape).
-    /// A length of zero is a [`BuildError::Type`](crate::BuildError::Type).
+    /// A length of zero is a [`BuildError::Type`].
     #[track_caller]
     pub fn workgroup_array<T: Constructible>(
         &mut self,

@@ -25,7 +25,7 @@ use super::error::DispatchError;
 use super::gpu::{Gpu, take_mapped};
 use super::recorder::Recorder;
 
-/// How [`Gpu::profile_with`] places its timestamps (see the [module docs](self)).
+/// How [`Gpu::profile_with`] places its timestamps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimestampMethod {
     /// One compute pass, a timestamp after every dispatch (`TIMESTAMP_QUERY_INSIDE_PASSES`).
