@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::strategy::Union;
 use std::collections::HashMap;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::types::ScalarOrVector;
+use wgsl_dsl::types::{Scalar, ScalarOrVector};
 use wgsl_dsl::{CallSite, ConstValue};
 
 // ---------------------------------------------------------------------------------------------
@@ -277,21 +277,22 @@ fn literal_indices_out_of_bounds_are_rejected() {
     let tile = k.workgroup::<Array<f32, 4>>("tile");
     let line = line!() + 1;
     k.store(&tile.at(lit(2u32) * lit(2u32)), lit(1.0f32));
-    match k.build() {
-        Err(BuildError::ConstExpression { site, reason, .. }) => {
-            assert_eq!((site.file, site.line), (file!(), line), "{reason}");
-            assert!(reason.contains("out of bounds"), "{reason}");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_rejected_at_line(&k, line, "out of bounds");
     let mut k = KernelBuilder::new("bad", [1, 1, 1]);
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
     let line = line!() + 1;
     k.store(&out.at(lit(-1i32)), lit(1.0f32));
+    assert_rejected_at_line(&k, line, "negative");
+}
+
+/// `k` fails to build with a const-expression error at `line` of this file whose reason
+/// contains `needle`.
+#[track_caller]
+fn assert_rejected_at_line(k: &KernelBuilder, line: u32, needle: &str) {
     match k.build() {
         Err(BuildError::ConstExpression { site, reason, .. }) => {
             assert_eq!((site.file, site.line), (file!(), line), "{reason}");
-            assert!(reason.contains("negative"), "{reason}");
+            assert!(reason.contains(needle), "{reason}");
         }
         other => panic!("{other:?}"),
     }
@@ -401,36 +402,34 @@ fn defined_const_expressions_build_and_reparse() {
             3.0,
         ),
     ];
-    for (i, (e, want)) in cases_i.into_iter().enumerate() {
-        assert_eq!(
-            e.eval_const().unwrap(),
-            Some(ConstValue::I32(want)),
-            "case {i}"
-        );
-        k.store(&oi.at(i as u32), e);
-    }
-    for (i, (e, want)) in cases_u.into_iter().enumerate() {
-        assert_eq!(
-            e.eval_const().unwrap(),
-            Some(ConstValue::U32(want)),
-            "case {i}"
-        );
-        k.store(&ou.at(i as u32), e);
-    }
-    for (i, (e, want)) in cases_f.into_iter().enumerate() {
-        assert_eq!(
-            e.eval_const().unwrap(),
-            Some(ConstValue::F32(want)),
-            "case {i}"
-        );
-        k.store(&of.at(i as u32), e);
-    }
+    fold_and_store(&mut k, &oi, cases_i, ConstValue::I32);
+    fold_and_store(&mut k, &ou, cases_u, ConstValue::U32);
+    fold_and_store(&mut k, &of, cases_f, ConstValue::F32);
     // A `let` is not a const-expression: `y / 0.0` is a run-time division, whose result WGSL
     // leaves indeterminate but does not reject.
     let y = k.let_("y", lit(1.0f32) + lit(0.0f32));
     k.store(&of.at(100u32), y / lit(0.0f32));
     let shader = k.build().expect("defined const-expressions build");
     reparse(&shader.wgsl).expect("re-parses");
+}
+
+/// Each case's expression folds to its value (as `value` wraps it) and is stored at
+/// `out[case]`, so that the kernel's WGSL holds every one of them.
+fn fold_and_store<T: Scalar>(
+    k: &mut KernelBuilder,
+    out: &Place<RuntimeArray<T>, ReadWrite>,
+    cases: Vec<(Exp<T>, T)>,
+    value: fn(T) -> ConstValue,
+) {
+    for (i, (e, want)) in cases.into_iter().enumerate() {
+        assert_eq!(
+            e.eval_const().unwrap(),
+            Some(value(want)),
+            "case {i} of the {} cases",
+            std::any::type_name::<T>()
+        );
+        k.store(&out.at(i as u32), e);
+    }
 }
 
 /// naga's WGSL writer inlines a `let` of a literal, so its uses are const-expressions in the

@@ -1,7 +1,7 @@
 //! Invalid kernels are `BuildError`s that name the Rust line that built the offending node.
 
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::{BuildError, TargetLimits};
+use wgsl_dsl::{BuildError, CallSite, TargetLimits};
 
 #[test]
 fn a_literal_index_out_of_bounds_names_the_rust_line_of_the_index() {
@@ -400,15 +400,21 @@ fn missing_capabilities_name_the_node_that_needs_them() {
     let line = line!() + 1;
     let sum = k.subgroup_add(i.clone());
     k.store(&out.at(&i), sum);
-    let portable = TargetLimits {
+    let (site, needed) = missing_capability(&k);
+    assert!(needed.contains(naga::valid::Capabilities::SUBGROUP));
+    assert_eq!((site.file, site.line), (file!(), line));
+}
+
+/// Builds `k` for a target without any optional capability (WebGL) and returns the call site
+/// and the capabilities of the `MissingCapability` error it must give.
+#[track_caller]
+fn missing_capability(k: &KernelBuilder) -> (CallSite, naga::valid::Capabilities) {
+    let webgl = TargetLimits {
         capabilities: naga::valid::Capabilities::empty(),
         ..TargetLimits::default()
     };
-    match k.build_for(&portable) {
-        Err(BuildError::MissingCapability { site, needed, .. }) => {
-            assert!(needed.contains(naga::valid::Capabilities::SUBGROUP));
-            assert_eq!((site.file, site.line), (file!(), line));
-        }
+    match k.build_for(&webgl) {
+        Err(BuildError::MissingCapability { site, needed, .. }) => (site, needed),
         other => panic!("expected MissingCapability, got {other:?}"),
     }
 }
@@ -425,15 +431,7 @@ fn f16_in_f32_builtins_need_their_capability() {
     let packed = pack2x16float(vec2(x.at(&i).load(), 1.0f32));
     k.store(&out.at(&i), packed);
     assert!(k.build().is_ok(), "the default target has the capability");
-    let webgl = TargetLimits {
-        capabilities: naga::valid::Capabilities::empty(),
-        ..TargetLimits::default()
-    };
-    match k.build_for(&webgl) {
-        Err(BuildError::MissingCapability { site, needed, .. }) => {
-            assert_eq!(needed, naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32);
-            assert_eq!((site.file, site.line), (file!(), line));
-        }
-        other => panic!("expected MissingCapability, got {other:?}"),
-    }
+    let (site, needed) = missing_capability(&k);
+    assert_eq!(needed, naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32);
+    assert_eq!((site.file, site.line), (file!(), line));
 }

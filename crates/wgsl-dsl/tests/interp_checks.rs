@@ -1,7 +1,9 @@
 //! Bugs a GPU hides, planted in small kernels, each reported by the interpreter (or by
 //! `build()`'s uniformity check) with the Rust line that built the offending node.
 
-use wgsl_dsl::interp::{AccessKind, HostBuffer, InterpError, Interpreter, Warning};
+use wgsl_dsl::interp::{
+    AccessKind, HostArg, HostBuffer, InterpError, Interpreter, Program, Warning,
+};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::{BuildError, CallSite};
 
@@ -12,6 +14,13 @@ fn at(site: Option<CallSite>) -> Option<(&'static str, u32)> {
 
 fn this(line: u32) -> Option<(&'static str, u32)> {
     Some((file!(), line))
+}
+
+/// `k`, built and compiled for an interpreter with the default options.
+fn interpret(k: &KernelBuilder) -> (Interpreter, Program) {
+    let cpu = Interpreter::new();
+    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    (cpu, program)
 }
 
 #[test]
@@ -26,8 +35,7 @@ fn an_out_of_bounds_read_names_the_index_line_and_the_invocation() {
         let v = x.at(&i + 1u32).load(); // x has as many elements as y: the last reads x[n]
         k.store(&y.at(&i), v);
     });
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let xs = HostBuffer::from_slice(&[1.0f32; 37]);
     let ys = HostBuffer::from_slice(&[f32::NAN; 37]);
     let err = cpu.dispatch(&program, &[&xs, &ys], [1, 1, 1]).unwrap_err();
@@ -59,8 +67,7 @@ fn two_invocations_writing_one_element_is_a_race_with_both_sites() {
     let i = k.let_("i", global_invocation_id().x());
     let line = line!() + 1;
     k.store(&out.at(&i / 2u32), i.clone()); // invocations 2j and 2j + 1 both write out[j]
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[0u32; 32]);
     let err = cpu.dispatch(&program, &[&buf], [1, 1, 1]).unwrap_err();
     let msg = err.to_string();
@@ -157,8 +164,7 @@ fn workgroups_race_on_storage_whatever_their_barriers() {
     let l = k.let_("l", local_invocation_index());
     k.storage_barrier();
     k.if_(l.eq(0u32), |k| k.update(&out.at(0u32), |v| v + 1u32));
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[0u32; 1]);
     assert!(cpu.dispatch(&program, &[&buf], [1, 1, 1]).is_ok());
     let err = cpu.dispatch(&program, &[&buf], [2, 1, 1]).unwrap_err();
@@ -175,8 +181,7 @@ fn atomics_do_not_race() {
     let mut k = KernelBuilder::new("count_all", [64, 1, 1]);
     let counter = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("counter");
     let _ = k.atomic_add(&counter.at(0u32), 1u32);
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[5u32]);
     cpu.dispatch(&program, &[&buf], [3, 1, 1]).unwrap();
     assert_eq!(buf.read(), vec![5 + 192]);
@@ -194,8 +199,7 @@ fn a_barrier_after_an_early_return_is_divergent_at_run_time() {
     k.workgroup_barrier();
     k.store(&x.at(&i), 1.0f32);
     k.skip_uniformity_check();
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     // 64 elements: every invocation reaches the barrier.
     let full = HostBuffer::from_slice(&[0.0f32; 64]);
     cpu.dispatch(&program, &[&full], [1, 1, 1]).unwrap();
@@ -229,8 +233,7 @@ fn a_barrier_inside_a_branch_on_the_invocation_id_is_divergent_at_run_time() {
     let branch = line!() + 1;
     k.if_(l.lt(32u32), |k| k.workgroup_barrier());
     k.skip_uniformity_check();
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let err = cpu.dispatch(&program, &[], [1, 1, 1]).unwrap_err();
     let msg = err.to_string();
     let InterpError::DivergentBarrier { barrier, why, .. } = &err else {
@@ -271,8 +274,7 @@ fn reading_workgroup_memory_before_any_write_is_a_warning() {
     let l = k.let_("l", local_invocation_index());
     let read = line!() + 1;
     k.store(&out.at(&l), scratch.at(&l).load());
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[f32::NAN; 8]);
     let report = cpu.dispatch(&program, &[&buf], [1, 1, 1]).unwrap();
     assert_eq!(buf.read(), vec![0.0; 8]);
@@ -318,43 +320,41 @@ fn arguments_are_checked_as_on_the_gpu() {
     k.if_(i.lt(y.len()), |k| {
         k.store(&y.at(&i), a.load() * x.at(&i).load() + y.at(&i).load())
     });
-    let cpu = Interpreter::new();
-    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let (cpu, program) = interpret(&k);
     let (a, x, y) = (
         HostBuffer::from_value(2.0f32),
         HostBuffer::from_slice(&[1.0f32; 3]),
         HostBuffer::from_slice(&[0.5f32; 3]),
     );
     let ints = HostBuffer::from_slice(&[1u32; 3]);
-    let err = cpu.dispatch(&program, &[&a, &x], [1, 1, 1]).unwrap_err();
-    assert!(
-        matches!(err, InterpError::Dispatch(DispatchError::ArgCount { .. })),
-        "{err}"
+    /// What is wrong, the arguments, the grid, and the error expected.
+    type Refused<'a> = (
+        &'a str,
+        &'a [&'a dyn HostArg],
+        [u32; 3],
+        fn(&DispatchError) -> bool,
     );
-    let err = cpu
-        .dispatch(&program, &[&a, &ints, &y], [1, 1, 1])
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            InterpError::Dispatch(DispatchError::Binding { index: 1, .. })
-        ),
-        "{err}"
-    );
-    let err = cpu
-        .dispatch(&program, &[&a, &y, &y], [1, 1, 1])
-        .unwrap_err();
-    assert!(
-        matches!(err, InterpError::Dispatch(DispatchError::Aliased { .. })),
-        "{err}"
-    );
-    let err = cpu
-        .dispatch(&program, &[&a, &x, &y], [70000, 1, 1])
-        .unwrap_err();
-    assert!(
-        matches!(err, InterpError::Dispatch(DispatchError::Limit { .. })),
-        "{err}"
-    );
+    let refused: [Refused<'_>; 4] = [
+        ("two arguments", &[&a, &x], [1, 1, 1], |e| {
+            matches!(e, DispatchError::ArgCount { .. })
+        }),
+        ("u32 for f32", &[&a, &ints, &y], [1, 1, 1], |e| {
+            matches!(e, DispatchError::Binding { index: 1, .. })
+        }),
+        ("y twice", &[&a, &y, &y], [1, 1, 1], |e| {
+            matches!(e, DispatchError::Aliased { .. })
+        }),
+        ("70000 workgroups", &[&a, &x, &y], [70000, 1, 1], |e| {
+            matches!(e, DispatchError::Limit { .. })
+        }),
+    ];
+    for (case, args, workgroups, expected) in refused {
+        let err = cpu.dispatch(&program, args, workgroups).unwrap_err();
+        assert!(
+            matches!(&err, InterpError::Dispatch(e) if expected(e)),
+            "{case}: {err}"
+        );
+    }
     cpu.dispatch(&program, &[&a, &x, &y], [1, 1, 1]).unwrap();
     assert_eq!(y.read(), vec![2.5; 3]);
 }
@@ -392,8 +392,7 @@ mod coop {
         let z: Exp<C16> = k.let_("z", c0.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
         let d = k.let_("d", coop_multiply_add(&x, &y, &z));
         k.coop_store(&d, &out.at(&s * 256u32), 16u32, CoopLayout::ColumnMajor);
-        let cpu = Interpreter::new();
-        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let (cpu, program) = interpret(&k);
         // Small integers: every product and sum is exact, so the result is too.
         let av = small_ints(16 * 24, 1);
         let bv = small_ints(16 * 20, 2);
@@ -432,8 +431,7 @@ mod coop {
         let x: Exp<A16> = k.let_("x", b.at(0u32).coop_load(16u32, CoopLayout::RowMajor));
         let d = k.let_("d", coop_multiply_add(&x, &y, &zero));
         k.coop_store(&d, &out.at(0u32), 16u32, CoopLayout::RowMajor);
-        let cpu = Interpreter::new();
-        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let (cpu, program) = interpret(&k);
         // 250 elements: row 15 of the 16x16 matrix ends past them.
         let bb = HostBuffer::from_slice(&small_ints(250, 0));
         let ob = HostBuffer::from_slice(&[f32::NAN; 256]);
@@ -598,8 +596,7 @@ mod coop {
         let m: Exp<C16> = k.let_("m", src.at(0u32).coop_load(&stride, CoopLayout::RowMajor));
         k.coop_store(&m, &out.at(0u32), 16u32, CoopLayout::RowMajor);
         k.skip_uniformity_check();
-        let cpu = Interpreter::new();
-        let program = cpu.compile(&k.build().unwrap()).unwrap();
+        let (cpu, program) = interpret(&k);
         let src = HostBuffer::from_slice(&[1.0f32; 512]);
         let out = HostBuffer::from_slice(&[f32::NAN; 256]);
         let err = cpu
