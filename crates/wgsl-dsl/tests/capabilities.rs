@@ -2,11 +2,51 @@
 //! capability in its signature, fails to build for a target without it, and runs where the
 //! adapter has it (lavapipe has both).
 
+use naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, wgpu};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, Kernel, wgpu};
 use wgsl_dsl::{BuildError, TargetLimits};
 
+mod common;
+use common::missing_capability;
+
 const WG: u32 = 64;
+
+/// `k` built for the default target, whose signature declares `capability`.
+fn built_declaring(k: KernelBuilder, capability: Capabilities) -> Shader {
+    let shader = k.build().expect("builds for the default target");
+    assert!(
+        shader.signature.capabilities.contains(capability),
+        "{:?}",
+        shader.signature.capabilities
+    );
+    shader
+}
+
+/// The kernel of `build`, built for the default target, declares `capability` and fails to
+/// build for a target without it.
+fn declared_and_needed(build: fn() -> KernelBuilder, capability: Capabilities) -> Shader {
+    let shader = built_declaring(build(), capability);
+    let (_, needed) = missing_capability(&build());
+    assert!(needed.contains(capability), "{needed:?}");
+    shader
+}
+
+/// The adapter's device where it has `feature`; `None`, with a note, where it has not.
+fn gpu_with(feature: wgpu::Features, what: &str) -> Option<Gpu> {
+    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
+    if !gpu.features().contains(feature) {
+        eprintln!("adapter has no {what}; build-only checks above still ran");
+        return None;
+    }
+    Some(gpu)
+}
+
+/// `k` built for `gpu`'s limits and compiled there.
+fn compiled_on(gpu: &Gpu, k: KernelBuilder) -> Kernel {
+    gpu.compile(&k.build_for(&gpu.target_limits()).expect("builds"))
+        .expect("compiles")
+}
 
 fn subgroup_sum() -> KernelBuilder {
     let mut k = KernelBuilder::new("subgroup_sum", [WG, 1, 1]);
@@ -27,43 +67,19 @@ fn subgroup_sum() -> KernelBuilder {
 
 #[test]
 fn subgroup_kernels_declare_and_check_their_capability() {
-    let shader = subgroup_sum()
-        .build()
-        .expect("builds for the default target");
-    assert!(
-        shader
-            .signature
-            .capabilities
-            .contains(naga::valid::Capabilities::SUBGROUP)
-    );
-    let portable = TargetLimits {
-        capabilities: naga::valid::Capabilities::empty(),
-        ..TargetLimits::default()
-    };
-    assert!(matches!(
-        subgroup_sum().build_for(&portable),
-        Err(BuildError::MissingCapability { .. })
-    ));
+    declared_and_needed(subgroup_sum, Capabilities::SUBGROUP);
 }
 
 #[test]
 fn subgroup_add_and_broadcast_first_on_the_gpu() {
-    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
-    if !gpu.features().contains(wgpu::Features::SUBGROUP) {
-        eprintln!("adapter has no subgroups; build-only checks above still ran");
+    let Some(gpu) = gpu_with(wgpu::Features::SUBGROUP, "subgroups") else {
         return;
-    }
+    };
     let n = (WG * 7) as usize;
     let x: Vec<u32> = (0..n as u32)
         .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
         .collect();
-    let kernel = gpu
-        .compile(
-            &subgroup_sum()
-                .build_for(&gpu.target_limits())
-                .expect("builds"),
-        )
-        .expect("compiles");
+    let kernel = compiled_on(&gpu, subgroup_sum());
     let xb = GpuBuffer::from_slice(&gpu, &x).expect("upload");
     let sums = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; 2 * n]).expect("poisoned");
     let lanes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
@@ -112,42 +128,20 @@ fn half_kernel() -> KernelBuilder {
 
 #[test]
 fn f16_kernels_declare_the_capability_and_enable_f16() {
-    let shader = half_kernel().build().expect("builds");
-    assert!(
-        shader
-            .signature
-            .capabilities
-            .contains(naga::valid::Capabilities::SHADER_FLOAT16)
-    );
+    let shader = declared_and_needed(half_kernel, Capabilities::SHADER_FLOAT16);
     assert!(shader.wgsl.starts_with("enable f16;"), "{}", shader.wgsl);
-    let portable = TargetLimits {
-        capabilities: naga::valid::Capabilities::empty(),
-        ..TargetLimits::default()
-    };
-    assert!(matches!(
-        half_kernel().build_for(&portable),
-        Err(BuildError::MissingCapability { .. })
-    ));
 }
 
 #[test]
 fn f16_arithmetic_on_the_gpu() {
-    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
-    if !gpu.features().contains(wgpu::Features::SHADER_F16) {
-        eprintln!("adapter has no f16; build-only checks above still ran");
+    let Some(gpu) = gpu_with(wgpu::Features::SHADER_F16, "f16") else {
         return;
-    }
+    };
     let n = 301;
     let h: Vec<half::f16> = (0..n)
         .map(|i| half::f16::from_f32(i as f32 * 0.25 - 30.0))
         .collect();
-    let kernel = gpu
-        .compile(
-            &half_kernel()
-                .build_for(&gpu.target_limits())
-                .expect("builds"),
-        )
-        .expect("compiles");
+    let kernel = compiled_on(&gpu, half_kernel());
     let hb = GpuBuffer::from_slice(&gpu, &h).expect("upload");
     let out = GpuBuffer::from_slice(&gpu, &vec![half::f16::NAN; n]).expect("poisoned");
     gpu.dispatch(
@@ -185,15 +179,7 @@ fn one_product() -> KernelBuilder {
 
 #[test]
 fn cooperative_matrix_kernels_declare_the_capability_and_their_shapes() {
-    let shader = one_product()
-        .build()
-        .expect("builds for the default target");
-    assert!(
-        shader
-            .signature
-            .capabilities
-            .contains(naga::valid::Capabilities::COOPERATIVE_MATRIX)
-    );
+    let shader = built_declaring(one_product(), Capabilities::COOPERATIVE_MATRIX);
     assert_eq!(
         shader.signature.cooperative_shapes,
         vec![wgsl_dsl::types::CoopShape {
@@ -217,13 +203,12 @@ fn cooperative_matrix_kernels_declare_the_capability_and_their_shapes() {
     );
     assert!(shader.wgsl.contains("coopStoreT(d, "), "{}", shader.wgsl);
     let portable = TargetLimits {
-        capabilities: naga::valid::Capabilities::SUBGROUP
-            | naga::valid::Capabilities::SHADER_FLOAT16,
+        capabilities: Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16,
         ..TargetLimits::default()
     };
     let err = one_product().build_for(&portable).unwrap_err();
     assert!(
-        matches!(err, BuildError::MissingCapability { needed, .. } if needed == naga::valid::Capabilities::COOPERATIVE_MATRIX),
+        matches!(err, BuildError::MissingCapability { needed, .. } if needed == Capabilities::COOPERATIVE_MATRIX),
         "{err}"
     );
 }

@@ -195,19 +195,29 @@ fn bindings(storage: usize, uniform: usize) -> KernelBuilder {
     k
 }
 
+/// `bindings(fits)` compiles on `gpu`, and `bindings(over)` is refused for `limit`; returns
+/// the need and the device's value of the refusal (see [`exceeded`]).
+fn bindings_limit(
+    gpu: &Gpu,
+    fits: (usize, usize),
+    over: (usize, usize),
+    limit: DeviceLimit,
+) -> (u64, u64) {
+    gpu.compile(&bindings(fits.0, fits.1).build().expect("builds"))
+        .unwrap_or_else(|e| panic!("{fits:?} (storage, uniform) bindings fit: {e}"));
+    exceeded(
+        gpu.compile(&bindings(over.0, over.1).build().expect("builds")),
+        limit,
+    )
+}
+
 #[test]
 fn storage_buffers_per_stage_are_checked_against_the_device() {
     let small = webgpu_default();
     let max = small.limits().max_storage_buffers_per_shader_stage;
     assert_eq!(max, 8);
-    small
-        .compile(&bindings(8, 0).build().expect("builds"))
-        .expect("8 storage buffers fit");
-    let (needed, device) = exceeded(
-        small.compile(&bindings(9, 0).build().expect("builds")),
-        DeviceLimit::StorageBuffersPerShaderStage,
-    );
-    assert_eq!((needed, device), (9, 8));
+    let limit = DeviceLimit::StorageBuffersPerShaderStage;
+    assert_eq!(bindings_limit(small, (8, 0), (9, 0), limit), (9, 8));
 }
 
 #[test]
@@ -215,14 +225,8 @@ fn uniform_buffers_per_stage_are_checked_against_the_device() {
     let small = webgpu_default();
     let max = small.limits().max_uniform_buffers_per_shader_stage;
     assert_eq!(max, 12);
-    small
-        .compile(&bindings(1, 12).build().expect("builds"))
-        .expect("12 uniform buffers fit");
-    let (needed, device) = exceeded(
-        small.compile(&bindings(1, 13).build().expect("builds")),
-        DeviceLimit::UniformBuffersPerShaderStage,
-    );
-    assert_eq!((needed, device), (13, 12));
+    let limit = DeviceLimit::UniformBuffersPerShaderStage;
+    assert_eq!(bindings_limit(small, (1, 12), (1, 13), limit), (13, 12));
 }
 
 #[test]
@@ -231,13 +235,8 @@ fn bindings_per_bind_group_are_checked_against_the_device() {
         max_bindings_per_bind_group: 4,
         ..wgpu::Limits::default()
     });
-    few.compile(&bindings(4, 0).build().expect("builds"))
-        .expect("bindings 0..=3 fit");
-    let (needed, device) = exceeded(
-        few.compile(&bindings(5, 0).build().expect("builds")),
-        DeviceLimit::BindingsPerBindGroup,
-    );
-    assert_eq!((needed, device), (5, 4));
+    let limit = DeviceLimit::BindingsPerBindGroup;
+    assert_eq!(bindings_limit(&few, (4, 0), (5, 0), limit), (5, 4));
 }
 
 #[test]
@@ -408,15 +407,8 @@ fn the_interpreter_checks_its_limits_too() {
         limits: wgpu::Limits::default(),
         ..InterpOptions::default()
     });
-    match webgpu.compile(&shader) {
-        Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
-            limit: DeviceLimit::StorageBuffersPerShaderStage,
-            needed: 9,
-            device: 8,
-            ..
-        })) => {}
-        other => panic!("expected ExceedsDevice, got {other:?}"),
-    }
+    let limit = DeviceLimit::StorageBuffersPerShaderStage;
+    assert_eq!(exceeded(refusal(webgpu.compile(&shader)), limit), (9, 8));
     webgpu
         .compile(&bindings(8, 0).build().expect("builds"))
         .expect("8 storage buffers fit");
@@ -425,22 +417,18 @@ fn the_interpreter_checks_its_limits_too() {
     cpu.compile(&shader)
         .expect("the interpreter's default allows 9");
     cpu.compile(&tile::<4096>()).expect("16 KiB fit");
-    match cpu.compile(&tile::<4097>()) {
-        Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
-            limit: DeviceLimit::WorkgroupStorageSize,
-            needed: 16400,
-            device: 16384,
-            ..
-        })) => {}
-        other => panic!("expected ExceedsDevice, got {other:?}"),
-    }
-    match cpu.compile(&sized([1, 1, 65])) {
-        Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
-            limit: DeviceLimit::WorkgroupSizeZ,
-            needed: 65,
-            device: 64,
-            ..
-        })) => {}
-        other => panic!("expected ExceedsDevice, got {other:?}"),
-    }
+    let limit = DeviceLimit::WorkgroupStorageSize;
+    let program = cpu.compile(&tile::<4097>());
+    assert_eq!(exceeded(refusal(program), limit), (16400, 16384));
+    let limit = DeviceLimit::WorkgroupSizeZ;
+    let program = cpu.compile(&sized([1, 1, 65]));
+    assert_eq!(exceeded(refusal(program), limit), (65, 64));
+}
+
+/// The interpreter's compile result with its error as the `DispatchError` it must be.
+fn refusal<T: std::fmt::Debug>(result: Result<T, InterpError>) -> Result<T, DispatchError> {
+    result.map_err(|e| match e {
+        InterpError::Dispatch(e) => e,
+        other => panic!("expected a DispatchError, got {other:?}"),
+    })
 }

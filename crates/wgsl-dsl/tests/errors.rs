@@ -1,7 +1,10 @@
 //! Invalid kernels are `BuildError`s that name the Rust line that built the offending node.
 
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::{BuildError, CallSite, TargetLimits};
+use wgsl_dsl::{BuildError, TargetLimits};
+
+mod common;
+use common::missing_capability;
 
 #[test]
 fn a_literal_index_out_of_bounds_names_the_rust_line_of_the_index() {
@@ -403,20 +406,6 @@ fn missing_capabilities_name_the_node_that_needs_them() {
     let (site, needed) = missing_capability(&k);
     assert!(needed.contains(naga::valid::Capabilities::SUBGROUP));
     assert_eq!((site.file, site.line), (file!(), line));
-}
-
-/// Builds `k` for a target without any optional capability (WebGL) and returns the call site
-/// and the capabilities of the `MissingCapability` error it must give.
-#[track_caller]
-fn missing_capability(k: &KernelBuilder) -> (CallSite, naga::valid::Capabilities) {
-    let webgl = TargetLimits {
-        capabilities: naga::valid::Capabilities::empty(),
-        ..TargetLimits::default()
-    };
-    match k.build_for(&webgl) {
-        Err(BuildError::MissingCapability { site, needed, .. }) => (site, needed),
-        other => panic!("expected MissingCapability, got {other:?}"),
-    }
 }
 
 /// `pack2x16float`, `unpack2x16float` and `quantizeToF16` hold `f16` values in `f32`s: a
