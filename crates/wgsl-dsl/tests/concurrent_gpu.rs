@@ -11,6 +11,8 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
+mod common;
+
 const THREADS: u32 = 3;
 const WAITERS: u32 = 3;
 const ITERATIONS: u32 = 40;
@@ -21,15 +23,11 @@ const SIZES: [usize; 5] = [1, 7, 37, 65, 129];
 
 /// `out[i] = x[i] * 3 + k` for `i < arrayLength(out)`.
 fn kernel() -> Shader {
-    let mut k = KernelBuilder::new("scale_add", [64, 1, 1]);
-    let add = k.uniform::<u32>("add");
-    let x = k.storage::<RuntimeArray<u32>, ReadOnly>("x");
-    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(out.len()), |k| {
-        k.store(&out.at(&i), x.at(&i).load() * 3u32 + add.load());
-    });
-    k.build().expect("kernel builds")
+    common::guarded_map::<u32, u32, u32>("scale_add", ["add", "x", "out"], |add, x, _, i| {
+        x.at(i).load() * 3u32 + add.load()
+    })
+    .build()
+    .expect("kernel builds")
 }
 
 /// One thread's work; returns what went wrong, if anything.

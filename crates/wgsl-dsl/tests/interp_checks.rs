@@ -7,6 +7,8 @@ use wgsl_dsl::interp::{
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::{BuildError, CallSite};
 
+mod common;
+
 /// `(file, line)` of a reported call site.
 fn at(site: Option<CallSite>) -> Option<(&'static str, u32)> {
     site.map(|s| (s.file, s.line))
@@ -312,15 +314,7 @@ fn an_endless_loop_is_reported() {
 #[test]
 fn arguments_are_checked_as_on_the_gpu() {
     use wgsl_dsl::runtime::DispatchError;
-    let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
-    let a = k.uniform::<f32>("a");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.store(&y.at(&i), a.load() * x.at(&i).load() + y.at(&i).load())
-    });
-    let (cpu, program) = interpret(&k);
+    let (cpu, program) = interpret(&common::saxpy());
     let (a, x, y) = (
         HostBuffer::from_value(2.0f32),
         HostBuffer::from_slice(&[1.0f32; 3]),

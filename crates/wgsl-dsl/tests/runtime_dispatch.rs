@@ -13,6 +13,9 @@ use bytemuck::{Pod, Zeroable};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
+
+mod common;
+
 use wgsl_dsl::runtime::{
     DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, TimestampMethod, ceil_div,
 };
@@ -25,20 +28,6 @@ fn gpu() -> &'static Gpu {
 
 fn random_f32(rng: &mut StdRng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
-}
-
-/// `y[i] = a * x[i] + y[i]` for `i < arrayLength(y)`; bindings: `a` (uniform f32), `x`
-/// (read), `y` (read_write).
-fn saxpy_builder() -> KernelBuilder {
-    let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
-    let a = k.uniform::<f32>("a");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.store(&y.at(&i), a.load() * x.at(&i).load() + y.at(&i).load());
-    });
-    k
 }
 
 fn compile(k: &KernelBuilder) -> Kernel {
@@ -64,7 +53,7 @@ fn assert_close(got: &[f32], want: &[f32]) {
 #[test]
 fn saxpy_runs_and_matches_the_cpu() {
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let mut rng = StdRng::seed_from_u64(1);
     let n = 61;
     let (x, y) = (random_f32(&mut rng, n), random_f32(&mut rng, n));
@@ -83,7 +72,7 @@ fn saxpy_runs_and_matches_the_cpu() {
 #[test]
 fn wrong_element_type_is_a_binding_error() {
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 1.0f32).unwrap();
     let x = GpuBuffer::from_slice(gpu, &[1u32, 2, 3]).unwrap();
     let y = GpuBuffer::<f32>::zeroed(gpu, 3).unwrap();
@@ -120,7 +109,7 @@ fn wrong_element_type_is_a_binding_error() {
 #[test]
 fn wrong_argument_count_is_an_error() {
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 1.0f32).unwrap();
     let x = GpuBuffer::<f32>::zeroed(gpu, 3).unwrap();
     let y = GpuBuffer::<f32>::zeroed(gpu, 3).unwrap();
@@ -251,7 +240,7 @@ fn uniform_struct_must_match_and_be_long_enough() {
 #[test]
 fn too_many_workgroups_is_an_error_and_zero_is_a_no_op() {
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 1.0f32).unwrap();
     let x = GpuBuffer::from_slice(gpu, &[1.0f32; 5]).unwrap();
     let y = GpuBuffer::from_slice(gpu, &[f32::NAN; 5]).unwrap();
@@ -269,7 +258,7 @@ fn too_many_workgroups_is_an_error_and_zero_is_a_no_op() {
 
 #[test]
 fn grid_helpers_round_up() {
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     assert_eq!(kernel.workgroups_for([1, 1, 1]), [1, 1, 1]);
     assert_eq!(kernel.workgroups_for([64, 3, 1]), [1, 3, 1]);
     assert_eq!(kernel.workgroups_for([65, 1, 0]), [2, 1, 0]);
@@ -282,7 +271,7 @@ fn grid_helpers_round_up() {
 #[test]
 fn aliasing_a_read_write_binding_is_an_error() {
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 2.0f32).unwrap();
     let y = GpuBuffer::from_slice(gpu, &[1.0f32, 2.0, 3.0]).unwrap();
     let err = gpu.dispatch(&kernel, &[&a, &y, &y], [1, 1, 1]).unwrap_err();
@@ -298,13 +287,8 @@ fn aliasing_a_read_write_binding_is_an_error() {
         "{err:?}"
     );
     // The same buffer in two read-only bindings (uniform + storage read) is fine.
-    let mut k = KernelBuilder::new("double_bind", [64, 1, 1]);
-    let s = k.uniform::<f32>("s");
-    let t = k.storage::<RuntimeArray<f32>, ReadOnly>("t");
-    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(out.len()), |k| {
-        k.store(&out.at(&i), s.load() + t.at(0u32).load());
+    let k = common::guarded_map::<f32, f32, f32>("double_bind", ["s", "t", "out"], |s, t, _, _| {
+        s.load() + t.at(0u32).load()
     });
     let kernel = compile(&k);
     let st = GpuBuffer::from_value(gpu, 4.5f32).unwrap();
@@ -333,7 +317,7 @@ fn write_checks_the_length() {
 #[test]
 fn missing_capability_is_an_error() {
     let gpu = gpu();
-    let mut shader = saxpy_builder().build_for(&gpu.target_limits()).unwrap();
+    let mut shader = common::saxpy().build_for(&gpu.target_limits()).unwrap();
     // A capability the runtime never grants (64-bit integers), as if the kernel needed it.
     shader.signature.capabilities |= Capabilities::SHADER_INT64;
     assert!(!gpu.capabilities().contains(Capabilities::SHADER_INT64));
@@ -347,7 +331,7 @@ fn missing_capability_is_an_error() {
 #[test]
 fn wgpu_validation_errors_are_returned_not_panicked() {
     let gpu = gpu();
-    let mut shader = saxpy_builder().build_for(&gpu.target_limits()).unwrap();
+    let mut shader = common::saxpy().build_for(&gpu.target_limits()).unwrap();
     // Tamper with the validated module: a workgroup beyond the device's limits, which the
     // device check finds in the module itself, whatever the signature says.
     let too_big = gpu.limits().max_compute_invocations_per_workgroup * 2;
@@ -407,7 +391,7 @@ fn read_back_works_for_odd_and_zero_lengths() {
         assert_eq!(z.read(gpu).unwrap(), vec![0; n]);
     }
     // An empty buffer can be bound and dispatched over.
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 1.0f32).unwrap();
     let e1 = GpuBuffer::<f32>::zeroed(gpu, 0).unwrap();
     let e2 = GpuBuffer::<f32>::zeroed(gpu, 0).unwrap();
@@ -438,7 +422,7 @@ fn pipelines_are_compiled_once_per_kernel() {
     let rebuilt = compile(&cache_probe());
     assert!(first.shares_pipeline_with(&second));
     assert!(first.shares_pipeline_with(&rebuilt));
-    assert!(!first.shares_pipeline_with(&compile(&saxpy_builder())));
+    assert!(!first.shares_pipeline_with(&compile(&common::saxpy())));
     // Other tests compile concurrently, so only a lower bound on the count is ours.
     assert!(gpu.pipelines_compiled() > before);
     // The cached kernel runs.
@@ -657,7 +641,7 @@ fn bind_groups_are_made_once_per_kernel_and_buffers_and_dropped_with_them() {
 fn buffers_and_kernels_stay_on_their_gpu() {
     let gpu = gpu();
     let other = Gpu::new().unwrap();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 1.0f32).unwrap();
     let x = GpuBuffer::from_slice(gpu, &[1.0f32; 3]).unwrap();
     let y_other = GpuBuffer::from_slice(&other, &[1.0f32; 3]).unwrap();
@@ -709,7 +693,7 @@ fn runtime_types_can_be_shared_between_threads() {
     send_sync::<DeviceError>();
     // A buffer made on one thread, filled by a kernel dispatched on another.
     let gpu = gpu();
-    let kernel = compile(&saxpy_builder());
+    let kernel = compile(&common::saxpy());
     let a = GpuBuffer::from_value(gpu, 2.0f32).unwrap();
     let x = GpuBuffer::from_slice(gpu, &[1.0f32, 2.0, 3.0]).unwrap();
     let y = GpuBuffer::from_slice(gpu, &[0.5f32; 3]).unwrap();

@@ -2,6 +2,7 @@
 //! does not use a helper would warn about it, hence the `allow(dead_code)`s).
 
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::types::Constructible;
 use wgsl_dsl::{CallSite, TargetLimits};
 
 /// Builds `k` for a target without any optional capability (WebGL) and returns the call site
@@ -17,4 +18,38 @@ pub fn missing_capability(k: &KernelBuilder) -> (CallSite, naga::valid::Capabili
         Err(BuildError::MissingCapability { site, needed, .. }) => (site, needed),
         other => panic!("expected MissingCapability, got {other:?}"),
     }
+}
+
+/// A kernel `name` of 64 invocations a workgroup over three bindings, named by `names`: a
+/// uniform `U`, a read-only `array<X>` and a read-write `array<O>`, `out`. Each invocation
+/// `i < arrayLength(out)` stores `value(uniform, input, out, i)` at `out[i]`.
+#[allow(dead_code)]
+pub fn guarded_map<U: Constructible, X: WgslType, O: Constructible>(
+    name: &str,
+    names: [&str; 3],
+    value: impl FnOnce(
+        &Place<U, ReadOnly>,
+        &Place<RuntimeArray<X>, ReadOnly>,
+        &Place<RuntimeArray<O>, ReadWrite>,
+        &Exp<u32>,
+    ) -> Exp<O>,
+) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [64, 1, 1]);
+    let uniform = k.uniform::<U>(names[0]);
+    let input = k.storage::<RuntimeArray<X>, ReadOnly>(names[1]);
+    let out = k.storage::<RuntimeArray<O>, ReadWrite>(names[2]);
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(out.len()), |k| {
+        k.store(&out.at(&i), value(&uniform, &input, &out, &i));
+    });
+    k
+}
+
+/// `y[i] = a * x[i] + y[i]` for `i < arrayLength(y)`; bindings: `a` (uniform f32), `x`
+/// (read), `y` (read_write).
+#[allow(dead_code)]
+pub fn saxpy() -> KernelBuilder {
+    guarded_map::<f32, f32, f32>("saxpy", ["a", "x", "y"], |a, x, y, i| {
+        a.load() * x.at(i).load() + y.at(i).load()
+    })
 }
