@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, Kernel, wgpu};
+use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, Kernel, Recorder, wgpu};
 
 const DISPATCHES: u64 = 100;
 const N: u32 = 1024;
@@ -80,12 +80,23 @@ impl Bare {
     }
 }
 
+/// Records `DISPATCHES` dispatches of `kernel` on `y` with `rec`.
+fn record(
+    rec: &mut Recorder<'_>,
+    kernel: &Kernel,
+    y: &GpuBuffer<f32>,
+    groups: [u32; 3],
+) -> Result<(), DispatchError> {
+    for _ in 0..DISPATCHES {
+        rec.dispatch(kernel, &[y], groups)?;
+    }
+    Ok(())
+}
+
 /// The runtime's recorder: `DISPATCHES` dispatches in one pass; submit (and wait) if `submit`.
 fn ours(gpu: &Gpu, kernel: &Kernel, y: &GpuBuffer<f32>, groups: [u32; 3], submit: bool) {
     let mut rec = gpu.recorder();
-    for _ in 0..DISPATCHES {
-        rec.dispatch(kernel, &[y], groups).expect("dispatch");
-    }
+    record(&mut rec, kernel, y, groups).expect("dispatch");
     if submit {
         rec.submit().expect("submit");
         gpu.wait().expect("wait");
@@ -169,23 +180,13 @@ fn bench(c: &mut Criterion) {
         stats.entries, stats.hits, stats.misses
     );
 
-    if let Ok(Some(t)) = gpu.time(|rec| {
-        for _ in 0..DISPATCHES {
-            rec.dispatch(&kernel, &[&y], groups)?;
-        }
-        Ok(())
-    }) {
+    if let Ok(Some(t)) = gpu.time(|rec| record(rec, &kernel, &y, groups)) {
         println!(
             "GPU timestamps, {DISPATCHES} dispatches in one pass: {t:?} ({:?} each)",
             t / DISPATCHES as u32
         );
     }
-    if let Ok(Some(p)) = gpu.profile(|rec| {
-        for _ in 0..DISPATCHES {
-            rec.dispatch(&kernel, &[&y], groups)?;
-        }
-        Ok(())
-    }) {
+    if let Ok(Some(p)) = gpu.profile(|rec| record(rec, &kernel, &y, groups)) {
         println!(
             "GPU profile ({:?}), {DISPATCHES} dispatches: {:?} in all, {:?} each; recording {:?}",
             p.method,

@@ -84,12 +84,7 @@ fn subgroup_add_and_broadcast_first_on_the_gpu() {
     let sums = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; 2 * n]).expect("poisoned");
     let lanes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
     let sizes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
-    gpu.dispatch(
-        &kernel,
-        &[&xb, &sums, &lanes, &sizes],
-        kernel.workgroups_for([n as u32, 1, 1]),
-    )
-    .expect("dispatch");
+    common::dispatch_over(&gpu, &kernel, &[&xb, &sums, &lanes, &sizes], n);
     let (sums, lanes, sizes) = (
         sums.read(&gpu).expect("read"),
         lanes.read(&gpu).expect("read"),
@@ -144,12 +139,7 @@ fn f16_arithmetic_on_the_gpu() {
     let kernel = compiled_on(&gpu, half_kernel());
     let hb = GpuBuffer::from_slice(&gpu, &h).expect("upload");
     let out = GpuBuffer::from_slice(&gpu, &vec![half::f16::NAN; n]).expect("poisoned");
-    gpu.dispatch(
-        &kernel,
-        &[&hb, &out],
-        kernel.workgroups_for([n as u32, 1, 1]),
-    )
-    .expect("dispatch");
+    common::dispatch_over(&gpu, &kernel, &[&hb, &out], n);
     let got = out.read(&gpu).expect("read");
     for (i, (g, x)) in got.iter().zip(&h).enumerate() {
         // x * 2 + 1 is exact in f16 for these quarter-step values.

@@ -60,12 +60,7 @@ fn saxpy_runs_and_matches_the_cpu() {
     let a = GpuBuffer::from_value(gpu, 1.5f32).unwrap();
     let xb = GpuBuffer::from_slice(gpu, &x).unwrap();
     let yb = GpuBuffer::from_slice(gpu, &y).unwrap();
-    gpu.dispatch(
-        &kernel,
-        &[&a, &xb, &yb],
-        kernel.workgroups_for([n as u32, 1, 1]),
-    )
-    .unwrap();
+    common::dispatch_over(gpu, &kernel, &[&a, &xb, &yb], n);
     assert_close(&yb.read(gpu).unwrap(), &saxpy_cpu(1.5, &x, &y));
 }
 
@@ -164,12 +159,7 @@ fn fixed_size_array_binding_needs_the_whole_array() {
 
     let table_host = random_f32(&mut rng, 16);
     let table_buf = GpuBuffer::from_slice(gpu, &table_host).unwrap();
-    gpu.dispatch(
-        &kernel,
-        &[&table_buf, &idx_buf, &out],
-        kernel.workgroups_for([n as u32, 1, 1]),
-    )
-    .unwrap();
+    common::dispatch_over(gpu, &kernel, &[&table_buf, &idx_buf, &out], n);
     let want: Vec<f32> = idx_host.iter().map(|&j| table_host[j as usize]).collect();
     assert_eq!(out.read(gpu).unwrap(), want);
 }
@@ -223,12 +213,7 @@ fn uniform_struct_must_match_and_be_long_enough() {
 
     let params = Params { n: 31, scale: -2.5 };
     let pb = GpuBuffer::from_value(gpu, params).unwrap();
-    gpu.dispatch(
-        &kernel,
-        &[&pb, &y],
-        kernel.workgroups_for([len as u32, 1, 1]),
-    )
-    .unwrap();
+    common::dispatch_over(gpu, &kernel, &[&pb, &y], len);
     let want: Vec<f32> = y_host
         .iter()
         .enumerate()

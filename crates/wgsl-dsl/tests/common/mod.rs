@@ -2,6 +2,7 @@
 //! does not use a helper would warn about it, hence the `allow(dead_code)`s).
 
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::runtime::{BindArg, Gpu, Kernel};
 use wgsl_dsl::types::Constructible;
 use wgsl_dsl::{CallSite, TargetLimits};
 
@@ -52,4 +53,12 @@ pub fn saxpy() -> KernelBuilder {
     guarded_map::<f32, f32, f32>("saxpy", ["a", "x", "y"], |a, x, y, i| {
         a.load() * x.at(i).load() + y.at(i).load()
     })
+}
+
+/// Dispatches `kernel` on `args` with one invocation for each of `0..n` in x (as many
+/// workgroups as [`Kernel::workgroups_for`] gives).
+#[allow(dead_code)]
+pub fn dispatch_over(gpu: &Gpu, kernel: &Kernel, args: &[&dyn BindArg], n: usize) {
+    let workgroups = kernel.workgroups_for([n as u32, 1, 1]);
+    gpu.dispatch(kernel, args, workgroups).expect("dispatch");
 }
