@@ -2,7 +2,8 @@
 //! `build()`'s uniformity check) with the Rust line that built the offending node.
 
 use wgsl_dsl::interp::{
-    AccessKind, HostArg, HostBuffer, InterpError, Interpreter, Program, Warning,
+    AccessKind, HostArg, HostBuffer, InterpError, Interpreter, Invocation, MemoryAccess, Program,
+    Report, Warning,
 };
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::{BuildError, CallSite};
@@ -40,7 +41,25 @@ fn an_out_of_bounds_read_names_the_index_line_and_the_invocation() {
     let (cpu, program) = interpret(&k);
     let xs = HostBuffer::from_slice(&[1.0f32; 37]);
     let ys = HostBuffer::from_slice(&[f32::NAN; 37]);
-    let err = cpu.dispatch(&program, &[&xs, &ys], [1, 1, 1]).unwrap_err();
+    let (invocation, msg) = out_of_bounds(&cpu, &program, &[&xs, &ys], &ys, bad, 37, &["`x`"]);
+    assert_eq!(invocation.global_id, [36, 0, 0], "{msg}");
+    assert!(msg.contains(&format!("{}:{bad}:", file!())), "{msg}");
+}
+
+/// Runs `program` on `args`, which must stop at an out-of-bounds access built at `line` of
+/// this file: index `n` into a target of length `n` whose description contains each of
+/// `target_has`. The run failed, so nothing was written back: `out` is still all NaN. Returns
+/// the invocation and the message.
+fn out_of_bounds(
+    cpu: &Interpreter,
+    program: &Program,
+    args: &[&dyn HostArg],
+    out: &HostBuffer<f32>,
+    line: u32,
+    n: u64,
+    target_has: &[&str],
+) -> (Invocation, String) {
+    let err = cpu.dispatch(program, args, [1, 1, 1]).unwrap_err();
     let msg = err.to_string();
     let InterpError::OutOfBounds {
         site,
@@ -53,13 +72,31 @@ fn an_out_of_bounds_read_names_the_index_line_and_the_invocation() {
     else {
         panic!("expected an out-of-bounds error, got {msg}")
     };
-    assert_eq!(at(site), this(bad), "{msg}");
-    assert_eq!((index, len), (37, 37), "{msg}");
-    assert_eq!(invocation.global_id, [36, 0, 0], "{msg}");
-    assert!(target.contains("`x`"), "{msg}");
-    assert!(msg.contains(&format!("{}:{bad}:", file!())), "{msg}");
-    // The run failed: nothing was written back.
-    assert!(ys.read().iter().all(|v| v.is_nan()));
+    assert_eq!(at(site), this(line), "{msg}");
+    assert_eq!((index, len), (n as i64, n), "{msg}");
+    for part in target_has {
+        assert!(target.contains(part), "{part} not in: {msg}");
+    }
+    assert!(out.read().iter().all(|v| v.is_nan()));
+    (invocation, msg)
+}
+
+/// The data race `run` must have stopped at: the memory, the two accesses, and the message.
+fn data_race(
+    run: Result<Report, InterpError>,
+) -> (String, Box<MemoryAccess>, Box<MemoryAccess>, String) {
+    let err = run.unwrap_err();
+    let msg = err.to_string();
+    let InterpError::DataRace {
+        memory,
+        first,
+        second,
+        ..
+    } = err
+    else {
+        panic!("expected a data race, got {msg}")
+    };
+    (memory, first, second, msg)
 }
 
 #[test]
@@ -71,17 +108,7 @@ fn two_invocations_writing_one_element_is_a_race_with_both_sites() {
     k.store(&out.at(&i / 2u32), i.clone()); // invocations 2j and 2j + 1 both write out[j]
     let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[0u32; 32]);
-    let err = cpu.dispatch(&program, &[&buf], [1, 1, 1]).unwrap_err();
-    let msg = err.to_string();
-    let InterpError::DataRace {
-        ref memory,
-        ref first,
-        ref second,
-        ..
-    } = err
-    else {
-        panic!("expected a data race, got {msg}")
-    };
+    let (memory, first, second, msg) = data_race(cpu.dispatch(&program, &[&buf], [1, 1, 1]));
     assert_eq!(
         (first.kind, second.kind),
         (AccessKind::Write, AccessKind::Write)
@@ -130,17 +157,7 @@ fn a_missing_workgroup_barrier_is_a_race_between_the_store_and_the_load() {
 
     let (k, write, read) = shift_kernel(false);
     let racy = cpu.compile(&k.build().unwrap()).unwrap();
-    let err = cpu.dispatch(&racy, &[&xs, &ys], [2, 1, 1]).unwrap_err();
-    let msg = err.to_string();
-    let InterpError::DataRace {
-        ref memory,
-        ref first,
-        ref second,
-        ..
-    } = err
-    else {
-        panic!("expected a data race, got {msg}")
-    };
+    let (memory, first, second, msg) = data_race(cpu.dispatch(&racy, &[&xs, &ys], [2, 1, 1]));
     assert!(memory.contains("workgroup variable `tile`"), "{msg}");
     // Invocation 1 wrote tile[1]; invocation 0 reads it with no barrier between.
     assert_eq!(
@@ -169,13 +186,10 @@ fn workgroups_race_on_storage_whatever_their_barriers() {
     let (cpu, program) = interpret(&k);
     let buf = HostBuffer::from_slice(&[0u32; 1]);
     assert!(cpu.dispatch(&program, &[&buf], [1, 1, 1]).is_ok());
-    let err = cpu.dispatch(&program, &[&buf], [2, 1, 1]).unwrap_err();
-    let InterpError::DataRace { first, second, .. } = &err else {
-        panic!("expected a data race, got {err}")
-    };
+    let (_, first, second, msg) = data_race(cpu.dispatch(&program, &[&buf], [2, 1, 1]));
     assert_eq!(first.invocation.workgroup_id, [0, 0, 0]);
     assert_eq!(second.invocation.workgroup_id, [1, 0, 0]);
-    assert!(err.to_string().contains("different workgroups"), "{err}");
+    assert!(msg.contains("different workgroups"), "{msg}");
 }
 
 #[test]
@@ -429,25 +443,8 @@ mod coop {
         // 250 elements: row 15 of the 16x16 matrix ends past them.
         let bb = HostBuffer::from_slice(&small_ints(250, 0));
         let ob = HostBuffer::from_slice(&[f32::NAN; 256]);
-        let err = cpu.dispatch(&program, &[&bb, &ob], [1, 1, 1]).unwrap_err();
-        let msg = err.to_string();
-        let InterpError::OutOfBounds {
-            site,
-            index,
-            len,
-            ref target,
-            ..
-        } = err
-        else {
-            panic!("expected an out-of-bounds error, got {msg}")
-        };
-        assert_eq!(at(site), this(line), "{msg}");
-        assert_eq!((index, len), (250, 250), "{msg}");
-        assert!(
-            target.contains("`b`") && target.contains("(15, 10)"),
-            "{msg}"
-        );
-        assert!(ob.read().iter().all(|v| v.is_nan()));
+        let target = ["`b`", "(15, 10)"];
+        out_of_bounds(&cpu, &program, &[&bb, &ob], &ob, line, 250, &target);
     }
 
     /// A kernel of two subgroups that loads and stores a matrix for the invocations whose
@@ -567,13 +564,7 @@ mod coop {
         // Without the barrier: the subgroup's store may be done by any of its invocations.
         let (k, store, read) = store_then_read(false);
         let program = cpu.compile(&k.build().unwrap()).unwrap();
-        let err = cpu
-            .dispatch(&program, &[&src, &out], [1, 1, 1])
-            .unwrap_err();
-        let msg = err.to_string();
-        let InterpError::DataRace { first, second, .. } = &err else {
-            panic!("expected a data race, got {msg}")
-        };
+        let (_, first, second, msg) = data_race(cpu.dispatch(&program, &[&src, &out], [1, 1, 1]));
         assert_eq!(first.kind, AccessKind::Write, "{msg}");
         assert_eq!(at(first.site), this(store), "{msg}");
         assert_eq!(at(second.site), this(read), "{msg}");
