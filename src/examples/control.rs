@@ -2,17 +2,15 @@
 
 use wgsl_dsl::prelude::*;
 
-use crate::{Case, Data, Example, groups_1d, random_f32, random_u32};
-
-const WG: u32 = 64;
+use super::{WG, case_1d, invocation_below};
+use crate::{Data, Example, random_f32, random_u32};
 
 /// Steps of the Collatz map to reach 1: `var`, `while`, `if`/`else`, assignment.
 fn collatz() -> KernelBuilder {
     let mut k = KernelBuilder::new("collatz", [WG, 1, 1]);
     let start = k.storage::<RuntimeArray<u32>, ReadOnly>("start");
     let steps_out = k.storage::<RuntimeArray<u32>, ReadWrite>("steps");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(start.len()), |k| k.return_());
+    let i = invocation_below(&mut k, start.len());
     let n = k.var("n", start.at(&i).load());
     let steps = k.var("count", 0u32);
     k.while_(n.load().ne(1u32), |k| {
@@ -33,8 +31,7 @@ fn strided_sum() -> KernelBuilder {
     let mut k = KernelBuilder::new("strided_sum", [WG, 1, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(x.len()), |k| k.return_());
+    let i = invocation_below(&mut k, x.len());
     let sum = k.var("sum", 0.0f32);
     k.for_step("j", &i, x.len(), 7u32, |k, j| {
         k.update(&sum, |s| s + x.at(j).load());
@@ -67,8 +64,7 @@ fn helper_functions() -> KernelBuilder {
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadOnly>("y");
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(x.len()), |k| k.return_());
+    let i = invocation_below(&mut k, x.len());
     let p = k.call(&poly, (x.at(&i).load(),));
     let h = k.call(&hypot, (x.at(&i).load(), y.at(&i).load()));
     k.store(&out.at(&i), p + h);
@@ -86,10 +82,7 @@ pub(super) fn examples() -> Vec<Example> {
                     .into_iter()
                     .map(|v| v + 1)
                     .collect();
-                Case {
-                    buffers: vec![Data::U32(start), Data::poisoned_u32(n)],
-                    workgroups: groups_1d(n, WG),
-                }
+                case_1d(n, vec![Data::U32(start), Data::poisoned_u32(n)])
             },
             reference: |b| {
                 let start = b[0].u32().clone();
@@ -110,13 +103,13 @@ pub(super) fn examples() -> Vec<Example> {
             build: strided_sum,
             case: |rng| {
                 let n = 301;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(random_f32(rng, n, 0.0, 1.0)),
                         Data::poisoned_f32(2 * n),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |b| {
                 let x = b[0].f32().clone();
@@ -135,14 +128,14 @@ pub(super) fn examples() -> Vec<Example> {
             build: helper_functions,
             case: |rng| {
                 let n = 1001;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(random_f32(rng, n, -3.0, 3.0)),
                         Data::F32(random_f32(rng, n, -3.0, 3.0)),
                         Data::poisoned_f32(n),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |b| {
                 let x = b[0].f32().clone();

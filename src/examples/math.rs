@@ -1,34 +1,41 @@
 //! Elementwise examples: arithmetic and the numeric built-in families.
 
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::types::Scalar;
 
-use crate::{Case, Data, Example, Rng, groups_1d, random_f32, random_i32, random_u32};
+use super::{Element, WG, case_1d, invocation_below, store_row};
+use crate::{Case, Data, Example, Rng, random_f32, random_i32, random_u32};
 
-const WG: u32 = 64;
+/// Elementwise kernel scaffold: `inputs` read-only `array<I>`s, one read-write `array<O>`
+/// output `out` with `per` values per element; `body` gets the input values at `i` and
+/// returns the outputs.
+fn map<I: Scalar, O: Scalar>(
+    name: &str,
+    inputs: &[&str],
+    per: u32,
+    body: impl FnOnce(&mut KernelBuilder, Vec<Exp<I>>) -> Vec<Exp<O>>,
+) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [WG, 1, 1]);
+    let ins: Vec<_> = inputs
+        .iter()
+        .map(|n| k.storage::<RuntimeArray<I>, ReadOnly>(n))
+        .collect();
+    let out = k.storage::<RuntimeArray<O>, ReadWrite>("out");
+    let i = invocation_below(&mut k, ins[0].len());
+    let vals = ins.iter().map(|b| b.at(&i).load()).collect();
+    let outs = body(&mut k, vals);
+    store_row(&mut k, &out, &i, per, outs);
+    k
+}
 
-/// Elementwise kernel scaffold: `inputs` read-only `array<f32>`s, one read-write output with
-/// `per` values per element; `body` gets the input values at `i` and returns the outputs.
+/// [`map`] on `f32` inputs and outputs.
 fn map_f32(
     name: &str,
     inputs: &[&str],
     per: u32,
     body: impl FnOnce(&mut KernelBuilder, Vec<Exp<f32>>) -> Vec<Exp<f32>>,
 ) -> KernelBuilder {
-    let mut k = KernelBuilder::new(name, [WG, 1, 1]);
-    let ins: Vec<_> = inputs
-        .iter()
-        .map(|n| k.storage::<RuntimeArray<f32>, ReadOnly>(n))
-        .collect();
-    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(ins[0].len()), |k| k.return_());
-    let vals = ins.iter().map(|b| b.at(&i).load()).collect();
-    let outs = body(&mut k, vals);
-    assert_eq!(outs.len() as u32, per, "example {name}: wrong output count");
-    for (j, o) in outs.into_iter().enumerate() {
-        k.store(&out.at(&i * per + j as u32), o);
-    }
-    k
+    map(name, inputs, per, body)
 }
 
 fn case_f32(rng: &mut Rng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
@@ -37,21 +44,29 @@ fn case_f32(rng: &mut Rng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case 
         .map(|_| Data::F32(random_f32(rng, n, lo, hi)))
         .collect();
     buffers.push(Data::poisoned_f32(n * per));
-    Case {
-        buffers,
-        workgroups: groups_1d(n, WG),
-    }
+    case_1d(n, buffers)
 }
 
-fn reference_f32(bufs: &mut [Data], per: usize, f: impl Fn(&[f32]) -> Vec<f32>) {
+/// The reference of a [`map`] kernel: the input bindings' `I` values, the last binding's `per`
+/// `O` values per element, computed by `f` from the element's inputs.
+fn reference_map<I: Element, O: Element>(
+    bufs: &mut [Data],
+    per: usize,
+    f: impl Fn(&[I]) -> Vec<O>,
+) {
     let (ins, out) = bufs.split_at_mut(bufs.len() - 1);
-    let ins: Vec<Vec<f32>> = ins.iter_mut().map(|d| d.f32().clone()).collect();
-    let out = out[0].f32();
+    let ins: Vec<Vec<I>> = ins.iter_mut().map(|d| I::of(d).clone()).collect();
+    let out = O::of(&mut out[0]);
     for i in 0..ins[0].len() {
-        let args: Vec<f32> = ins.iter().map(|v| v[i]).collect();
+        let args: Vec<I> = ins.iter().map(|v| v[i]).collect();
         let r = f(&args);
         out[i * per..(i + 1) * per].copy_from_slice(&r);
     }
+}
+
+/// [`reference_map`] on `f32` inputs and outputs.
+fn reference_f32(bufs: &mut [Data], per: usize, f: impl Fn(&[f32]) -> Vec<f32>) {
+    reference_map(bufs, per, f);
 }
 
 fn saxpy() -> KernelBuilder {
@@ -59,8 +74,7 @@ fn saxpy() -> KernelBuilder {
     let a = k.uniform::<f32>("a");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(y.len()), |k| k.return_());
+    let i = invocation_below(&mut k, y.len());
     k.store(&y.at(&i), fma(a.load(), x.at(&i).load(), y.at(&i).load()));
     k
 }
@@ -180,27 +194,19 @@ fn matrix_transform() -> KernelBuilder {
 }
 
 fn integer_arith() -> KernelBuilder {
-    let mut k = KernelBuilder::new("integer_arith", [WG, 1, 1]);
-    let a = k.storage::<RuntimeArray<i32>, ReadOnly>("a");
-    let b = k.storage::<RuntimeArray<i32>, ReadOnly>("b");
-    let out = k.storage::<RuntimeArray<i32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(a.len()), |k| k.return_());
-    let x = k.let_("x", a.at(&i).load());
-    let y = k.let_("y", b.at(&i).load());
-    let results = [
-        &x / &y,
-        &x % &y,
-        -x.clone(),
-        abs(&x),
-        min(&x, &y),
-        max(&x, &y),
-        &x * 3i32 - 7i32,
-    ];
-    for (j, r) in results.into_iter().enumerate() {
-        k.store(&out.at(&i * 7u32 + j as u32), r);
-    }
-    k
+    map::<i32, i32>("integer_arith", &["a", "b"], 7, |k, v| {
+        let x = k.let_("x", v[0].clone());
+        let y = k.let_("y", v[1].clone());
+        vec![
+            &x / &y,
+            &x % &y,
+            -x.clone(),
+            abs(&x),
+            min(&x, &y),
+            max(&x, &y),
+            &x * 3i32 - 7i32,
+        ]
+    })
 }
 
 /// The defined alternatives of issue 12 §3: `square` and `powi` on bases of either sign
@@ -215,8 +221,7 @@ fn defined_math() -> KernelBuilder {
     let out_f = k.storage::<RuntimeArray<f32>, ReadWrite>("out_f");
     let out_i = k.storage::<RuntimeArray<i32>, ReadWrite>("out_i");
     let out_u = k.storage::<RuntimeArray<u32>, ReadWrite>("out_u");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(xs.len()), |k| k.return_());
+    let i = invocation_below(&mut k, xs.len());
     let x = k.let_("x", xs.at(&i).load());
     let n = k.let_("n", ks.at(&i).load());
     let y = k.let_("y", bits.at(&i).load().bitcast::<f32>());
@@ -231,50 +236,36 @@ fn defined_math() -> KernelBuilder {
         v.y(),
         powi(Exp::<Vec3<f32>>::splat(&x), 0).z(),
     ];
-    for (j, r) in floats.into_iter().enumerate() {
-        k.store(&out_f.at(&i * 8u32 + j as u32), r);
-    }
+    store_row(&mut k, &out_f, &i, 8, floats);
     let ints = [square(&n), powi(&n, 3), powi(&n, 13), y.to_i32_saturating()];
-    for (j, r) in ints.into_iter().enumerate() {
-        k.store(&out_i.at(&i * 4u32 + j as u32), r);
-    }
+    store_row(&mut k, &out_i, &i, 4, ints);
     let uints = [powi(n.bitcast::<u32>(), 5), y.to_u32_saturating()];
-    for (j, r) in uints.into_iter().enumerate() {
-        k.store(&out_u.at(&i * 2u32 + j as u32), r);
-    }
+    store_row(&mut k, &out_u, &i, 2, uints);
     k
 }
 
 fn bit_ops() -> KernelBuilder {
-    let mut k = KernelBuilder::new("bit_ops", [WG, 1, 1]);
-    let a = k.storage::<RuntimeArray<u32>, ReadOnly>("a");
-    let b = k.storage::<RuntimeArray<u32>, ReadOnly>("b");
-    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(a.len()), |k| k.return_());
-    let x = k.let_("x", a.at(&i).load());
-    let y = k.let_("y", b.at(&i).load());
-    let s = k.let_("s", &y & 31u32);
-    let results = [
-        &x & &y,
-        &x | &y,
-        &x ^ &y,
-        x.clone() << s.clone(),
-        x.clone() >> s,
-        !x.clone(),
-        count_one_bits(&x),
-        count_leading_zeros(&x),
-        count_trailing_zeros(&x),
-        first_leading_bit(&x),
-        first_trailing_bit(&x),
-        reverse_bits(&x),
-        extract_bits(&x, 3u32, 7u32),
-        insert_bits(&x, &y, 5u32, 9u32),
-    ];
-    for (j, r) in results.into_iter().enumerate() {
-        k.store(&out.at(&i * 14u32 + j as u32), r);
-    }
-    k
+    map::<u32, u32>("bit_ops", &["a", "b"], 14, |k, v| {
+        let x = k.let_("x", v[0].clone());
+        let y = k.let_("y", v[1].clone());
+        let s = k.let_("s", &y & 31u32);
+        vec![
+            &x & &y,
+            &x | &y,
+            &x ^ &y,
+            x.clone() << s.clone(),
+            x.clone() >> s,
+            !x.clone(),
+            count_one_bits(&x),
+            count_leading_zeros(&x),
+            count_trailing_zeros(&x),
+            first_leading_bit(&x),
+            first_trailing_bit(&x),
+            reverse_bits(&x),
+            extract_bits(&x, 3u32, 7u32),
+            insert_bits(&x, &y, 5u32, 9u32),
+        ]
+    })
 }
 
 fn conversions() -> KernelBuilder {
@@ -284,8 +275,7 @@ fn conversions() -> KernelBuilder {
     let ints = k.storage::<RuntimeArray<i32>, ReadWrite>("ints");
     let uints = k.storage::<RuntimeArray<u32>, ReadWrite>("uints");
     let floats = k.storage::<RuntimeArray<f32>, ReadWrite>("floats");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(x.len()), |k| k.return_());
+    let i = invocation_below(&mut k, x.len());
     let v = k.let_("v", x.at(&i).load());
     k.store(&ints.at(&i), v.to_i32());
     k.store(&uints.at(&i * 2u32), abs(&v).to_u32());
@@ -299,31 +289,25 @@ fn conversions() -> KernelBuilder {
 }
 
 fn logic_select() -> KernelBuilder {
-    let mut k = KernelBuilder::new("logic_select", [WG, 1, 1]);
-    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
-    let b = k.storage::<RuntimeArray<f32>, ReadOnly>("b");
-    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(a.len()), |k| k.return_());
-    let x = k.let_("x", a.at(&i).load());
-    let y = k.let_("y", b.at(&i).load());
-    let pos = vec2(&x, &y).gt(Exp::<Vec2<f32>>::splat(0.0f32));
-    let conds = [
-        x.gt(0.0).and(y.gt(0.0)),
-        x.gt(0.0).or(y.gt(0.0)),
-        x.gt(0.0).not(),
-        pos.any(),
-        pos.all(),
-        x.lt(&y),
-        x.le(&y).and(x.ne(&y)),
-        x.eq(&x),
-    ];
-    for (j, c) in conds.into_iter().enumerate() {
-        k.store(&out.at(&i * 9u32 + j as u32), c.select(1u32, 0u32));
-    }
-    let smaller = select(abs(&y).to_u32(), abs(&x).to_u32(), x.lt(&y));
-    k.store(&out.at(&i * 9u32 + 8u32), smaller);
-    k
+    map::<f32, u32>("logic_select", &["a", "b"], 9, |k, v| {
+        let x = k.let_("x", v[0].clone());
+        let y = k.let_("y", v[1].clone());
+        let pos = vec2(&x, &y).gt(Exp::<Vec2<f32>>::splat(0.0f32));
+        let conds = [
+            x.gt(0.0).and(y.gt(0.0)),
+            x.gt(0.0).or(y.gt(0.0)),
+            x.gt(0.0).not(),
+            pos.any(),
+            pos.all(),
+            x.lt(&y),
+            x.le(&y).and(x.ne(&y)),
+            x.eq(&x),
+        ];
+        let smaller = select(abs(&y).to_u32(), abs(&x).to_u32(), x.lt(&y));
+        let mut outs: Vec<_> = conds.map(|c| c.select(1u32, 0u32)).to_vec();
+        outs.push(smaller);
+        outs
+    })
 }
 
 pub(super) fn examples() -> Vec<Example> {
@@ -333,14 +317,14 @@ pub(super) fn examples() -> Vec<Example> {
             build: saxpy,
             case: |rng| {
                 let n = 1001;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(vec![1.75]),
                         Data::F32(random_f32(rng, n, -4.0, 4.0)),
                         Data::F32(random_f32(rng, n, -4.0, 4.0)),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |b| {
                 let a = b[0].f32()[0];
@@ -529,25 +513,21 @@ pub(super) fn examples() -> Vec<Example> {
                     .into_iter()
                     .map(|v| if v == 0 { 7 } else { v })
                     .collect();
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::I32(random_i32(rng, n, -100_000, 100_000)),
                         Data::I32(b),
                         Data::poisoned_i32(n * 7),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |bufs| {
-                let a = bufs[0].i32().clone();
-                let b = bufs[1].i32().clone();
-                let out = bufs[2].i32();
-                for i in 0..a.len() {
-                    let (x, y) = (a[i], b[i]);
+                reference_map(bufs, 7, |v: &[i32]| {
+                    let (x, y) = (v[0], v[1]);
                     // WGSL integer division truncates toward zero, like Rust's.
-                    let r = [x / y, x % y, -x, x.abs(), x.min(y), x.max(y), x * 3 - 7];
-                    out[i * 7..i * 7 + 7].copy_from_slice(&r);
-                }
+                    vec![x / y, x % y, -x, x.abs(), x.min(y), x.max(y), x * 3 - 7]
+                })
             },
             tolerance: 0.0,
             needs_subgroups: false,
@@ -586,8 +566,9 @@ pub(super) fn examples() -> Vec<Example> {
                     .enumerate()
                     .map(|(i, v)| special.get(i).copied().unwrap_or(v.to_bits()))
                     .collect();
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(random_f32(rng, n, -3.0, 3.0)),
                         Data::I32(random_i32(rng, n, -100_000, 100_000)),
                         Data::U32(y),
@@ -595,8 +576,7 @@ pub(super) fn examples() -> Vec<Example> {
                         Data::poisoned_i32(n * 4),
                         Data::poisoned_u32(n * 2),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |bufs| {
                 let x = bufs[0].f32().clone();
@@ -641,21 +621,18 @@ pub(super) fn examples() -> Vec<Example> {
                 let mut a = random_u32(rng, n, u32::MAX);
                 a[0] = 0;
                 a[1] = u32::MAX;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::U32(a),
                         Data::U32(random_u32(rng, n, u32::MAX)),
                         Data::poisoned_u32(n * 14),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |bufs| {
-                let a = bufs[0].u32().clone();
-                let b = bufs[1].u32().clone();
-                let out = bufs[2].u32();
-                for i in 0..a.len() {
-                    let (x, y) = (a[i], b[i]);
+                reference_map(bufs, 14, |v: &[u32]| {
+                    let (x, y) = (v[0], v[1]);
                     let s = y & 31;
                     let first_leading = if x == 0 {
                         u32::MAX
@@ -664,7 +641,7 @@ pub(super) fn examples() -> Vec<Example> {
                     };
                     let first_trailing = if x == 0 { u32::MAX } else { x.trailing_zeros() };
                     let mask = ((1u32 << 9) - 1) << 5;
-                    let r = [
+                    vec![
                         x & y,
                         x | y,
                         x ^ y,
@@ -679,9 +656,8 @@ pub(super) fn examples() -> Vec<Example> {
                         x.reverse_bits(),
                         (x >> 3) & ((1 << 7) - 1),
                         (x & !mask) | ((y << 5) & mask),
-                    ];
-                    out[i * 14..i * 14 + 14].copy_from_slice(&r);
-                }
+                    ]
+                })
             },
             tolerance: 0.0,
             needs_subgroups: false,
@@ -691,16 +667,16 @@ pub(super) fn examples() -> Vec<Example> {
             build: conversions,
             case: |rng| {
                 let n = 777;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(random_f32(rng, n, -2.0e9, 2.0e9)),
                         Data::U32(random_u32(rng, n, u32::MAX)),
                         Data::poisoned_i32(n),
                         Data::poisoned_u32(2 * n),
                         Data::poisoned_f32(2 * n),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |bufs| {
                 let x = bufs[0].f32().clone();
@@ -722,21 +698,18 @@ pub(super) fn examples() -> Vec<Example> {
             build: logic_select,
             case: |rng| {
                 let n = 1001;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::F32(random_f32(rng, n, -100.0, 100.0)),
                         Data::F32(random_f32(rng, n, -100.0, 100.0)),
                         Data::poisoned_u32(n * 9),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |bufs| {
-                let a = bufs[0].f32().clone();
-                let b = bufs[1].f32().clone();
-                let out = bufs[2].u32();
-                for i in 0..a.len() {
-                    let (x, y) = (a[i], b[i]);
+                reference_map(bufs, 9, |v: &[f32]| {
+                    let (x, y) = (v[0], v[1]);
                     // Spelled as the kernel spells them; the inputs are never NaN.
                     #[allow(clippy::neg_cmp_op_on_partial_ord, clippy::eq_op)]
                     let c = [
@@ -749,16 +722,15 @@ pub(super) fn examples() -> Vec<Example> {
                         x < y,
                         x == x,
                     ];
-                    for (j, c) in c.into_iter().enumerate() {
-                        out[i * 9 + j] = u32::from(c);
-                    }
+                    let mut r: Vec<u32> = c.map(u32::from).to_vec();
                     // In range, f32 -> u32 truncates toward zero.
-                    out[i * 9 + 8] = if x < y {
+                    r.push(if x < y {
                         x.abs() as u32
                     } else {
                         y.abs() as u32
-                    };
-                }
+                    });
+                    r
+                })
             },
             tolerance: 0.0,
             needs_subgroups: false,

@@ -2,9 +2,8 @@
 
 use wgsl_dsl::prelude::*;
 
+use super::{WG, case_1d, invocation_below};
 use crate::{Case, Data, Example, groups_1d, random_f32, random_u32};
-
-const WG: u32 = 64;
 
 /// One partial sum per workgroup: a tree reduction in workgroup memory.
 fn workgroup_reduce() -> KernelBuilder {
@@ -41,8 +40,7 @@ fn atomics() -> KernelBuilder {
     let values = k.storage::<RuntimeArray<u32>, ReadOnly>("values");
     let bins = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("bins");
     let cells = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("cells");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(values.len()), |k| k.return_());
+    let i = invocation_below(&mut k, values.len());
     let v = k.let_("v", values.at(&i).load());
     let _ = k.atomic_add(&bins.at(&v % 16u32), 1u32);
     let _ = k.atomic_max(&cells.at(0u32), v.clone());
@@ -113,14 +111,14 @@ pub(super) fn examples() -> Vec<Example> {
                 cells[0] = 0;
                 cells[1] = u32::MAX;
                 cells[4] = u32::MAX;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::U32(random_u32(rng, n, 1 << 16)),
                         Data::U32(random_u32(rng, 16, 100)),
                         Data::U32(cells),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |b| {
                 let values = b[0].u32().clone();
@@ -147,13 +145,13 @@ pub(super) fn examples() -> Vec<Example> {
             build: array_length,
             case: |rng| {
                 let n = 333;
-                Case {
-                    buffers: vec![
+                case_1d(
+                    n,
+                    vec![
                         Data::U32(random_u32(rng, n, u32::MAX)),
                         Data::poisoned_u32(n + 1),
                     ],
-                    workgroups: groups_1d(n, WG),
-                }
+                )
             },
             reference: |b| {
                 let x = b[0].u32().clone();

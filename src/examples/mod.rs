@@ -31,8 +31,71 @@ mod math;
 mod memory;
 mod packing;
 
-use crate::{Case, Example, Rng};
+use wgsl_dsl::prelude::*;
+use wgsl_dsl::types::Scalar;
 use wgsl_dsl_harness::SeedableRng;
+
+use crate::{Case, Data, Example, Rng, groups_1d};
+
+/// The workgroup size of the examples' one-dimensional kernels.
+const WG: u32 = 64;
+
+/// A one-dimensional case of `n` elements: `buffers` in binding order, and the workgroups of
+/// [`WG`] invocations covering `n`.
+fn case_1d(n: usize, buffers: Vec<Data>) -> Case {
+    Case {
+        buffers,
+        workgroups: groups_1d(n, WG),
+    }
+}
+
+/// The invocation's index `i` (`global_invocation_id.x`, bound with `let`), after returning
+/// from the invocations at or past `bound`.
+fn invocation_below(k: &mut KernelBuilder, bound: Exp<u32>) -> Exp<u32> {
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.ge(bound), |k| k.return_());
+    i
+}
+
+/// A binding's element type on the host.
+trait Element: Copy {
+    /// The contents of `d`; panics (test code) if it holds another type.
+    fn of(d: &mut Data) -> &mut Vec<Self>;
+}
+
+impl Element for f32 {
+    fn of(d: &mut Data) -> &mut Vec<f32> {
+        d.f32()
+    }
+}
+
+impl Element for u32 {
+    fn of(d: &mut Data) -> &mut Vec<u32> {
+        d.u32()
+    }
+}
+
+impl Element for i32 {
+    fn of(d: &mut Data) -> &mut Vec<i32> {
+        d.i32()
+    }
+}
+
+/// Stores the `per` values of invocation `i`'s row: `out[i * per + j] = values[j]`.
+fn store_row<T: Scalar>(
+    k: &mut KernelBuilder,
+    out: &Place<RuntimeArray<T>, ReadWrite>,
+    i: &Exp<u32>,
+    per: u32,
+    values: impl IntoIterator<Item = Exp<T>>,
+) {
+    let mut count = 0;
+    for (j, v) in values.into_iter().enumerate() {
+        k.store(&out.at(i * per + j as u32), v);
+        count += 1;
+    }
+    assert_eq!(count, per, "a row of {per} values holds {count}");
+}
 
 /// The seeds of the random cases every example is checked on.
 pub const SEEDS: [u64; 2] = [1, 2];

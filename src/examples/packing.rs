@@ -7,9 +7,8 @@ use wgsl_dsl::prelude::*;
 
 use rand::Rng as _;
 
-use crate::{Case, Data, Example, Rng, groups_1d, random_f32, random_i32, random_u32};
-
-const WG: u32 = 64;
+use super::{WG, case_1d, invocation_below, store_row};
+use crate::{Case, Data, Example, Rng, random_f32, random_i32, random_u32};
 
 /// Outputs of `packing` per element: 9 packs and 2 packed dot products (`u32`), 14 unpacked
 /// floats, 8 unpacked integers.
@@ -28,8 +27,7 @@ fn packing() -> KernelBuilder {
     let u_out = k.storage::<RuntimeArray<u32>, ReadWrite>("u_out");
     let f_out = k.storage::<RuntimeArray<f32>, ReadWrite>("f_out");
     let i_out = k.storage::<RuntimeArray<i32>, ReadWrite>("i_out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(w.len() / 2u32), |k| k.return_());
+    let i = invocation_below(&mut k, w.len() / 2u32);
     let fv = k.let_(
         "fv",
         vec4(
@@ -66,9 +64,7 @@ fn packing() -> KernelBuilder {
         dot4_i8_packed(&w0, &w1).bitcast::<u32>(),
         dot4_u8_packed(&w0, &w1),
     ];
-    for (j, r) in words.into_iter().enumerate() {
-        k.store(&u_out.at(&i * PACK_U as u32 + j as u32), r);
-    }
+    store_row(&mut k, &u_out, &i, PACK_U as u32, words);
     let s8 = k.let_("s8", unpack4x8snorm(&w0));
     let u8 = k.let_("u8", unpack4x8unorm(&w0));
     let s16 = k.let_("s16", unpack2x16snorm(&w0));
@@ -90,9 +86,7 @@ fn packing() -> KernelBuilder {
         h16.x(),
         h16.y(),
     ];
-    for (j, r) in floats.into_iter().enumerate() {
-        k.store(&f_out.at(&i * PACK_F as u32 + j as u32), r);
-    }
+    store_row(&mut k, &f_out, &i, PACK_F as u32, floats);
     let si = k.let_("si", unpack4x_i8(&w0));
     let ui = k.let_("ui", unpack4x_u8(&w1));
     let ints = [
@@ -105,9 +99,7 @@ fn packing() -> KernelBuilder {
         ui.z().bitcast::<i32>(),
         ui.w().bitcast::<i32>(),
     ];
-    for (j, r) in ints.into_iter().enumerate() {
-        k.store(&i_out.at(&i * PACK_I as u32 + j as u32), r);
-    }
+    store_row(&mut k, &i_out, &i, PACK_I as u32, ints);
     k
 }
 
@@ -212,8 +204,9 @@ fn packing_case(rng: &mut Rng) -> Case {
             }
         })
         .collect();
-    Case {
-        buffers: vec![
+    case_1d(
+        n,
+        vec![
             Data::F32(f),
             Data::U32(w),
             Data::I32(random_i32(rng, 4 * n, -300, 300)),
@@ -221,8 +214,7 @@ fn packing_case(rng: &mut Rng) -> Case {
             Data::poisoned_f32(n * PACK_F),
             Data::poisoned_i32(n * PACK_I),
         ],
-        workgroups: groups_1d(n, WG),
-    }
+    )
 }
 
 /// Outputs of `float_parts` per element: 9 floats, 3 integers.
@@ -235,8 +227,7 @@ fn float_parts() -> KernelBuilder {
     let e = k.storage::<RuntimeArray<i32>, ReadOnly>("e");
     let f_out = k.storage::<RuntimeArray<f32>, ReadWrite>("f_out");
     let i_out = k.storage::<RuntimeArray<i32>, ReadWrite>("i_out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(x.len()), |k| k.return_());
+    let i = invocation_below(&mut k, x.len());
     let v = k.let_("v", x.at(&i).load());
     let m = k.let_("m", modf(&v));
     let fr = k.let_("fr", frexp(&v));
@@ -254,13 +245,9 @@ fn float_parts() -> KernelBuilder {
         m2.whole().y(),
         fr2.fract().y(),
     ];
-    for (j, r) in floats.into_iter().enumerate() {
-        k.store(&f_out.at(&i * PARTS_F as u32 + j as u32), r);
-    }
+    store_row(&mut k, &f_out, &i, PARTS_F as u32, floats);
     let ints = [fr.exp(), fr2.exp().x(), fr2.exp().y()];
-    for (j, r) in ints.into_iter().enumerate() {
-        k.store(&i_out.at(&i * PARTS_I as u32 + j as u32), r);
-    }
+    store_row(&mut k, &i_out, &i, PARTS_I as u32, ints);
     k
 }
 
@@ -314,15 +301,15 @@ fn float_parts_case(rng: &mut Rng) -> Case {
     x[0] = 0.0;
     x[1] = 3.0;
     x[2] = -7.0;
-    Case {
-        buffers: vec![
+    case_1d(
+        n,
+        vec![
             Data::F32(x),
             Data::I32(random_i32(rng, n, -20, 21)),
             Data::poisoned_f32(n * PARTS_F),
             Data::poisoned_i32(n * PARTS_I),
         ],
-        workgroups: groups_1d(n, WG),
-    }
+    )
 }
 
 /// Outputs per element: faceForward, reflect, refract (3 each), determinants of a 2x2, 3x3
@@ -333,8 +320,7 @@ fn reflection() -> KernelBuilder {
     let mut k = KernelBuilder::new("reflection", [WG, 1, 1]);
     let v = k.storage::<RuntimeArray<f32>, ReadOnly>("v");
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.ge(v.len() / 7u32), |k| k.return_());
+    let i = invocation_below(&mut k, v.len() / 7u32);
     let at = |j: u32| v.at(&i * 7u32 + j).load();
     let a = k.let_("a", vec3(at(0), at(1), at(2)));
     let n = k.let_("n", normalize(vec3(at(3), at(4), at(5))));
@@ -364,9 +350,7 @@ fn reflection() -> KernelBuilder {
         determinant(m3),
         determinant(m4),
     ];
-    for (j, r) in results.into_iter().enumerate() {
-        k.store(&out.at(&i * GEOMETRY_OUT + j as u32), r);
-    }
+    store_row(&mut k, &out, &i, GEOMETRY_OUT, results);
     k
 }
 
@@ -443,10 +427,10 @@ fn reflection_case(rng: &mut Rng) -> Case {
         }
         v[7 * i + 6] = 0.5 + 0.375 * (v[7 * i + 6] + 2.0);
     }
-    Case {
-        buffers: vec![Data::F32(v), Data::poisoned_f32(n * GEOMETRY_OUT as usize)],
-        workgroups: groups_1d(n, WG),
-    }
+    case_1d(
+        n,
+        vec![Data::F32(v), Data::poisoned_f32(n * GEOMETRY_OUT as usize)],
+    )
 }
 
 pub(super) fn examples() -> Vec<Example> {
