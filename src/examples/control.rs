@@ -2,7 +2,7 @@
 
 use wgsl_dsl::prelude::*;
 
-use super::{WG, case_1d, invocation_below};
+use super::{WG, case_1d, case_f32, invocation_below};
 use crate::{Data, Example, random_f32, random_u32};
 
 /// Steps of the Collatz map to reach 1: `var`, `while`, `if`/`else`, assignment.
@@ -126,17 +126,7 @@ pub(super) fn examples() -> Vec<Example> {
         Example {
             name: "helper_functions",
             build: helper_functions,
-            case: |rng| {
-                let n = 1001;
-                case_1d(
-                    n,
-                    vec![
-                        Data::F32(random_f32(rng, n, -3.0, 3.0)),
-                        Data::F32(random_f32(rng, n, -3.0, 3.0)),
-                        Data::poisoned_f32(n),
-                    ],
-                )
-            },
+            case: |rng| case_f32(rng, 2, 1, -3.0, 3.0),
             reference: |b| {
                 let x = b[0].f32().clone();
                 let y = b[1].f32().clone();

@@ -3,8 +3,8 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
-use super::{Element, WG, case_1d, invocation_below, store_row};
-use crate::{Case, Data, Example, Rng, random_f32, random_i32, random_u32};
+use super::{Element, WG, case_1d, case_f32, case_f32_inputs, invocation_below, store_row};
+use crate::{Data, Example, random_f32, random_i32, random_u32};
 
 /// Elementwise kernel scaffold: `inputs` read-only `array<I>`s, one read-write `array<O>`
 /// output `out` with `per` values per element; `body` gets the input values at `i` and
@@ -36,15 +36,6 @@ fn map_f32(
     body: impl FnOnce(&mut KernelBuilder, Vec<Exp<f32>>) -> Vec<Exp<f32>>,
 ) -> KernelBuilder {
     map(name, inputs, per, body)
-}
-
-fn case_f32(rng: &mut Rng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
-    let n = 1001;
-    let mut buffers: Vec<Data> = (0..inputs)
-        .map(|_| Data::F32(random_f32(rng, n, lo, hi)))
-        .collect();
-    buffers.push(Data::poisoned_f32(n * per));
-    case_1d(n, buffers)
 }
 
 /// The reference of a [`map`] kernel: the input bindings' `I` values, the last binding's `per`
@@ -696,17 +687,7 @@ pub(super) fn examples() -> Vec<Example> {
         Example {
             name: "logic_select",
             build: logic_select,
-            case: |rng| {
-                let n = 1001;
-                case_1d(
-                    n,
-                    vec![
-                        Data::F32(random_f32(rng, n, -100.0, 100.0)),
-                        Data::F32(random_f32(rng, n, -100.0, 100.0)),
-                        Data::poisoned_u32(n * 9),
-                    ],
-                )
-            },
+            case: |rng| case_f32_inputs(rng, 2, -100.0, 100.0, |n| Data::poisoned_u32(n * 9)),
             reference: |bufs| {
                 reference_map(bufs, 9, |v: &[f32]| {
                     let (x, y) = (v[0], v[1]);

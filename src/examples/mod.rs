@@ -35,7 +35,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 use wgsl_dsl_harness::SeedableRng;
 
-use crate::{Case, Data, Example, Rng, groups_1d};
+use crate::{Case, Data, Example, Rng, groups_1d, random_f32};
 
 /// The workgroup size of the examples' one-dimensional kernels.
 const WG: u32 = 64;
@@ -47,6 +47,28 @@ fn case_1d(n: usize, buffers: Vec<Data>) -> Case {
         buffers,
         workgroups: groups_1d(n, WG),
     }
+}
+
+/// A case of 1001 elements: `inputs` bindings of `f32`s uniform in `[lo, hi)`, then the
+/// output binding `out(1001)` (poisoned).
+fn case_f32_inputs(
+    rng: &mut Rng,
+    inputs: usize,
+    lo: f32,
+    hi: f32,
+    out: impl FnOnce(usize) -> Data,
+) -> Case {
+    let n = 1001;
+    let mut buffers: Vec<Data> = (0..inputs)
+        .map(|_| Data::F32(random_f32(rng, n, lo, hi)))
+        .collect();
+    buffers.push(out(n));
+    case_1d(n, buffers)
+}
+
+/// [`case_f32_inputs`] with an `f32` output of `per` values per element.
+fn case_f32(rng: &mut Rng, inputs: usize, per: usize, lo: f32, hi: f32) -> Case {
+    case_f32_inputs(rng, inputs, lo, hi, |n| Data::poisoned_f32(n * per))
 }
 
 /// The invocation's index `i` (`global_invocation_id.x`, bound with `let`), after returning
