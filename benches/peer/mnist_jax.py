@@ -12,7 +12,7 @@ The last, partial batch is the scan's last step with the missing rows masked out
 loss, so every step's gradient is the mean over its real examples. Prints one line per epoch:
 `epoch E ms M acc A` (epoch time without the evaluation).
 """
-import argparse, gzip, struct, time
+import time
 from functools import partial
 from pathlib import Path
 
@@ -20,16 +20,15 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+import mnist_peer
+from mnist_peer import wait_for_go
+
 jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic, = struct.unpack(">I", data[:4])
-    dims = magic & 0xFF
-    shape = struct.unpack(">" + "I" * dims, data[4:4 + 4 * dims])
-    return np.frombuffer(data[4 + 4 * dims:], dtype=np.uint8).reshape(shape)
+    shape, data = mnist_peer.idx(path)
+    return np.frombuffer(data, dtype=np.uint8).reshape(shape)
 
 
 def init(key, sizes):
@@ -56,29 +55,9 @@ def loss_of(params, x, y, mask):
     return jnp.sum(ce * mask) / jnp.sum(mask)
 
 
-def wait_for_go(ready, go):
-    """Prepared: create `ready`, then wait until `go` exists (several peers prepare at once and
-    are timed one after another, see mnist_side_by_side.py --prepare-together)."""
-    if ready is None:
-        return
-    Path(ready).touch()
-    while go is not None and not Path(go).exists():
-        time.sleep(0.01)
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "mnist"))
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--momentum", type=float, default=0.0)
-    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
-    p.add_argument("--seed", type=int, default=0)
+    p = mnist_peer.parser("compiling")
     p.add_argument("--limit-train", type=int, default=None)
-    p.add_argument("--ready", default=None,
-                   help="after compiling, create this file, then wait for --go before timing")
-    p.add_argument("--go", default=None, help="the file whose existence starts the timed epochs")
     a = p.parse_args()
     d = Path(a.data)
     xtr = idx(d / "train-images.idx3-ubyte.gz").reshape(-1, 784).astype(np.float32) / 255

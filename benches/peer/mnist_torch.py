@@ -14,35 +14,23 @@ index buffer, then replays. Float32 throughout (TF32 off, PyTorch's default for 
 
 Prints one line per epoch: `epoch E ms M acc A`.
 """
-import argparse, gzip, struct, time
+import time
 from pathlib import Path
 
 import torch
 
+import mnist_peer
+
 
 def idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic, = struct.unpack(">I", data[:4])
-    dims = magic & 0xFF
-    shape = struct.unpack(">" + "I" * dims, data[4:4 + 4 * dims])
-    return torch.frombuffer(bytearray(data[4 + 4 * dims:]), dtype=torch.uint8).reshape(shape)
+    shape, data = mnist_peer.idx(path)
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).reshape(shape)
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "data" / "mnist"))
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--momentum", type=float, default=0.0)
-    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    p = mnist_peer.parser("the set-up")
     p.add_argument("--mode", choices=["eager", "graph"], default="eager")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda")
-    p.add_argument("--ready", default=None,
-                   help="after the set-up, create this file, then wait for --go before timing")
-    p.add_argument("--go", default=None, help="the file whose existence starts the timed epochs")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -101,12 +89,7 @@ def main():
     with torch.no_grad():
         model(xte).argmax(1)
     sync()
-    if a.ready is not None:
-        # Prepared: several peers set up at once and are timed one after another
-        # (mnist_side_by_side.py --prepare-together).
-        Path(a.ready).touch()
-        while a.go is not None and not Path(a.go).exists():
-            time.sleep(0.01)
+    mnist_peer.wait_for_go(a.ready, a.go)
 
     for epoch in range(1, a.epochs + 1):
         sync()

@@ -1,14 +1,7 @@
 #!/bin/bash
 # Session 4 (2026-12-01): side-by-side with pipelining (column mnist = pipelined, the default;
 # column mnist-baseline = the same binary with --no-pipeline), then seeds 1 and 2.
-set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-# Run from the repository root on the device, with .gl (the Vulkan loader debs) carried and
-# D a directory holding the release binary `mnist` and `mnist-nopipe` (benches/notes/run5/).
-D=${D:-.dev/lead}
-P=benches/peer
+. "$(dirname "${BASH_SOURCE[0]}")/device.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 300 python3 $P/mnist_side_by_side.py --mnist $D/mnist --baseline $D/mnist-nopipe \
   --epochs 5 --timeout 80 --peers mnist,torch-graph,jax --prepare-together \
