@@ -492,223 +492,350 @@ impl Tree {
     }
 }
 
-/// Every operation: name, result type, operand types, and whether it is a constructor (used
-/// for the leaves of composite types).
-const OPS: &[(&str, T, &[T], bool)] = &[
+/// An operation: its name, result type, operand types, whether it is a constructor (used for
+/// the leaves of composite types), and how it builds its expression from its operands (taken
+/// left to right from `n`).
+type Op = (
+    &'static str,
+    T,
+    &'static [T],
+    bool,
+    fn(&mut dyn FnMut() -> E) -> E,
+);
+
+/// The first line of [`OPS`]: errors must point into the table (at the operation that built
+/// the failing node).
+const OP_FIRST_LINE: u32 = line!();
+/// Every operation.
+const OPS: &[Op] = &[
     // f32
-    ("f_add", F, &[F, F], false),
-    ("f_sub", F, &[F, F], false),
-    ("f_mul", F, &[F, F], false),
-    ("f_div", F, &[F, F], false),
-    ("f_rem", F, &[F, F], false),
-    ("f_neg", F, &[F], false),
-    ("f_abs", F, &[F], false),
-    ("f_sign", F, &[F], false),
-    ("f_exp", F, &[F], false),
-    ("f_exp2", F, &[F], false),
-    ("f_log", F, &[F], false),
-    ("f_log2", F, &[F], false),
-    ("f_sqrt", F, &[F], false),
-    ("f_inverse_sqrt", F, &[F], false),
-    ("f_sin", F, &[F], false),
-    ("f_cos", F, &[F], false),
-    ("f_tan", F, &[F], false),
-    ("f_asin", F, &[F], false),
-    ("f_acos", F, &[F], false),
-    ("f_atan", F, &[F], false),
-    ("f_sinh", F, &[F], false),
-    ("f_cosh", F, &[F], false),
-    ("f_tanh", F, &[F], false),
-    ("f_asinh", F, &[F], false),
-    ("f_acosh", F, &[F], false),
-    ("f_atanh", F, &[F], false),
-    ("f_floor", F, &[F], false),
-    ("f_ceil", F, &[F], false),
-    ("f_round", F, &[F], false),
-    ("f_trunc", F, &[F], false),
-    ("f_fract", F, &[F], false),
-    ("f_saturate", F, &[F], false),
-    ("f_radians", F, &[F], false),
-    ("f_degrees", F, &[F], false),
-    ("f_min", F, &[F, F], false),
-    ("f_max", F, &[F, F], false),
-    ("f_pow", F, &[F, F], false),
-    ("f_atan2", F, &[F, F], false),
-    ("f_step", F, &[F, F], false),
-    ("f_clamp", F, &[F, F, F], false),
-    ("f_mix", F, &[F, F, F], false),
-    ("f_smoothstep", F, &[F, F, F], false),
-    ("f_fma", F, &[F, F, F], false),
-    ("f_dot", F, &[V2, V2], false),
-    ("f_length", F, &[F], false),
-    ("f_length_v", F, &[V2], false),
-    ("f_distance", F, &[F, F], false),
-    ("f_distance_v", F, &[V2, V2], false),
-    ("f_of_i", F, &[I], false),
-    ("f_of_u", F, &[U], false),
-    ("f_of_b", F, &[B], false),
-    ("f_bits_u", F, &[U], false),
-    ("f_bits_i", F, &[I], false),
-    ("f_v2x", F, &[V2], false),
-    ("f_v3z", F, &[V3], false),
-    ("f_v4w", F, &[V4], false),
-    ("f_a3_u", F, &[A3, U], false),
-    ("f_a3_i", F, &[A3, I], false),
-    ("f_v2_idx", F, &[V2, U], false),
-    ("f_select", F, &[F, F, B], false),
-    ("f_zero", F, &[], false),
+    ("f_add", F, &[F, F], false, |n| E::F(f(n()) + f(n()))),
+    ("f_sub", F, &[F, F], false, |n| E::F(f(n()) - f(n()))),
+    ("f_mul", F, &[F, F], false, |n| E::F(f(n()) * f(n()))),
+    ("f_div", F, &[F, F], false, |n| E::F(f(n()) / f(n()))),
+    ("f_rem", F, &[F, F], false, |n| E::F(f(n()) % f(n()))),
+    ("f_neg", F, &[F], false, |n| E::F(-f(n()))),
+    ("f_abs", F, &[F], false, |n| E::F(abs(f(n())))),
+    ("f_sign", F, &[F], false, |n| E::F(sign(f(n())))),
+    ("f_exp", F, &[F], false, |n| E::F(exp(f(n())))),
+    ("f_exp2", F, &[F], false, |n| E::F(exp2(f(n())))),
+    ("f_log", F, &[F], false, |n| E::F(log(f(n())))),
+    ("f_log2", F, &[F], false, |n| E::F(log2(f(n())))),
+    ("f_sqrt", F, &[F], false, |n| E::F(sqrt(f(n())))),
+    ("f_inverse_sqrt", F, &[F], false, |n| {
+        E::F(inverse_sqrt(f(n())))
+    }),
+    ("f_sin", F, &[F], false, |n| E::F(sin(f(n())))),
+    ("f_cos", F, &[F], false, |n| E::F(cos(f(n())))),
+    ("f_tan", F, &[F], false, |n| E::F(tan(f(n())))),
+    ("f_asin", F, &[F], false, |n| E::F(asin(f(n())))),
+    ("f_acos", F, &[F], false, |n| E::F(acos(f(n())))),
+    ("f_atan", F, &[F], false, |n| E::F(atan(f(n())))),
+    ("f_sinh", F, &[F], false, |n| E::F(sinh(f(n())))),
+    ("f_cosh", F, &[F], false, |n| E::F(cosh(f(n())))),
+    ("f_tanh", F, &[F], false, |n| E::F(tanh(f(n())))),
+    ("f_asinh", F, &[F], false, |n| E::F(asinh(f(n())))),
+    ("f_acosh", F, &[F], false, |n| E::F(acosh(f(n())))),
+    ("f_atanh", F, &[F], false, |n| E::F(atanh(f(n())))),
+    ("f_floor", F, &[F], false, |n| E::F(floor(f(n())))),
+    ("f_ceil", F, &[F], false, |n| E::F(ceil(f(n())))),
+    ("f_round", F, &[F], false, |n| E::F(round(f(n())))),
+    ("f_trunc", F, &[F], false, |n| E::F(trunc(f(n())))),
+    ("f_fract", F, &[F], false, |n| E::F(fract(f(n())))),
+    ("f_saturate", F, &[F], false, |n| E::F(saturate(f(n())))),
+    ("f_radians", F, &[F], false, |n| E::F(radians(f(n())))),
+    ("f_degrees", F, &[F], false, |n| E::F(degrees(f(n())))),
+    ("f_min", F, &[F, F], false, |n| E::F(min(f(n()), f(n())))),
+    ("f_max", F, &[F, F], false, |n| E::F(max(f(n()), f(n())))),
+    ("f_pow", F, &[F, F], false, |n| E::F(pow(f(n()), f(n())))),
+    ("f_atan2", F, &[F, F], false, |n| {
+        E::F(atan2(f(n()), f(n())))
+    }),
+    ("f_step", F, &[F, F], false, |n| E::F(step(f(n()), f(n())))),
+    ("f_clamp", F, &[F, F, F], false, |n| {
+        E::F(clamp(f(n()), f(n()), f(n())))
+    }),
+    ("f_mix", F, &[F, F, F], false, |n| {
+        E::F(mix(f(n()), f(n()), f(n())))
+    }),
+    ("f_smoothstep", F, &[F, F, F], false, |n| {
+        E::F(smoothstep(f(n()), f(n()), f(n())))
+    }),
+    ("f_fma", F, &[F, F, F], false, |n| {
+        E::F(fma(f(n()), f(n()), f(n())))
+    }),
+    ("f_dot", F, &[V2, V2], false, |n| {
+        E::F(dot(v2(n()), v2(n())))
+    }),
+    ("f_length", F, &[F], false, |n| E::F(length(f(n())))),
+    ("f_length_v", F, &[V2], false, |n| E::F(length(v2(n())))),
+    ("f_distance", F, &[F, F], false, |n| {
+        E::F(distance(f(n()), f(n())))
+    }),
+    ("f_distance_v", F, &[V2, V2], false, |n| {
+        E::F(distance(v2(n()), v2(n())))
+    }),
+    ("f_of_i", F, &[I], false, |n| E::F(i(n()).to_f32())),
+    ("f_of_u", F, &[U], false, |n| E::F(u(n()).to_f32())),
+    ("f_of_b", F, &[B], false, |n| E::F(b(n()).to_f32())),
+    ("f_bits_u", F, &[U], false, |n| {
+        E::F(u(n()).bitcast::<f32>())
+    }),
+    ("f_bits_i", F, &[I], false, |n| {
+        E::F(i(n()).bitcast::<f32>())
+    }),
+    ("f_v2x", F, &[V2], false, |n| E::F(v2(n()).x())),
+    ("f_v3z", F, &[V3], false, |n| E::F(v3(n()).z())),
+    ("f_v4w", F, &[V4], false, |n| E::F(v4(n()).w())),
+    ("f_a3_u", F, &[A3, U], false, |n| {
+        E::F(a3(n()).index(u(n())))
+    }),
+    ("f_a3_i", F, &[A3, I], false, |n| {
+        E::F(a3(n()).index(i(n())))
+    }),
+    ("f_v2_idx", F, &[V2, U], false, |n| {
+        E::F(v2(n()).index(u(n())))
+    }),
+    ("f_select", F, &[F, F, B], false, |n| {
+        E::F(select(f(n()), f(n()), b(n())))
+    }),
+    ("f_zero", F, &[], false, |_| E::F(Exp::zero())),
     // i32
-    ("i_add", I, &[I, I], false),
-    ("i_sub", I, &[I, I], false),
-    ("i_mul", I, &[I, I], false),
-    ("i_div", I, &[I, I], false),
-    ("i_rem", I, &[I, I], false),
-    ("i_and", I, &[I, I], false),
-    ("i_or", I, &[I, I], false),
-    ("i_xor", I, &[I, I], false),
-    ("i_shl", I, &[I, U], false),
-    ("i_shr", I, &[I, U], false),
-    ("i_neg", I, &[I], false),
-    ("i_not", I, &[I], false),
-    ("i_abs", I, &[I], false),
-    ("i_sign", I, &[I], false),
-    ("i_count_one_bits", I, &[I], false),
-    ("i_clz", I, &[I], false),
-    ("i_ctz", I, &[I], false),
-    ("i_flb", I, &[I], false),
-    ("i_ftb", I, &[I], false),
-    ("i_reverse_bits", I, &[I], false),
-    ("i_min", I, &[I, I], false),
-    ("i_max", I, &[I, I], false),
-    ("i_clamp", I, &[I, I, I], false),
-    ("i_extract", I, &[I, U, U], false),
-    ("i_insert", I, &[I, I, U, U], false),
-    ("i_of_f", I, &[F], false),
-    ("i_of_u", I, &[U], false),
-    ("i_of_b", I, &[B], false),
-    ("i_bits_u", I, &[U], false),
-    ("i_bits_f", I, &[F], false),
-    ("i_select", I, &[I, I, B], false),
-    ("i_zero", I, &[], false),
+    ("i_add", I, &[I, I], false, |n| E::I(i(n()) + i(n()))),
+    ("i_sub", I, &[I, I], false, |n| E::I(i(n()) - i(n()))),
+    ("i_mul", I, &[I, I], false, |n| E::I(i(n()) * i(n()))),
+    ("i_div", I, &[I, I], false, |n| E::I(i(n()) / i(n()))),
+    ("i_rem", I, &[I, I], false, |n| E::I(i(n()) % i(n()))),
+    ("i_and", I, &[I, I], false, |n| E::I(i(n()) & i(n()))),
+    ("i_or", I, &[I, I], false, |n| E::I(i(n()) | i(n()))),
+    ("i_xor", I, &[I, I], false, |n| E::I(i(n()) ^ i(n()))),
+    ("i_shl", I, &[I, U], false, |n| E::I(i(n()) << u(n()))),
+    ("i_shr", I, &[I, U], false, |n| E::I(i(n()) >> u(n()))),
+    ("i_neg", I, &[I], false, |n| E::I(-i(n()))),
+    ("i_not", I, &[I], false, |n| E::I(!i(n()))),
+    ("i_abs", I, &[I], false, |n| E::I(abs(i(n())))),
+    ("i_sign", I, &[I], false, |n| E::I(sign(i(n())))),
+    ("i_count_one_bits", I, &[I], false, |n| {
+        E::I(count_one_bits(i(n())))
+    }),
+    ("i_clz", I, &[I], false, |n| {
+        E::I(count_leading_zeros(i(n())))
+    }),
+    ("i_ctz", I, &[I], false, |n| {
+        E::I(count_trailing_zeros(i(n())))
+    }),
+    ("i_flb", I, &[I], false, |n| E::I(first_leading_bit(i(n())))),
+    ("i_ftb", I, &[I], false, |n| {
+        E::I(first_trailing_bit(i(n())))
+    }),
+    ("i_reverse_bits", I, &[I], false, |n| {
+        E::I(reverse_bits(i(n())))
+    }),
+    ("i_min", I, &[I, I], false, |n| E::I(min(i(n()), i(n())))),
+    ("i_max", I, &[I, I], false, |n| E::I(max(i(n()), i(n())))),
+    ("i_clamp", I, &[I, I, I], false, |n| {
+        E::I(clamp(i(n()), i(n()), i(n())))
+    }),
+    ("i_extract", I, &[I, U, U], false, |n| {
+        E::I(extract_bits(i(n()), u(n()), u(n())))
+    }),
+    ("i_insert", I, &[I, I, U, U], false, |n| {
+        E::I(insert_bits(i(n()), i(n()), u(n()), u(n())))
+    }),
+    ("i_of_f", I, &[F], false, |n| E::I(f(n()).to_i32())),
+    ("i_of_u", I, &[U], false, |n| E::I(u(n()).to_i32())),
+    ("i_of_b", I, &[B], false, |n| E::I(b(n()).to_i32())),
+    ("i_bits_u", I, &[U], false, |n| {
+        E::I(u(n()).bitcast::<i32>())
+    }),
+    ("i_bits_f", I, &[F], false, |n| {
+        E::I(f(n()).bitcast::<i32>())
+    }),
+    ("i_select", I, &[I, I, B], false, |n| {
+        E::I(select(i(n()), i(n()), b(n())))
+    }),
+    ("i_zero", I, &[], false, |_| E::I(Exp::zero())),
     // u32
-    ("u_add", U, &[U, U], false),
-    ("u_sub", U, &[U, U], false),
-    ("u_mul", U, &[U, U], false),
-    ("u_div", U, &[U, U], false),
-    ("u_rem", U, &[U, U], false),
-    ("u_and", U, &[U, U], false),
-    ("u_or", U, &[U, U], false),
-    ("u_xor", U, &[U, U], false),
-    ("u_shl", U, &[U, U], false),
-    ("u_shr", U, &[U, U], false),
-    ("u_not", U, &[U], false),
-    ("u_abs", U, &[U], false),
-    ("u_count_one_bits", U, &[U], false),
-    ("u_clz", U, &[U], false),
-    ("u_ctz", U, &[U], false),
-    ("u_flb", U, &[U], false),
-    ("u_ftb", U, &[U], false),
-    ("u_reverse_bits", U, &[U], false),
-    ("u_min", U, &[U, U], false),
-    ("u_max", U, &[U, U], false),
-    ("u_clamp", U, &[U, U, U], false),
-    ("u_extract", U, &[U, U, U], false),
-    ("u_insert", U, &[U, U, U, U], false),
-    ("u_of_f", U, &[F], false),
-    ("u_of_i", U, &[I], false),
-    ("u_of_b", U, &[B], false),
-    ("u_bits_i", U, &[I], false),
-    ("u_bits_f", U, &[F], false),
-    ("u_dot", U, &[VU, VU], false),
-    ("u_vux", U, &[VU], false),
-    ("u_select", U, &[U, U, B], false),
-    ("u_zero", U, &[], false),
+    ("u_add", U, &[U, U], false, |n| E::U(u(n()) + u(n()))),
+    ("u_sub", U, &[U, U], false, |n| E::U(u(n()) - u(n()))),
+    ("u_mul", U, &[U, U], false, |n| E::U(u(n()) * u(n()))),
+    ("u_div", U, &[U, U], false, |n| E::U(u(n()) / u(n()))),
+    ("u_rem", U, &[U, U], false, |n| E::U(u(n()) % u(n()))),
+    ("u_and", U, &[U, U], false, |n| E::U(u(n()) & u(n()))),
+    ("u_or", U, &[U, U], false, |n| E::U(u(n()) | u(n()))),
+    ("u_xor", U, &[U, U], false, |n| E::U(u(n()) ^ u(n()))),
+    ("u_shl", U, &[U, U], false, |n| E::U(u(n()) << u(n()))),
+    ("u_shr", U, &[U, U], false, |n| E::U(u(n()) >> u(n()))),
+    ("u_not", U, &[U], false, |n| E::U(!u(n()))),
+    ("u_abs", U, &[U], false, |n| E::U(abs(u(n())))),
+    ("u_count_one_bits", U, &[U], false, |n| {
+        E::U(count_one_bits(u(n())))
+    }),
+    ("u_clz", U, &[U], false, |n| {
+        E::U(count_leading_zeros(u(n())))
+    }),
+    ("u_ctz", U, &[U], false, |n| {
+        E::U(count_trailing_zeros(u(n())))
+    }),
+    ("u_flb", U, &[U], false, |n| E::U(first_leading_bit(u(n())))),
+    ("u_ftb", U, &[U], false, |n| {
+        E::U(first_trailing_bit(u(n())))
+    }),
+    ("u_reverse_bits", U, &[U], false, |n| {
+        E::U(reverse_bits(u(n())))
+    }),
+    ("u_min", U, &[U, U], false, |n| E::U(min(u(n()), u(n())))),
+    ("u_max", U, &[U, U], false, |n| E::U(max(u(n()), u(n())))),
+    ("u_clamp", U, &[U, U, U], false, |n| {
+        E::U(clamp(u(n()), u(n()), u(n())))
+    }),
+    ("u_extract", U, &[U, U, U], false, |n| {
+        E::U(extract_bits(u(n()), u(n()), u(n())))
+    }),
+    ("u_insert", U, &[U, U, U, U], false, |n| {
+        E::U(insert_bits(u(n()), u(n()), u(n()), u(n())))
+    }),
+    ("u_of_f", U, &[F], false, |n| E::U(f(n()).to_u32())),
+    ("u_of_i", U, &[I], false, |n| E::U(i(n()).to_u32())),
+    ("u_of_b", U, &[B], false, |n| E::U(b(n()).to_u32())),
+    ("u_bits_i", U, &[I], false, |n| {
+        E::U(i(n()).bitcast::<u32>())
+    }),
+    ("u_bits_f", U, &[F], false, |n| {
+        E::U(f(n()).bitcast::<u32>())
+    }),
+    ("u_dot", U, &[VU, VU], false, |n| {
+        E::U(dot(vu(n()), vu(n())))
+    }),
+    ("u_vux", U, &[VU], false, |n| E::U(vu(n()).x())),
+    ("u_select", U, &[U, U, B], false, |n| {
+        E::U(select(u(n()), u(n()), b(n())))
+    }),
+    ("u_zero", U, &[], false, |_| E::U(Exp::zero())),
     // bool
-    ("b_lt_f", B, &[F, F], false),
-    ("b_le_f", B, &[F, F], false),
-    ("b_gt_f", B, &[F, F], false),
-    ("b_ge_f", B, &[F, F], false),
-    ("b_eq_f", B, &[F, F], false),
-    ("b_ne_f", B, &[F, F], false),
-    ("b_lt_i", B, &[I, I], false),
-    ("b_eq_i", B, &[I, I], false),
-    ("b_ge_u", B, &[U, U], false),
-    ("b_ne_u", B, &[U, U], false),
-    ("b_and", B, &[B, B], false),
-    ("b_or", B, &[B, B], false),
-    ("b_not", B, &[B], false),
-    ("b_eq_b", B, &[B, B], false),
-    ("b_any", B, &[VB], false),
-    ("b_all", B, &[VB], false),
-    ("b_of_f", B, &[F], false),
-    ("b_of_i", B, &[I], false),
-    ("b_of_u", B, &[U], false),
-    ("b_select", B, &[B, B, B], false),
-    ("b_vbx", B, &[VB], false),
-    ("b_zero", B, &[], false),
+    ("b_lt_f", B, &[F, F], false, |n| E::B(f(n()).lt(f(n())))),
+    ("b_le_f", B, &[F, F], false, |n| E::B(f(n()).le(f(n())))),
+    ("b_gt_f", B, &[F, F], false, |n| E::B(f(n()).gt(f(n())))),
+    ("b_ge_f", B, &[F, F], false, |n| E::B(f(n()).ge(f(n())))),
+    ("b_eq_f", B, &[F, F], false, |n| E::B(f(n()).eq(f(n())))),
+    ("b_ne_f", B, &[F, F], false, |n| E::B(f(n()).ne(f(n())))),
+    ("b_lt_i", B, &[I, I], false, |n| E::B(i(n()).lt(i(n())))),
+    ("b_eq_i", B, &[I, I], false, |n| E::B(i(n()).eq(i(n())))),
+    ("b_ge_u", B, &[U, U], false, |n| E::B(u(n()).ge(u(n())))),
+    ("b_ne_u", B, &[U, U], false, |n| E::B(u(n()).ne(u(n())))),
+    ("b_and", B, &[B, B], false, |n| E::B(b(n()).and(b(n())))),
+    ("b_or", B, &[B, B], false, |n| E::B(b(n()).or(b(n())))),
+    ("b_not", B, &[B], false, |n| E::B(b(n()).not())),
+    ("b_eq_b", B, &[B, B], false, |n| E::B(b(n()).eq(b(n())))),
+    ("b_any", B, &[VB], false, |n| E::B(vb(n()).any())),
+    ("b_all", B, &[VB], false, |n| E::B(vb(n()).all())),
+    ("b_of_f", B, &[F], false, |n| E::B(f(n()).to_bool())),
+    ("b_of_i", B, &[I], false, |n| E::B(i(n()).to_bool())),
+    ("b_of_u", B, &[U], false, |n| E::B(u(n()).to_bool())),
+    ("b_select", B, &[B, B, B], false, |n| {
+        E::B(select(b(n()), b(n()), b(n())))
+    }),
+    ("b_vbx", B, &[VB], false, |n| E::B(vb(n()).x())),
+    ("b_zero", B, &[], false, |_| E::B(Exp::zero())),
     // f16
-    ("h_add", H, &[H, H], false),
-    ("h_sub", H, &[H, H], false),
-    ("h_mul", H, &[H, H], false),
-    ("h_div", H, &[H, H], false),
-    ("h_neg", H, &[H], false),
-    ("h_sqrt", H, &[H], false),
-    ("h_exp", H, &[H], false),
-    ("h_log", H, &[H], false),
-    ("h_abs", H, &[H], false),
-    ("h_min", H, &[H, H], false),
-    ("h_fma", H, &[H, H, H], false),
+    ("h_add", H, &[H, H], false, |n| E::H(h(n()) + h(n()))),
+    ("h_sub", H, &[H, H], false, |n| E::H(h(n()) - h(n()))),
+    ("h_mul", H, &[H, H], false, |n| E::H(h(n()) * h(n()))),
+    ("h_div", H, &[H, H], false, |n| E::H(h(n()) / h(n()))),
+    ("h_neg", H, &[H], false, |n| E::H(-h(n()))),
+    ("h_sqrt", H, &[H], false, |n| E::H(sqrt(h(n())))),
+    ("h_exp", H, &[H], false, |n| E::H(exp(h(n())))),
+    ("h_log", H, &[H], false, |n| E::H(log(h(n())))),
+    ("h_abs", H, &[H], false, |n| E::H(abs(h(n())))),
+    ("h_min", H, &[H, H], false, |n| E::H(min(h(n()), h(n())))),
+    ("h_fma", H, &[H, H, H], false, |n| {
+        E::H(fma(h(n()), h(n()), h(n())))
+    }),
     // vec2<bool>
-    ("vb_new", VB, &[B, B], true),
-    ("vb_lt", VB, &[V2, V2], false),
-    ("vb_select", VB, &[VB, VB, B], false),
+    ("vb_new", VB, &[B, B], true, |n| E::VB(vec2(b(n()), b(n())))),
+    ("vb_lt", VB, &[V2, V2], false, |n| {
+        E::VB(v2(n()).lt(v2(n())))
+    }),
+    ("vb_select", VB, &[VB, VB, B], false, |n| {
+        E::VB(select(vb(n()), vb(n()), b(n())))
+    }),
     // vec2<u32>
-    ("vu_new", VU, &[U, U], true),
-    ("vu_add", VU, &[VU, VU], false),
-    ("vu_div", VU, &[VU, VU], false),
-    ("vu_shl", VU, &[VU, VU], false),
+    ("vu_new", VU, &[U, U], true, |n| E::VU(vec2(u(n()), u(n())))),
+    ("vu_add", VU, &[VU, VU], false, |n| E::VU(vu(n()) + vu(n()))),
+    ("vu_div", VU, &[VU, VU], false, |n| E::VU(vu(n()) / vu(n()))),
+    ("vu_shl", VU, &[VU, VU], false, |n| {
+        E::VU(vu(n()) << vu(n()))
+    }),
     // vec2<f32>
-    ("v2_new", V2, &[F, F], true),
-    ("v2_splat", V2, &[F], true),
-    ("v2_zero", V2, &[], true),
-    ("v2_add", V2, &[V2, V2], false),
-    ("v2_sub", V2, &[V2, V2], false),
-    ("v2_mul", V2, &[V2, V2], false),
-    ("v2_div", V2, &[V2, V2], false),
-    ("v2_rem", V2, &[V2, V2], false),
-    ("v2_muls", V2, &[V2, F], false),
-    ("v2_sdiv", V2, &[F, V2], false),
-    ("v2_neg", V2, &[V2], false),
-    ("v2_normalize", V2, &[V2], false),
-    ("v2_sqrt", V2, &[V2], false),
-    ("v2_min", V2, &[V2, V2], false),
-    ("v2_clamp", V2, &[V2, V2, V2], false),
-    ("v2_mix", V2, &[V2, V2, V2], false),
-    ("v2_mv", V2, &[M2, V2], false),
-    ("v2_vm", V2, &[V2, M2], false),
-    ("v2_xy3", V2, &[V3], false),
-    ("v2_select", V2, &[V2, V2, VB], false),
-    ("v2_select_s", V2, &[V2, V2, B], false),
+    ("v2_new", V2, &[F, F], true, |n| E::V2(vec2(f(n()), f(n())))),
+    ("v2_splat", V2, &[F], true, |n| {
+        E::V2(Exp::<Vec2<f32>>::splat(f(n())))
+    }),
+    ("v2_zero", V2, &[], true, |_| E::V2(Exp::zero())),
+    ("v2_add", V2, &[V2, V2], false, |n| E::V2(v2(n()) + v2(n()))),
+    ("v2_sub", V2, &[V2, V2], false, |n| E::V2(v2(n()) - v2(n()))),
+    ("v2_mul", V2, &[V2, V2], false, |n| E::V2(v2(n()) * v2(n()))),
+    ("v2_div", V2, &[V2, V2], false, |n| E::V2(v2(n()) / v2(n()))),
+    ("v2_rem", V2, &[V2, V2], false, |n| E::V2(v2(n()) % v2(n()))),
+    ("v2_muls", V2, &[V2, F], false, |n| E::V2(v2(n()) * f(n()))),
+    ("v2_sdiv", V2, &[F, V2], false, |n| E::V2(f(n()) / v2(n()))),
+    ("v2_neg", V2, &[V2], false, |n| E::V2(-v2(n()))),
+    ("v2_normalize", V2, &[V2], false, |n| {
+        E::V2(normalize(v2(n())))
+    }),
+    ("v2_sqrt", V2, &[V2], false, |n| E::V2(sqrt(v2(n())))),
+    ("v2_min", V2, &[V2, V2], false, |n| {
+        E::V2(min(v2(n()), v2(n())))
+    }),
+    ("v2_clamp", V2, &[V2, V2, V2], false, |n| {
+        E::V2(clamp(v2(n()), v2(n()), v2(n())))
+    }),
+    ("v2_mix", V2, &[V2, V2, V2], false, |n| {
+        E::V2(mix(v2(n()), v2(n()), v2(n())))
+    }),
+    ("v2_mv", V2, &[M2, V2], false, |n| E::V2(m2(n()) * v2(n()))),
+    ("v2_vm", V2, &[V2, M2], false, |n| E::V2(v2(n()) * m2(n()))),
+    ("v2_xy3", V2, &[V3], false, |n| E::V2(v3(n()).xy())),
+    ("v2_select", V2, &[V2, V2, VB], false, |n| {
+        let (r, a, c) = (v2(n()), v2(n()), vb(n()));
+        E::V2(c.select(a, r))
+    }),
+    ("v2_select_s", V2, &[V2, V2, B], false, |n| {
+        E::V2(select(v2(n()), v2(n()), b(n())))
+    }),
     // vec3<f32>, vec4<f32>
-    ("v3_new", V3, &[F, F, F], true),
-    ("v3_zero", V3, &[], true),
-    ("v3_cross", V3, &[V3, V3], false),
-    ("v3_xyz", V3, &[V4], false),
-    ("v4_new", V4, &[F, F, F, F], true),
-    ("v4_splat", V4, &[F], true),
+    ("v3_new", V3, &[F, F, F], true, |n| {
+        E::V3(vec3(f(n()), f(n()), f(n())))
+    }),
+    ("v3_zero", V3, &[], true, |_| E::V3(Exp::zero())),
+    ("v3_cross", V3, &[V3, V3], false, |n| {
+        E::V3(cross(v3(n()), v3(n())))
+    }),
+    ("v3_xyz", V3, &[V4], false, |n| E::V3(v4(n()).xyz())),
+    ("v4_new", V4, &[F, F, F, F], true, |n| {
+        E::V4(vec4(f(n()), f(n()), f(n()), f(n())))
+    }),
+    ("v4_splat", V4, &[F], true, |n| {
+        E::V4(Exp::<Vec4<f32>>::splat(f(n())))
+    }),
     // mat2x2<f32>
-    ("m2_new", M2, &[V2, V2], true),
-    ("m2_zero", M2, &[], true),
-    ("m2_add", M2, &[M2, M2], false),
-    ("m2_sub", M2, &[M2, M2], false),
-    ("m2_mm", M2, &[M2, M2], false),
-    ("m2_ms", M2, &[M2, F], false),
-    ("m2_sm", M2, &[F, M2], false),
-    ("m2_t", M2, &[M2], false),
+    ("m2_new", M2, &[V2, V2], true, |n| {
+        E::M2(mat([v2(n()), v2(n())]))
+    }),
+    ("m2_zero", M2, &[], true, |_| E::M2(Exp::zero())),
+    ("m2_add", M2, &[M2, M2], false, |n| E::M2(m2(n()) + m2(n()))),
+    ("m2_sub", M2, &[M2, M2], false, |n| E::M2(m2(n()) - m2(n()))),
+    ("m2_mm", M2, &[M2, M2], false, |n| E::M2(m2(n()) * m2(n()))),
+    ("m2_ms", M2, &[M2, F], false, |n| E::M2(m2(n()) * f(n()))),
+    ("m2_sm", M2, &[F, M2], false, |n| E::M2(f(n()) * m2(n()))),
+    ("m2_t", M2, &[M2], false, |n| E::M2(transpose(m2(n())))),
     // array<f32, 3>
-    ("a3_new", A3, &[F, F, F], true),
-    ("a3_zero", A3, &[], true),
+    ("a3_new", A3, &[F, F, F], true, |n| {
+        E::A3(array([f(n()), f(n()), f(n())]))
+    }),
+    ("a3_zero", A3, &[], true, |_| E::A3(Exp::zero())),
 ];
+const OP_LAST_LINE: u32 = line!();
 
 /// A built expression, of one of the types.
 enum E {
@@ -775,220 +902,13 @@ fn build(t: &Tree, rt: &Rt) -> E {
     }
 }
 
-/// The first line of [`op`]: errors must point into it (at the operation that built the
-/// failing node).
-const OP_FIRST_LINE: u32 = line!();
+/// Builds operation `name` of [`OPS`] from the operands `n` gives.
 fn op(name: &str, n: &mut dyn FnMut() -> E) -> E {
-    match name {
-        "f_add" => E::F(f(n()) + f(n())),
-        "f_sub" => E::F(f(n()) - f(n())),
-        "f_mul" => E::F(f(n()) * f(n())),
-        "f_div" => E::F(f(n()) / f(n())),
-        "f_rem" => E::F(f(n()) % f(n())),
-        "f_neg" => E::F(-f(n())),
-        "f_abs" => E::F(abs(f(n()))),
-        "f_sign" => E::F(sign(f(n()))),
-        "f_exp" => E::F(exp(f(n()))),
-        "f_exp2" => E::F(exp2(f(n()))),
-        "f_log" => E::F(log(f(n()))),
-        "f_log2" => E::F(log2(f(n()))),
-        "f_sqrt" => E::F(sqrt(f(n()))),
-        "f_inverse_sqrt" => E::F(inverse_sqrt(f(n()))),
-        "f_sin" => E::F(sin(f(n()))),
-        "f_cos" => E::F(cos(f(n()))),
-        "f_tan" => E::F(tan(f(n()))),
-        "f_asin" => E::F(asin(f(n()))),
-        "f_acos" => E::F(acos(f(n()))),
-        "f_atan" => E::F(atan(f(n()))),
-        "f_sinh" => E::F(sinh(f(n()))),
-        "f_cosh" => E::F(cosh(f(n()))),
-        "f_tanh" => E::F(tanh(f(n()))),
-        "f_asinh" => E::F(asinh(f(n()))),
-        "f_acosh" => E::F(acosh(f(n()))),
-        "f_atanh" => E::F(atanh(f(n()))),
-        "f_floor" => E::F(floor(f(n()))),
-        "f_ceil" => E::F(ceil(f(n()))),
-        "f_round" => E::F(round(f(n()))),
-        "f_trunc" => E::F(trunc(f(n()))),
-        "f_fract" => E::F(fract(f(n()))),
-        "f_saturate" => E::F(saturate(f(n()))),
-        "f_radians" => E::F(radians(f(n()))),
-        "f_degrees" => E::F(degrees(f(n()))),
-        "f_min" => E::F(min(f(n()), f(n()))),
-        "f_max" => E::F(max(f(n()), f(n()))),
-        "f_pow" => E::F(pow(f(n()), f(n()))),
-        "f_atan2" => E::F(atan2(f(n()), f(n()))),
-        "f_step" => E::F(step(f(n()), f(n()))),
-        "f_clamp" => E::F(clamp(f(n()), f(n()), f(n()))),
-        "f_mix" => E::F(mix(f(n()), f(n()), f(n()))),
-        "f_smoothstep" => E::F(smoothstep(f(n()), f(n()), f(n()))),
-        "f_fma" => E::F(fma(f(n()), f(n()), f(n()))),
-        "f_dot" => E::F(dot(v2(n()), v2(n()))),
-        "f_length" => E::F(length(f(n()))),
-        "f_length_v" => E::F(length(v2(n()))),
-        "f_distance" => E::F(distance(f(n()), f(n()))),
-        "f_distance_v" => E::F(distance(v2(n()), v2(n()))),
-        "f_of_i" => E::F(i(n()).to_f32()),
-        "f_of_u" => E::F(u(n()).to_f32()),
-        "f_of_b" => E::F(b(n()).to_f32()),
-        "f_bits_u" => E::F(u(n()).bitcast::<f32>()),
-        "f_bits_i" => E::F(i(n()).bitcast::<f32>()),
-        "f_v2x" => E::F(v2(n()).x()),
-        "f_v3z" => E::F(v3(n()).z()),
-        "f_v4w" => E::F(v4(n()).w()),
-        "f_a3_u" => E::F(a3(n()).index(u(n()))),
-        "f_a3_i" => E::F(a3(n()).index(i(n()))),
-        "f_v2_idx" => E::F(v2(n()).index(u(n()))),
-        "f_select" => E::F(select(f(n()), f(n()), b(n()))),
-        "f_zero" => E::F(Exp::zero()),
-        "i_add" => E::I(i(n()) + i(n())),
-        "i_sub" => E::I(i(n()) - i(n())),
-        "i_mul" => E::I(i(n()) * i(n())),
-        "i_div" => E::I(i(n()) / i(n())),
-        "i_rem" => E::I(i(n()) % i(n())),
-        "i_and" => E::I(i(n()) & i(n())),
-        "i_or" => E::I(i(n()) | i(n())),
-        "i_xor" => E::I(i(n()) ^ i(n())),
-        "i_shl" => E::I(i(n()) << u(n())),
-        "i_shr" => E::I(i(n()) >> u(n())),
-        "i_neg" => E::I(-i(n())),
-        "i_not" => E::I(!i(n())),
-        "i_abs" => E::I(abs(i(n()))),
-        "i_sign" => E::I(sign(i(n()))),
-        "i_count_one_bits" => E::I(count_one_bits(i(n()))),
-        "i_clz" => E::I(count_leading_zeros(i(n()))),
-        "i_ctz" => E::I(count_trailing_zeros(i(n()))),
-        "i_flb" => E::I(first_leading_bit(i(n()))),
-        "i_ftb" => E::I(first_trailing_bit(i(n()))),
-        "i_reverse_bits" => E::I(reverse_bits(i(n()))),
-        "i_min" => E::I(min(i(n()), i(n()))),
-        "i_max" => E::I(max(i(n()), i(n()))),
-        "i_clamp" => E::I(clamp(i(n()), i(n()), i(n()))),
-        "i_extract" => E::I(extract_bits(i(n()), u(n()), u(n()))),
-        "i_insert" => E::I(insert_bits(i(n()), i(n()), u(n()), u(n()))),
-        "i_of_f" => E::I(f(n()).to_i32()),
-        "i_of_u" => E::I(u(n()).to_i32()),
-        "i_of_b" => E::I(b(n()).to_i32()),
-        "i_bits_u" => E::I(u(n()).bitcast::<i32>()),
-        "i_bits_f" => E::I(f(n()).bitcast::<i32>()),
-        "i_select" => E::I(select(i(n()), i(n()), b(n()))),
-        "i_zero" => E::I(Exp::zero()),
-        "u_add" => E::U(u(n()) + u(n())),
-        "u_sub" => E::U(u(n()) - u(n())),
-        "u_mul" => E::U(u(n()) * u(n())),
-        "u_div" => E::U(u(n()) / u(n())),
-        "u_rem" => E::U(u(n()) % u(n())),
-        "u_and" => E::U(u(n()) & u(n())),
-        "u_or" => E::U(u(n()) | u(n())),
-        "u_xor" => E::U(u(n()) ^ u(n())),
-        "u_shl" => E::U(u(n()) << u(n())),
-        "u_shr" => E::U(u(n()) >> u(n())),
-        "u_not" => E::U(!u(n())),
-        "u_abs" => E::U(abs(u(n()))),
-        "u_count_one_bits" => E::U(count_one_bits(u(n()))),
-        "u_clz" => E::U(count_leading_zeros(u(n()))),
-        "u_ctz" => E::U(count_trailing_zeros(u(n()))),
-        "u_flb" => E::U(first_leading_bit(u(n()))),
-        "u_ftb" => E::U(first_trailing_bit(u(n()))),
-        "u_reverse_bits" => E::U(reverse_bits(u(n()))),
-        "u_min" => E::U(min(u(n()), u(n()))),
-        "u_max" => E::U(max(u(n()), u(n()))),
-        "u_clamp" => E::U(clamp(u(n()), u(n()), u(n()))),
-        "u_extract" => E::U(extract_bits(u(n()), u(n()), u(n()))),
-        "u_insert" => E::U(insert_bits(u(n()), u(n()), u(n()), u(n()))),
-        "u_of_f" => E::U(f(n()).to_u32()),
-        "u_of_i" => E::U(i(n()).to_u32()),
-        "u_of_b" => E::U(b(n()).to_u32()),
-        "u_bits_i" => E::U(i(n()).bitcast::<u32>()),
-        "u_bits_f" => E::U(f(n()).bitcast::<u32>()),
-        "u_dot" => E::U(dot(vu(n()), vu(n()))),
-        "u_vux" => E::U(vu(n()).x()),
-        "u_select" => E::U(select(u(n()), u(n()), b(n()))),
-        "u_zero" => E::U(Exp::zero()),
-        "b_lt_f" => E::B(f(n()).lt(f(n()))),
-        "b_le_f" => E::B(f(n()).le(f(n()))),
-        "b_gt_f" => E::B(f(n()).gt(f(n()))),
-        "b_ge_f" => E::B(f(n()).ge(f(n()))),
-        "b_eq_f" => E::B(f(n()).eq(f(n()))),
-        "b_ne_f" => E::B(f(n()).ne(f(n()))),
-        "b_lt_i" => E::B(i(n()).lt(i(n()))),
-        "b_eq_i" => E::B(i(n()).eq(i(n()))),
-        "b_ge_u" => E::B(u(n()).ge(u(n()))),
-        "b_ne_u" => E::B(u(n()).ne(u(n()))),
-        "b_and" => E::B(b(n()).and(b(n()))),
-        "b_or" => E::B(b(n()).or(b(n()))),
-        "b_not" => E::B(b(n()).not()),
-        "b_eq_b" => E::B(b(n()).eq(b(n()))),
-        "b_any" => E::B(vb(n()).any()),
-        "b_all" => E::B(vb(n()).all()),
-        "b_of_f" => E::B(f(n()).to_bool()),
-        "b_of_i" => E::B(i(n()).to_bool()),
-        "b_of_u" => E::B(u(n()).to_bool()),
-        "b_select" => E::B(select(b(n()), b(n()), b(n()))),
-        "b_vbx" => E::B(vb(n()).x()),
-        "b_zero" => E::B(Exp::zero()),
-        "h_add" => E::H(h(n()) + h(n())),
-        "h_sub" => E::H(h(n()) - h(n())),
-        "h_mul" => E::H(h(n()) * h(n())),
-        "h_div" => E::H(h(n()) / h(n())),
-        "h_neg" => E::H(-h(n())),
-        "h_sqrt" => E::H(sqrt(h(n()))),
-        "h_exp" => E::H(exp(h(n()))),
-        "h_log" => E::H(log(h(n()))),
-        "h_abs" => E::H(abs(h(n()))),
-        "h_min" => E::H(min(h(n()), h(n()))),
-        "h_fma" => E::H(fma(h(n()), h(n()), h(n()))),
-        "vb_new" => E::VB(vec2(b(n()), b(n()))),
-        "vb_lt" => E::VB(v2(n()).lt(v2(n()))),
-        "vb_select" => E::VB(select(vb(n()), vb(n()), b(n()))),
-        "vu_new" => E::VU(vec2(u(n()), u(n()))),
-        "vu_add" => E::VU(vu(n()) + vu(n())),
-        "vu_div" => E::VU(vu(n()) / vu(n())),
-        "vu_shl" => E::VU(vu(n()) << vu(n())),
-        "v2_new" => E::V2(vec2(f(n()), f(n()))),
-        "v2_splat" => E::V2(Exp::<Vec2<f32>>::splat(f(n()))),
-        "v2_zero" => E::V2(Exp::zero()),
-        "v2_add" => E::V2(v2(n()) + v2(n())),
-        "v2_sub" => E::V2(v2(n()) - v2(n())),
-        "v2_mul" => E::V2(v2(n()) * v2(n())),
-        "v2_div" => E::V2(v2(n()) / v2(n())),
-        "v2_rem" => E::V2(v2(n()) % v2(n())),
-        "v2_muls" => E::V2(v2(n()) * f(n())),
-        "v2_sdiv" => E::V2(f(n()) / v2(n())),
-        "v2_neg" => E::V2(-v2(n())),
-        "v2_normalize" => E::V2(normalize(v2(n()))),
-        "v2_sqrt" => E::V2(sqrt(v2(n()))),
-        "v2_min" => E::V2(min(v2(n()), v2(n()))),
-        "v2_clamp" => E::V2(clamp(v2(n()), v2(n()), v2(n()))),
-        "v2_mix" => E::V2(mix(v2(n()), v2(n()), v2(n()))),
-        "v2_mv" => E::V2(m2(n()) * v2(n())),
-        "v2_vm" => E::V2(v2(n()) * m2(n())),
-        "v2_xy3" => E::V2(v3(n()).xy()),
-        "v2_select" => {
-            let (r, a, c) = (v2(n()), v2(n()), vb(n()));
-            E::V2(c.select(a, r))
-        }
-        "v2_select_s" => E::V2(select(v2(n()), v2(n()), b(n()))),
-        "v3_new" => E::V3(vec3(f(n()), f(n()), f(n()))),
-        "v3_zero" => E::V3(Exp::zero()),
-        "v3_cross" => E::V3(cross(v3(n()), v3(n()))),
-        "v3_xyz" => E::V3(v4(n()).xyz()),
-        "v4_new" => E::V4(vec4(f(n()), f(n()), f(n()), f(n()))),
-        "v4_splat" => E::V4(Exp::<Vec4<f32>>::splat(f(n()))),
-        "m2_new" => E::M2(mat([v2(n()), v2(n())])),
-        "m2_zero" => E::M2(Exp::zero()),
-        "m2_add" => E::M2(m2(n()) + m2(n())),
-        "m2_sub" => E::M2(m2(n()) - m2(n())),
-        "m2_mm" => E::M2(m2(n()) * m2(n())),
-        "m2_ms" => E::M2(m2(n()) * f(n())),
-        "m2_sm" => E::M2(f(n()) * m2(n())),
-        "m2_t" => E::M2(transpose(m2(n()))),
-        "a3_new" => E::A3(array([f(n()), f(n()), f(n())])),
-        "a3_zero" => E::A3(Exp::zero()),
-        other => unreachable!("no operation {other}"),
+    match OPS.iter().find(|o| o.0 == name) {
+        Some((.., build)) => build(n),
+        None => unreachable!("no operation {name}"),
     }
 }
-const OP_LAST_LINE: u32 = line!();
 
 /// Build the kernel storing `tree` to `out[0]`; also return the DSL's value of what is stored.
 fn kernel(tree: &Tree) -> (KernelBuilder, Result<Option<ConstValue>, BuildError>) {
@@ -1261,12 +1181,12 @@ fn strategies() -> HashMap<T, BoxedStrategy<Tree>> {
         prop_oneof![9 => any::<bool>().prop_map(Tree::B), 1 => runtime(B)].boxed(),
     );
     level.insert(H, f16_lit().prop_map(Tree::H).boxed());
-    for (_, t, _, ctor) in OPS {
+    for (_, t, _, ctor, _) in OPS {
         if *ctor && !level.contains_key(t) {
             let options: Vec<BoxedStrategy<Tree>> = OPS
                 .iter()
-                .filter(|(_, r, a, c)| r == t && *c && a.iter().all(|a| level.contains_key(a)))
-                .map(|(name, _, args, _)| op_strategy(name, args, &level))
+                .filter(|(_, r, a, c, _)| r == t && *c && a.iter().all(|a| level.contains_key(a)))
+                .map(|(name, _, args, ..)| op_strategy(name, args, &level))
                 .collect();
             level.insert(*t, Union::new(options).boxed());
         }
@@ -1275,7 +1195,7 @@ fn strategies() -> HashMap<T, BoxedStrategy<Tree>> {
         let mut next = HashMap::new();
         for t in ALL {
             let mut options: Vec<(u32, BoxedStrategy<Tree>)> = Vec::new();
-            for (name, r, args, _) in OPS {
+            for (name, r, args, ..) in OPS {
                 if *r == t {
                     options.push((1, op_strategy(name, args, &level)));
                 }
@@ -1345,12 +1265,12 @@ fn the_property_covers_every_operation() {
         match t {
             F | I | U | B | H => leaf(t),
             _ => {
-                let (name, _, args, _) = OPS.iter().find(|(_, r, _, c)| *r == t && *c).unwrap();
+                let (name, _, args, ..) = OPS.iter().find(|(_, r, _, c, _)| *r == t && *c).unwrap();
                 Tree::Op(name, args.iter().map(|a| sample(*a, leaf)).collect())
             }
         }
     }
-    for (name, _, args, _) in OPS {
+    for (name, _, args, ..) in OPS {
         let tree = Tree::Op(name, args.iter().map(|a| sample(*a, &rt_leaf)).collect());
         check(&tree).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
