@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use super::KernelBuilder;
-use super::stmt::{Stmt, SwitchArm};
-use crate::exp::{Exp, ExprKind, IntoExp, Lit, Literal, Node, PlaceKind};
+use super::stmt::{Stmt, SwitchArm, VarInit};
+use crate::exp::{Exp, ExprKind, IntoExp, Lit, Literal, Node};
 use crate::site::CallSite;
 use crate::types::*;
 
@@ -296,7 +296,7 @@ impl KernelBuilder {
         };
         let step_value = step.clone().unwrap_or_else(|| one.clone());
         self.if_(nonempty, |k| {
-            let counter: super::Var<T> = k.var_impl(name, Some(first), site);
+            let counter: super::Var<T> = k.var_impl(name, VarInit::Value(first.node), site);
             let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
             let body = k.block(|k| body(k, i.clone()));
             let last_id = crate::handle::ValueId::fresh();
@@ -466,16 +466,7 @@ impl KernelBuilder {
             }
             return self.once(name, select, site);
         }
-        let id = crate::handle::ValueId::fresh();
-        self.push(
-            Stmt::Declare {
-                id,
-                name: name.to_string(),
-                ty: T::ty(),
-            },
-            site,
-        );
-        let var: super::Var<T> = super::Place::new(PlaceKind::Local(id), site);
+        let var: super::Var<T> = self.var_impl(name, VarInit::Declared, site);
         then_block.push((
             Stmt::Store {
                 place: var.node.clone(),
@@ -505,17 +496,7 @@ impl KernelBuilder {
     /// path assigns before reading, such as the result of a `match` used as a value.
     #[track_caller]
     pub fn var_declared<T: Constructible>(&mut self, name: &str) -> super::Var<T> {
-        let site = CallSite::caller();
-        let id = crate::handle::ValueId::fresh();
-        self.push(
-            Stmt::Declare {
-                id,
-                name: name.to_string(),
-                ty: T::ty(),
-            },
-            site,
-        );
-        super::Place::new(PlaceKind::Local(id), site)
+        self.var_impl(name, VarInit::Declared, CallSite::caller())
     }
 }
 

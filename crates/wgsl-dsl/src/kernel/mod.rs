@@ -48,7 +48,7 @@ use crate::handle::{BuilderId, FunctionHandle, FunctionId, GlobalHandle, ValueId
 use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::*;
-use stmt::Stmt;
+use stmt::{Stmt, VarInit};
 
 /// A struct of binding declarations, implemented by `#[derive(Bindings)]`: its fields are the
 /// kernel's bindings, declared in field order (group 0, bindings 0, 1, ...) under the field
@@ -432,28 +432,23 @@ impl KernelBuilder {
     pub fn var<T: Constructible>(&mut self, name: &str, init: impl IntoExp<T>) -> Var<T> {
         let site = CallSite::caller();
         let init = init.into_exp();
-        self.var_impl(name, Some(init), site)
+        self.var_impl(name, VarInit::Value(init.node), site)
     }
 
     /// `var name: T;`: a `var` initialised to the zero value.
     #[track_caller]
     pub fn var_zeroed<T: Constructible>(&mut self, name: &str) -> Var<T> {
-        self.var_impl::<T>(name, None, CallSite::caller())
+        self.var_impl::<T>(name, VarInit::Zero, CallSite::caller())
     }
 
-    fn var_impl<T: Constructible>(
-        &mut self,
-        name: &str,
-        init: Option<Exp<T>>,
-        site: CallSite,
-    ) -> Var<T> {
+    fn var_impl<T: Constructible>(&mut self, name: &str, init: VarInit, site: CallSite) -> Var<T> {
         let id = ValueId::fresh();
         self.push(
             Stmt::Var {
                 id,
                 name: name.to_string(),
                 ty: T::ty(),
-                init: init.map(|e| e.node),
+                init,
             },
             site,
         );
@@ -604,7 +599,7 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, Exp<T>),
         site: CallSite,
     ) {
-        let counter: Var<T> = self.var_impl(name, Some(start), site);
+        let counter: Var<T> = self.var_impl(name, VarInit::Value(start.node), site);
         let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
         let body = self.block(|k| {
             let done = Exp::<bool>::from_kind(

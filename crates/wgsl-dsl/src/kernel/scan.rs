@@ -435,7 +435,7 @@ impl KernelBuilder {
         init: Exp<T>,
         site: CallSite,
     ) -> super::Var<T> {
-        self.var_impl(name, Some(init), site)
+        self.var_impl(name, super::stmt::VarInit::Value(init.node), site)
     }
 
     fn subgroup_collective<T: ScanScalar>(

@@ -13,12 +13,12 @@ pub(crate) enum Stmt {
         name: String,
         value: NodeRef,
     },
-    /// `var name: ty = init;`
+    /// `var name: ty;`, with the store `init` says.
     Var {
         id: ValueId,
         name: String,
         ty: Ty,
-        init: Option<NodeRef>,
+        init: VarInit,
     },
     Store {
         place: PlaceRef,
@@ -65,12 +65,6 @@ pub(crate) enum Stmt {
         continuing: Vec<(Stmt, CallSite)>,
         break_if: NodeRef,
     },
-    /// `var name: ty;` without a store: for a `var` every path assigns before reading.
-    Declare {
-        id: ValueId,
-        name: String,
-        ty: Ty,
-    },
     /// `switch selector { case values: { body } ... default: { body } }`.
     Switch {
         selector: NodeRef,
@@ -97,6 +91,18 @@ pub(crate) enum Stmt {
         index: Option<NodeRef>,
         ty: Ty,
     },
+}
+
+/// The store a [`Stmt::Var`] makes where it is declared.
+#[derive(Debug)]
+pub(crate) enum VarInit {
+    /// `name = value;`
+    Value(NodeRef),
+    /// `name = T();`: the zero value, stored explicitly.
+    Zero,
+    /// No store (WGSL still zero-initialises the `var`): for a `var` every path assigns
+    /// before reading.
+    Declared,
 }
 
 /// One arm of a [`Stmt::Switch`]: its case values (empty for `default`), and its body.

@@ -8,7 +8,7 @@ use super::ModuleCtx;
 use crate::exp::{BuiltinValue, Node};
 use crate::handle::{FunctionId, ValueId};
 use crate::kernel::FunctionDecl;
-use crate::kernel::stmt::{Stmt, SubgroupOp};
+use crate::kernel::stmt::{Stmt, SubgroupOp, VarInit};
 use crate::shader::BuildError;
 use crate::site::CallSite;
 
@@ -132,6 +132,23 @@ impl<'a, 'k> FnLower<'a, 'k> {
         }
     }
 
+    /// A function-scope `var name: ty;`, stored to by the statements that follow.
+    fn local_variable(
+        &mut self,
+        name: &str,
+        ty: Handle<naga::Type>,
+        site: CallSite,
+    ) -> Handle<naga::LocalVariable> {
+        self.func.local_variables.append(
+            naga::LocalVariable {
+                name: Some(name.to_string()),
+                ty,
+                init: None,
+            },
+            self.cx.sites.span(site),
+        )
+    }
+
     /// The value `id` is the expression `h` from here to the end of its block.
     fn bind(&mut self, id: ValueId, h: Handle<Expression>, site: CallSite, name: &str) {
         self.bound.insert(id, (h, site));
@@ -229,14 +246,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     &crate::types::Ty::Scalar(crate::types::ScalarTy::Bool),
                     site,
                 )?;
-                let f = self.func.local_variables.append(
-                    naga::LocalVariable {
-                        name: Some("break_loop".into()),
-                        ty,
-                        init: None,
-                    },
-                    self.cx.sites.span(site),
-                );
+                let f = self.local_variable("break_loop", ty, site);
                 self.breakable[top] = Breakable::Switch { flag: Some(f) };
                 f
             }
@@ -366,20 +376,16 @@ impl<'a, 'k> FnLower<'a, 'k> {
             }
             Stmt::Var { id, name, ty, init } => {
                 let ty = self.cx.ty(ty, site)?;
-                let var = self.func.local_variables.append(
-                    naga::LocalVariable {
-                        name: Some(name.clone()),
-                        ty,
-                        init: None,
-                    },
-                    self.cx.sites.span(site),
-                );
+                let var = self.local_variable(name, ty, site);
                 let value = match init {
-                    Some(init) => self.expr(init, block)?,
-                    None => self.append(Expression::ZeroValue(ty), site, block),
+                    VarInit::Value(init) => Some(self.expr(init, block)?),
+                    VarInit::Zero => Some(self.append(Expression::ZeroValue(ty), site, block)),
+                    VarInit::Declared => None,
                 };
-                let pointer = self.append(Expression::LocalVariable(var), site, block);
-                self.push(block, Statement::Store { pointer, value }, site);
+                if let Some(value) = value {
+                    let pointer = self.append(Expression::LocalVariable(var), site, block);
+                    self.push(block, Statement::Store { pointer, value }, site);
+                }
                 self.locals.insert(*id, (var, site));
                 self.declare(*id, name);
             }
@@ -465,19 +471,6 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     },
                     span,
                 );
-            }
-            Stmt::Declare { id, name, ty } => {
-                let ty = self.cx.ty(ty, site)?;
-                let var = self.func.local_variables.append(
-                    naga::LocalVariable {
-                        name: Some(name.clone()),
-                        ty,
-                        init: None,
-                    },
-                    self.cx.sites.span(site),
-                );
-                self.locals.insert(*id, (var, site));
-                self.declare(*id, name);
             }
             Stmt::Switch { selector, cases } => self.switch(selector, cases, site, block)?,
             Stmt::WorkgroupUniformLoad { result, place } => {
