@@ -18,6 +18,7 @@
 
 use std::rc::Rc;
 
+use super::stmt::VarInit;
 use super::{KernelBuilder, Place, ReadWrite};
 use crate::exp::{Exp, IntoExp, Literal, lit};
 use crate::site::CallSite;
@@ -290,7 +291,7 @@ impl KernelBuilder {
             return Exp::zero();
         }
         let value = value.into_exp();
-        let acc = self.var_at("scan_acc", value, site);
+        let acc = self.var_impl::<T>("scan_acc", VarInit::Value(value.node), site);
         self.scan_rounds::<T, N>(scratch, local_index, &acc, op, site);
         self.scan_result(scratch, local_index, &acc, op, kind, site)
     }
@@ -385,7 +386,7 @@ impl KernelBuilder {
                 k.store(&result, op.apply(scratch.at(&chunk).load(), own));
             },
             |k| {
-                let acc = k.var_at("scan_acc", value.clone(), site);
+                let acc = k.var_impl::<T>("scan_acc", VarInit::Value(value.node.clone()), site);
                 k.scan_rounds::<T, N>(scratch, li, &acc, op, site);
                 let r = k.scan_result(scratch, li, &acc, op, kind, site);
                 k.store(&result, r);
@@ -427,15 +428,6 @@ impl KernelBuilder {
                  {invocations} invocations"
             )
         })
-    }
-
-    fn var_at<T: Constructible>(
-        &mut self,
-        name: &str,
-        init: Exp<T>,
-        site: CallSite,
-    ) -> super::Var<T> {
-        self.var_impl(name, super::stmt::VarInit::Value(init.node), site)
     }
 
     fn subgroup_collective<T: ScanScalar>(
@@ -502,7 +494,8 @@ impl KernelBuilder {
         match kind {
             ScanKind::Inclusive => self.let_("scan", acc.load()),
             ScanKind::Exclusive => {
-                let before = self.var_at("scan", lit(op.identity), site);
+                let before =
+                    self.var_impl::<T>("scan", VarInit::Value(lit(op.identity).node), site);
                 self.if_(li.gt(0u32), |k| {
                     k.store(&before, scratch.at(li - 1u32).load());
                 });
