@@ -4,11 +4,11 @@
 
 use naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, Kernel, wgpu};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, wgpu};
 use wgsl_dsl::{BuildError, TargetLimits};
 
 mod common;
-use common::missing_capability;
+use common::{compiled_on, missing_capability};
 
 const WG: u32 = 64;
 
@@ -42,12 +42,6 @@ fn gpu_with(feature: wgpu::Features, what: &str) -> Option<Gpu> {
     Some(gpu)
 }
 
-/// `k` built for `gpu`'s limits and compiled there.
-fn compiled_on(gpu: &Gpu, k: KernelBuilder) -> Kernel {
-    gpu.compile(&k.build_for(&gpu.target_limits()).expect("builds"))
-        .expect("compiles")
-}
-
 fn subgroup_sum() -> KernelBuilder {
     let mut k = KernelBuilder::new("subgroup_sum", [WG, 1, 1]);
     let x = k.storage::<RuntimeArray<u32>, ReadOnly>("x");
@@ -79,7 +73,7 @@ fn subgroup_add_and_broadcast_first_on_the_gpu() {
     let x: Vec<u32> = (0..n as u32)
         .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
         .collect();
-    let kernel = compiled_on(&gpu, subgroup_sum());
+    let kernel = compiled_on(&gpu, &subgroup_sum());
     let xb = GpuBuffer::from_slice(&gpu, &x).expect("upload");
     let sums = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; 2 * n]).expect("poisoned");
     let lanes = GpuBuffer::from_slice(&gpu, &vec![u32::MAX; n]).expect("poisoned");
@@ -136,7 +130,7 @@ fn f16_arithmetic_on_the_gpu() {
     let h: Vec<half::f16> = (0..n)
         .map(|i| half::f16::from_f32(i as f32 * 0.25 - 30.0))
         .collect();
-    let kernel = compiled_on(&gpu, half_kernel());
+    let kernel = compiled_on(&gpu, &half_kernel());
     let hb = GpuBuffer::from_slice(&gpu, &h).expect("upload");
     let out = GpuBuffer::from_slice(&gpu, &vec![half::f16::NAN; n]).expect("poisoned");
     common::dispatch_over(&gpu, &kernel, &[&hb, &out], n);

@@ -14,11 +14,8 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DeviceLimit, DispatchError, Gpu, GpuBuffer, GpuOptions, Vec4View, wgpu};
 use wgsl_dsl::{Shader, TargetLimits};
 
-/// The adapter's device, opened with all its limits.
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new().expect("a GPU adapter (CI installs lavapipe)"))
-}
+mod common;
+use common::gpu;
 
 /// The same adapter opened with `limits` (lower than its own) and the features the runtime
 /// asks for.

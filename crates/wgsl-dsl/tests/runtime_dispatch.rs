@@ -7,33 +7,24 @@
 //! binding kind; what remains (a buffer bound writable twice, or writable and read) is the
 //! aliasing check tested below.
 
-use std::sync::OnceLock;
-
 use bytemuck::{Pod, Zeroable};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::naga::valid::Capabilities;
 use wgsl_dsl::prelude::*;
 
 mod common;
+use common::{compiled_on, gpu};
 
 use wgsl_dsl::runtime::{
     DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, TimestampMethod, ceil_div,
 };
-
-/// One device for the whole file. No adapter is a failure, not a skip: CI installs lavapipe.
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("no wgpu adapter: {e}")))
-}
 
 fn random_f32(rng: &mut StdRng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
 fn compile(k: &KernelBuilder) -> Kernel {
-    let gpu = gpu();
-    gpu.compile(&k.build_for(&gpu.target_limits()).unwrap())
-        .unwrap()
+    compiled_on(gpu(), k)
 }
 
 fn saxpy_cpu(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
@@ -591,9 +582,7 @@ fn profile_with_a_pass_per_dispatch_spans_several_query_sets() {
 fn bind_groups_are_made_once_per_kernel_and_buffers_and_dropped_with_them() {
     // A Gpu of its own: other tests dispatch concurrently on the shared one.
     let gpu = Gpu::new().unwrap();
-    let kernel = gpu
-        .compile(&cache_probe().build_for(&gpu.target_limits()).unwrap())
-        .unwrap();
+    let kernel = compiled_on(&gpu, &cache_probe());
     let a = GpuBuffer::from_value(&gpu, 2.0f32).unwrap();
     let y = GpuBuffer::from_slice(&gpu, &[1.0f32, 3.0]).unwrap();
     let mut rec = gpu.recorder();

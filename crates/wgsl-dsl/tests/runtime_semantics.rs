@@ -4,19 +4,14 @@
 //! Operands come from storage buffers, so no compiler can fold them; sizes are odd (not
 //! multiples of the workgroup size); outputs are poisoned before each run.
 
-use std::sync::OnceLock;
-
 use bytemuck::Pod;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+use wgsl_dsl::runtime::GpuBuffer;
 use wgsl_dsl::types::Constructible;
 
-/// One device for the whole file. No adapter is a failure, not a skip: CI installs lavapipe.
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("no wgpu adapter: {e}")))
-}
+mod common;
+use common::{compiled_on, gpu};
 
 const POISON_I32: i32 = 0xDEAD_BEEFu32 as i32;
 const POISON_U32: u32 = 0xDEAD_BEEF;
@@ -46,8 +41,7 @@ where
         let y = k.let_("y", bb.at(&i).load());
         k.store(&out.at(&i), op(x, y));
     });
-    let shader = k.build_for(&gpu.target_limits()).expect("kernel builds");
-    let kernel = gpu.compile(&shader).expect("kernel compiles");
+    let kernel = compiled_on(gpu, &k);
     let a_buf = GpuBuffer::from_slice(gpu, a).unwrap();
     let b_buf = GpuBuffer::from_slice(gpu, b).unwrap();
     let out_buf = GpuBuffer::from_slice(gpu, &vec![poison; a.len()]).unwrap();
@@ -279,9 +273,7 @@ fn out_of_range_reads_and_writes_do_not_crash_or_leak() {
         k.store(&twice.at(&i), i.to_f32() * 2.0);
         k.store(&small.at(&j), 1.0f32);
     });
-    let kernel = gpu
-        .compile(&k.build_for(&gpu.target_limits()).unwrap())
-        .unwrap();
+    let kernel = compiled_on(gpu, &k);
     let x_buf = GpuBuffer::from_slice(gpu, &x).unwrap();
     let idx_buf = GpuBuffer::from_slice(gpu, &idx).unwrap();
     let out_buf = GpuBuffer::from_slice(gpu, &vec![f32::NAN; m]).unwrap();

@@ -1,10 +1,27 @@
 //! Helpers shared by the test files of this directory (each file is its own crate: one that
 //! does not use a helper would warn about it, hence the `allow(dead_code)`s).
 
+use std::sync::OnceLock;
+
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{BindArg, Gpu, Kernel};
 use wgsl_dsl::types::Constructible;
 use wgsl_dsl::{CallSite, TargetLimits};
+
+/// One device for the whole test binary. No adapter is a failure, not a skip: CI installs
+/// lavapipe.
+#[allow(dead_code)]
+pub fn gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("no wgpu adapter: {e}")))
+}
+
+/// `k` built for `gpu`'s limits and compiled there.
+#[allow(dead_code)]
+pub fn compiled_on(gpu: &Gpu, k: &KernelBuilder) -> Kernel {
+    gpu.compile(&k.build_for(&gpu.target_limits()).expect("builds"))
+        .expect("compiles")
+}
 
 /// Builds `k` for a target without any optional capability (WebGL) and returns the call site
 /// and the capabilities of the `MissingCapability` error it must give.
