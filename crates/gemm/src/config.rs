@@ -46,6 +46,20 @@ pub struct Blocks {
     pub block_k: u32,
 }
 
+impl Blocks {
+    /// `<layout>_<block_m>x<block_n>x<block_k>`, the part of both kernels' names that names
+    /// the tiles.
+    pub fn name(&self) -> String {
+        format!(
+            "{}_{}x{}x{}",
+            self.layout.name(),
+            self.block_m,
+            self.block_n,
+            self.block_k
+        )
+    }
+}
+
 /// What the configurations of both kernels ([`SimtConfig`], [`CoopConfig`]) answer alike:
 /// their grid and whether they fit a target, from their tiles, workgroup size and workgroup
 /// memory.
@@ -191,11 +205,8 @@ impl SimtConfig {
     /// `b`, `c` is `v` (`vec4` accesses) or `s` (scalar).
     pub fn kernel_name(&self) -> String {
         format!(
-            "simt_{}_{}x{}x{}_{}x{}_{}",
-            self.layout.name(),
-            self.block_m,
-            self.block_n,
-            self.block_k,
+            "simt_{}_{}x{}_{}",
+            self.blocks().name(),
             self.thread_m,
             self.thread_n,
             vector_letters(self.vector_a, self.vector_b, self.vector_c)
@@ -461,29 +472,20 @@ impl CoopConfig {
     /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, or `..._direct`
     /// for [`CoopConfig::direct`].
     pub fn kernel_name(&self) -> String {
-        if self.direct {
-            return format!(
-                "coop_f16_{}_{}x{}x{}_w{}x{}_s{}_direct",
-                self.layout.name(),
-                self.block_m,
-                self.block_n,
-                self.block_k,
-                self.warp_m,
-                self.warp_n,
-                self.subgroup_size,
-            );
-        }
+        let (input, accesses) = if self.direct {
+            ("f16", "direct".to_string())
+        } else {
+            (
+                self.input.name(),
+                vector_letters(self.vector_a, self.vector_b, self.vector_c),
+            )
+        };
         format!(
-            "coop_{}_{}_{}x{}x{}_w{}x{}_s{}_{}",
-            self.input.name(),
-            self.layout.name(),
-            self.block_m,
-            self.block_n,
-            self.block_k,
+            "coop_{input}_{}_w{}x{}_s{}_{accesses}",
+            self.blocks().name(),
             self.warp_m,
             self.warp_n,
             self.subgroup_size,
-            vector_letters(self.vector_a, self.vector_b, self.vector_c)
         )
     }
 }
@@ -564,72 +566,71 @@ mod tests {
         h200_limits()
     }
 
-    fn problem(m: u32, n: u32, k: u32, layout: Layout) -> Problem {
-        Problem { m, n, k, layout }
-    }
-
     #[test]
     fn large_square_products_take_the_largest_simt_tile_with_vec4() {
-        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &h200());
+        let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &h200());
         assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 8));
         assert_eq!((c.thread_m, c.thread_n, c.threads()), (8, 8, 256));
         assert!(c.vector_a && c.vector_b && c.vector_c);
         assert_eq!(c.kernel_name(), "simt_ab_128x128x8_8x8_vvv");
-        assert_eq!(c.grid(&problem(4096, 4096, 4096, Layout::AB)), [32, 32, 1]);
+        assert_eq!(
+            c.grid(&Problem::new(4096, 4096, 4096, Layout::AB)),
+            [32, 32, 1]
+        );
     }
 
     #[test]
     fn smaller_problems_take_smaller_tiles_until_the_gpu_is_full() {
         // 1024^2: 64 tiles of 128x128, 128 of 128x64.
-        let c = SimtConfig::choose(&problem(1024, 1024, 1024, Layout::AB), &h200());
+        let c = SimtConfig::choose(&Problem::new(1024, 1024, 1024, Layout::AB), &h200());
         assert_eq!((c.block_m, c.block_n), (128, 64));
         // The MLP's forward at batch 128 (128 x 128 outputs): the smallest tile, 64 workgroups.
-        let c = SimtConfig::choose(&problem(128, 128, 784, Layout::ABt), &h200());
+        let c = SimtConfig::choose(&Problem::new(128, 128, 784, Layout::ABt), &h200());
         assert_eq!((c.block_m, c.block_n), (16, 16));
-        assert_eq!(c.workgroups(&problem(128, 128, 784, Layout::ABt)), 64);
+        assert_eq!(c.workgroups(&Problem::new(128, 128, 784, Layout::ABt)), 64);
         // A whole epoch's batch: plenty of rows.
-        let c = SimtConfig::choose(&problem(60000, 128, 784, Layout::ABt), &h200());
+        let c = SimtConfig::choose(&Problem::new(60000, 128, 784, Layout::ABt), &h200());
         assert_eq!((c.block_m, c.block_n), (128, 128));
     }
 
     #[test]
     fn vector_widths_follow_the_stored_row_lengths() {
         // A^T B with M = 37: A is stored [K, M], rows of 37: scalar loads of A.
-        let c = SimtConfig::choose(&problem(37, 64, 128, Layout::AtB), &h200());
+        let c = SimtConfig::choose(&Problem::new(37, 64, 128, Layout::AtB), &h200());
         assert!(!c.vector_a && c.vector_b && c.vector_c);
         assert!(c.kernel_name().ends_with("_svv"), "{}", c.kernel_name());
         // A B^T with K = 61: both operands have rows of 61; N = 45 is not a multiple of 4.
-        let c = SimtConfig::choose(&problem(64, 45, 61, Layout::ABt), &h200());
+        let c = SimtConfig::choose(&Problem::new(64, 45, 61, Layout::ABt), &h200());
         assert!(!c.vector_a && !c.vector_b && !c.vector_c);
-        assert!(c.accepts(&problem(64, 45, 61, Layout::ABt)));
+        assert!(c.accepts(&Problem::new(64, 45, 61, Layout::ABt)));
         // A vec4 kernel refuses sizes it cannot read four at a time, and other layouts.
-        let v = SimtConfig::choose(&problem(64, 64, 64, Layout::AB), &h200());
-        assert!(!v.accepts(&problem(64, 64, 63, Layout::AB)));
-        assert!(!v.accepts(&problem(64, 64, 64, Layout::ABt)));
+        let v = SimtConfig::choose(&Problem::new(64, 64, 64, Layout::AB), &h200());
+        assert!(!v.accepts(&Problem::new(64, 64, 63, Layout::AB)));
+        assert!(!v.accepts(&Problem::new(64, 64, 64, Layout::ABt)));
     }
 
     #[test]
     fn tiles_respect_the_target_limits() {
         // WebGPU's defaults: 256 invocations, 16 KiB: 128x128x8 (16 KiB, 256) still fits.
         let d = TargetLimits::default();
-        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &d);
+        let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &d);
         assert!(c.fits(&d) && c.block_m == 128);
         let small = TargetLimits {
             max_workgroup_storage_size: 8192,
             ..d
         };
-        let c = SimtConfig::choose(&problem(4096, 4096, 4096, Layout::AB), &small);
+        let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &small);
         assert!(c.workgroup_bytes() <= 8192);
         assert_eq!((c.block_m, c.block_n), (64, 64));
         for tile in SIMT_TILES {
-            let c = SimtConfig::with_tile(&problem(1, 1, 1, Layout::AB), tile);
+            let c = SimtConfig::with_tile(&Problem::new(1, 1, 1, Layout::AB), tile);
             assert!(c.valid().is_ok(), "{tile:?}");
         }
     }
 
     #[test]
     fn direct_loads_need_tiles_that_divide_the_problem() {
-        let p = problem(4096, 4096, 4096, Layout::AB);
+        let p = Problem::new(4096, 4096, 4096, Layout::AB);
         let c = CoopConfig::choose_direct(&p, &h200(), 32).expect("128 divides 4096");
         assert!(c.direct && c.workgroup_bytes() == 0);
         assert_eq!(
@@ -638,16 +639,17 @@ mod tests {
         );
         assert_eq!(c.kernel_name(), "coop_f16_ab_128x128x32_w64x64_s32_direct");
         // 1024^2: 64 tiles of 128x128 are too few, 256 of 64x64 are enough.
-        let c = CoopConfig::choose_direct(&problem(1024, 1024, 1024, Layout::ABt), &h200(), 32);
+        let c =
+            CoopConfig::choose_direct(&Problem::new(1024, 1024, 1024, Layout::ABt), &h200(), 32);
         assert_eq!(c.map(|c| c.block_m), Some(64));
         // K = 784 is a multiple of 16, not 32.
-        let p = problem(4096, 4096, 784, Layout::AB);
+        let p = Problem::new(4096, 4096, 784, Layout::AB);
         let c = CoopConfig::choose_direct(&p, &h200(), 32).expect("16 divides 784");
         assert_eq!(c.block_k, 16);
-        assert!(c.accepts(&p) && !c.accepts(&problem(4096, 4096, 776, Layout::AB)));
+        assert!(c.accepts(&p) && !c.accepts(&Problem::new(4096, 4096, 776, Layout::AB)));
         for p in [
-            problem(60000, 128, 784, Layout::ABt),
-            problem(37, 45, 61, Layout::AB),
+            Problem::new(60000, 128, 784, Layout::ABt),
+            Problem::new(37, 45, 61, Layout::AB),
         ] {
             assert!(
                 CoopConfig::choose_direct(&p, &h200(), 32).is_none(),
@@ -658,7 +660,7 @@ mod tests {
 
     #[test]
     fn cooperative_tiles_fit_the_h200_and_shrink_for_small_problems() {
-        let p = problem(4096, 4096, 4096, Layout::AB);
+        let p = Problem::new(4096, 4096, 4096, Layout::AB);
         let c = CoopConfig::choose(&p, CoopInput::F16, &h200(), 32);
         assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 32));
         assert_eq!((c.warps(), c.threads()), (8, 256));
@@ -668,7 +670,7 @@ mod tests {
         assert_eq!(c.kernel_name(), "coop_f16_ab_128x128x32_w64x32_s32_vvv");
         // Transposed operands are staged as stored: A^T is K rows of M.
         let t = CoopConfig::choose(
-            &problem(4096, 4096, 4096, Layout::AtBt),
+            &Problem::new(4096, 4096, 4096, Layout::AtBt),
             CoopInput::F16,
             &h200(),
             32,
@@ -676,7 +678,7 @@ mod tests {
         assert_eq!(t.a_tile_shape(), (32, 136));
         assert_eq!(t.b_tile_shape(), (128, 40));
         // The MLP's forward at batch 128: 16x16 tiles, one subgroup each.
-        let f = problem(128, 128, 784, Layout::ABt);
+        let f = Problem::new(128, 128, 784, Layout::ABt);
         let c = CoopConfig::choose(&f, CoopInput::F32, &h200(), 32);
         assert_eq!((c.block_m, c.block_n, c.warps()), (16, 16, 1));
         for tile in COOP_TILES {

@@ -159,30 +159,19 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
 
     pipeline.for_each_step(&mut k, &steps, (&a_warp, &b_warp), |k, a_cur, b_cur| {
         for kk in (0..c.block_k).step_by(16) {
-            let fa: Vec<Exp<Frag<MatrixA>>> = (0..frags_m)
-                .map(|i| {
-                    let at = k.let_(&format!("a_at{kk}_{i}"), a_cur + a_offset(i, kk));
-                    k.let_(
-                        &format!("fa{kk}_{i}"),
-                        a_tile.at(&at).coop_load(&a_stride_e, a_layout),
-                    )
-                })
-                .collect();
-            let fb: Vec<Exp<Frag<MatrixB>>> = (0..frags_n)
-                .map(|j| {
-                    let at = k.let_(&format!("b_at{kk}_{j}"), b_cur + b_offset(j, kk));
-                    k.let_(
-                        &format!("fb{kk}_{j}"),
-                        b_tile.at(&at).coop_load(&b_stride_e, b_layout),
-                    )
-                })
-                .collect();
-            for (i, fa) in fa.iter().enumerate() {
-                for (j, fb) in fb.iter().enumerate() {
-                    let cell = &acc[i * frags_n as usize + j];
-                    k.store(cell, coop_multiply_add(fa, fb, &cell.load()));
-                }
-            }
+            let fa: Vec<Exp<Frag<MatrixA>>> = load_fragments(
+                k,
+                ('a', kk, frags_m),
+                |i| a_cur + a_offset(i, kk),
+                |at| a_tile.at(at).coop_load(&a_stride_e, a_layout),
+            );
+            let fb: Vec<Exp<Frag<MatrixB>>> = load_fragments(
+                k,
+                ('b', kk, frags_n),
+                |j| b_cur + b_offset(j, kk),
+                |at| b_tile.at(at).coop_load(&b_stride_e, b_layout),
+            );
+            multiply_add(k, &acc, &fa, &fb);
         }
     });
 
@@ -214,18 +203,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
         let whole = (&m0 + c.block_m).le(&m).and((&n0 + c.block_n).le(&n));
         k.if_else(
             whole,
-            |k| {
-                for i in 0..frags_m {
-                    for j in 0..frags_n {
-                        let at = k.let_(
-                            &format!("c_at{i}_{j}"),
-                            (&row0 + i * 16) * &n + &col0 + j * 16,
-                        );
-                        let value = acc[(i * frags_n + j) as usize].load();
-                        k.coop_store(&value, &out.at(&at), &n, CoopLayout::RowMajor);
-                    }
-                }
-            },
+            |k| store_accumulators(k, &acc, frags_n, (&row0, &col0), &n, &out),
             through_staging,
         );
     } else {
@@ -276,59 +254,93 @@ fn build_direct(c: &CoopConfig) -> KernelBuilder {
         let mut fb = Vec::new();
         for kk in (0..c.block_k).step_by(16) {
             let kx = k.let_(&format!("kx{kk}"), &k0 + kk);
-            let row: Vec<Exp<Frag<MatrixA>>> = (0..frags_m)
-                .map(|i| {
-                    // A [M, K]: row0 + 16 i, column kx; A^T [K, M]: row kx, column row0 + 16 i.
-                    let at = if a_t {
+            // A [M, K]: row0 + 16 i, column kx; A^T [K, M]: row kx, column row0 + 16 i.
+            let row: Vec<Exp<Frag<MatrixA>>> = load_fragments(
+                k,
+                ('a', kk, frags_m),
+                |i| {
+                    if a_t {
                         &kx * &a_stride + &row0 + i * 16
                     } else {
                         (&row0 + i * 16) * &a_stride + &kx
-                    };
-                    let at = k.let_(&format!("a_at{kk}_{i}"), at);
-                    k.let_(
-                        &format!("fa{kk}_{i}"),
-                        a.at(&at).coop_load(&a_stride, a_layout),
-                    )
-                })
-                .collect();
-            let col: Vec<Exp<Frag<MatrixB>>> = (0..frags_n)
-                .map(|j| {
-                    // B [K, N]: row kx, column col0 + 16 j; B^T [N, K]: row col0 + 16 j.
-                    let at = if b_t {
+                    }
+                },
+                |at| a.at(at).coop_load(&a_stride, a_layout),
+            );
+            // B [K, N]: row kx, column col0 + 16 j; B^T [N, K]: row col0 + 16 j.
+            let col: Vec<Exp<Frag<MatrixB>>> = load_fragments(
+                k,
+                ('b', kk, frags_n),
+                |j| {
+                    if b_t {
                         (&col0 + j * 16) * &b_stride + &kx
                     } else {
                         &kx * &b_stride + &col0 + j * 16
-                    };
-                    let at = k.let_(&format!("b_at{kk}_{j}"), at);
-                    k.let_(
-                        &format!("fb{kk}_{j}"),
-                        b.at(&at).coop_load(&b_stride, b_layout),
-                    )
-                })
-                .collect();
+                    }
+                },
+                |at| b.at(at).coop_load(&b_stride, b_layout),
+            );
             fa.push(row);
             fb.push(col);
         }
         for (fa, fb) in fa.iter().zip(&fb) {
-            for (i, fa) in fa.iter().enumerate() {
-                for (j, fb) in fb.iter().enumerate() {
-                    let cell = &acc[i * frags_n as usize + j];
-                    k.store(cell, coop_multiply_add(fa, fb, &cell.load()));
-                }
-            }
+            multiply_add(k, &acc, fa, fb);
         }
     });
-    for i in 0..frags_m {
-        for j in 0..frags_n {
-            let at = k.let_(
-                &format!("c_at{i}_{j}"),
-                (&row0 + i * 16) * &n + &col0 + j * 16,
-            );
-            let value = acc[(i * frags_n + j) as usize].load();
-            k.coop_store(&value, &out.at(&at), &n, CoopLayout::RowMajor);
+    store_accumulators(&mut k, &acc, frags_n, (&row0, &col0), &n, &out);
+    k
+}
+
+/// The fragments `f{operand}{kk}_{i}` of `(operand, kk, count)` for `i < count`: fragment `i`
+/// loaded by `load` from the index `at(i)`, bound first as `{operand}_at{kk}_{i}`.
+fn load_fragments<R: wgsl_dsl::types::Role>(
+    k: &mut KernelBuilder,
+    (operand, kk, count): (char, u32, u32),
+    at: impl Fn(u32) -> Exp<u32>,
+    load: impl Fn(&Exp<u32>) -> Exp<Frag<R>>,
+) -> Vec<Exp<Frag<R>>>
+where
+    Frag<R>: WgslType,
+{
+    (0..count)
+        .map(|i| {
+            let at = k.let_(&format!("{operand}_at{kk}_{i}"), at(i));
+            k.let_(&format!("f{operand}{kk}_{i}"), load(&at))
+        })
+        .collect()
+}
+
+/// `acc[i fb.len() + j] += fa[i] fb[j]` for every pair of an `A` and a `B` fragment.
+fn multiply_add(
+    k: &mut KernelBuilder,
+    acc: &[Var<AccFrag>],
+    fa: &[Exp<Frag<MatrixA>>],
+    fb: &[Exp<Frag<MatrixB>>],
+) {
+    for (i, a) in fa.iter().enumerate() {
+        for (j, b) in fb.iter().enumerate() {
+            let cell = &acc[i * fb.len() + j];
+            k.store(cell, coop_multiply_add(a, b, &cell.load()));
         }
     }
-    k
+}
+
+/// Every accumulator stored straight into `C` (`out`, rows `n` long): fragment `(i, j)` of
+/// `acc` (`frags_n` per row of fragments) at row `row0 + 16 i`, column `col0 + 16 j`, its
+/// index bound as `c_at{i}_{j}`.
+fn store_accumulators(
+    k: &mut KernelBuilder,
+    acc: &[Var<AccFrag>],
+    frags_n: u32,
+    (row0, col0): (&Exp<u32>, &Exp<u32>),
+    n: &Exp<u32>,
+    out: &Place<RuntimeArray<f32>, ReadWrite>,
+) {
+    for (f, cell) in (0u32..).zip(acc) {
+        let (i, j) = (f / frags_n, f % frags_n);
+        let at = k.let_(&format!("c_at{i}_{j}"), (row0 + i * 16) * n + col0 + j * 16);
+        k.coop_store(&cell.load(), &out.at(&at), n, CoopLayout::RowMajor);
+    }
 }
 
 /// The layout a fragment is loaded in from an operand stored transposed or not: a transposed

@@ -8,7 +8,7 @@ use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 use crate::config::DIRECT_TILES;
 use crate::run::{Gemm, Variant};
 use crate::spec::{self, Worst};
-use crate::{CoopConfig, CoopInput, GemmError, Layout, Problem};
+use crate::{CoopConfig, CoopInput, GemmDims, GemmError, Layout, Problem};
 
 /// `len` values uniform in `[-1, 1)` from `seed`.
 pub fn random(len: usize, seed: u64) -> Vec<f32> {
@@ -22,12 +22,7 @@ pub fn random(len: usize, seed: u64) -> Vec<f32> {
 pub fn direct_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
     let mut v = Vec::new();
     for layout in Layout::ALL {
-        let p = Problem {
-            m: 256,
-            n: 384,
-            k: 192,
-            layout,
-        };
+        let p = Problem::new(256, 384, 192, layout);
         for tile in DIRECT_TILES {
             v.push((p, CoopConfig::direct_with_tile(&p, tile, subgroup_size)));
         }
@@ -85,28 +80,19 @@ pub fn run_and_check(
         .map_err(GemmError::from)?;
     let (a64, b64, bound): (Vec<f64>, Vec<f64>, f64) = match gemm.variant() {
         Variant::Simt(_) => {
-            let (ab, bb) = upload(gpu, &a, &b)?;
-            let mut rec = gpu.recorder();
-            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
-            rec.submit().map_err(GemmError::from)?;
+            upload_and_run(gpu, gemm, problem, &dims, (&a, &b), &c)?;
             (widen(&a), widen(&b), spec::simt_bound(problem.k))
         }
         Variant::Coop(config) if config.input == CoopInput::F16 => {
             let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f32(x)).collect();
             let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f32(x)).collect();
-            let (ab, bb) = upload(gpu, &ah, &bh)?;
-            let mut rec = gpu.recorder();
-            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
-            rec.submit().map_err(GemmError::from)?;
+            upload_and_run(gpu, gemm, problem, &dims, (&ah, &bh), &c)?;
             let a64 = ah.iter().map(|x| f64::from(x.to_f32())).collect();
             let b64 = bh.iter().map(|x| f64::from(x.to_f32())).collect();
             (a64, b64, spec::coop_bound(problem.k))
         }
         Variant::Coop(_) => {
-            let (ab, bb) = upload(gpu, &a, &b)?;
-            let mut rec = gpu.recorder();
-            gemm.record(&mut rec, problem, &dims, &ab, &bb, &c)?;
-            rec.submit().map_err(GemmError::from)?;
+            upload_and_run(gpu, gemm, problem, &dims, (&a, &b), &c)?;
             (widen(&a), widen(&b), spec::coop_f32_input_bound(problem.k))
         }
     };
@@ -131,15 +117,22 @@ fn widen(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| f64::from(x)).collect()
 }
 
-fn upload<T: bytemuck::Pod + wgsl_dsl::types::WgslType>(
+/// Upload `a` and `b`, record `gemm` on them into `c` and submit.
+fn upload_and_run<T: bytemuck::Pod + wgsl_dsl::types::Scalar>(
     gpu: &Gpu,
-    a: &[T],
-    b: &[T],
-) -> Result<(GpuBuffer<T>, GpuBuffer<T>), GemmError> {
-    Ok((
+    gemm: &Gemm,
+    problem: &Problem,
+    dims: &GpuBuffer<GemmDims>,
+    (a, b): (&[T], &[T]),
+    c: &GpuBuffer<f32>,
+) -> Result<(), GemmError> {
+    let (ab, bb) = (
         GpuBuffer::from_slice(gpu, a)?,
         GpuBuffer::from_slice(gpu, b)?,
-    ))
+    );
+    let mut rec = gpu.recorder();
+    gemm.record(&mut rec, problem, dims, &ab, &bb, c)?;
+    Ok(rec.submit()?)
 }
 
 /// `count` elements of `C`: its four corners and random others.

@@ -27,7 +27,7 @@
 //! use wgsl_gemm::{Layout, Problem, SimtConfig};
 //! use wgsl_dsl::TargetLimits;
 //!
-//! let problem = Problem { m: 4096, n: 4096, k: 4096, layout: Layout::AB };
+//! let problem = Problem::new(4096, 4096, 4096, Layout::AB);
 //! let config = SimtConfig::choose(&problem, &TargetLimits::default());
 //! let shader = wgsl_gemm::simt::build(&config).build()?;
 //! assert!(shader.wgsl.contains("workgroupBarrier()"));
@@ -57,43 +57,23 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
     let target = h200_limits();
     let mut v = Vec::new();
     for layout in Layout::ALL {
-        let p = Problem {
-            m: 4096,
-            n: 4096,
-            k: 4096,
-            layout,
-        };
+        let p = Problem::new(4096, 4096, 4096, layout);
         v.push((simt::build(&SimtConfig::choose(&p, &target)), target));
         v.push((
             coop::build(&CoopConfig::choose(&p, CoopInput::F16, &target, 32)),
             target,
         ));
     }
-    let square = Problem {
-        m: 4096,
-        n: 4096,
-        k: 4096,
-        layout: Layout::AB,
-    };
+    let square = Problem::new(4096, 4096, 4096, Layout::AB);
     if let Some(direct) = CoopConfig::choose_direct(&square, &target, 32) {
         v.push((coop::build(&direct), target));
     }
-    let forward = Problem {
-        m: 60000,
-        n: 128,
-        k: 784,
-        layout: Layout::ABt,
-    };
+    let forward = Problem::new(60000, 128, 784, Layout::ABt);
     v.push((
         coop::build(&CoopConfig::choose(&forward, CoopInput::F32, &target, 32)),
         target,
     ));
-    let odd = Problem {
-        m: 37,
-        n: 45,
-        k: 61,
-        layout: Layout::ABt,
-    };
+    let odd = Problem::new(37, 45, 61, Layout::ABt);
     v.push((simt::build(&SimtConfig::choose(&odd, &target)), target));
     v.push((
         coop::build(&CoopConfig::choose(&odd, CoopInput::F16, &target, 32)),
@@ -161,6 +141,24 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// `C [m, n] = op(A) [m, k] op(B) [k, n]` with `A` and `B` stored as `layout` says.
+    pub const fn new(m: u32, n: u32, k: u32, layout: Layout) -> Problem {
+        Problem { m, n, k, layout }
+    }
+
+    /// Each of `sizes` (`(m, n, k)`) in every layout: all sizes in [`Layout::ALL`]'s first
+    /// layout, then in the next.
+    pub fn every_layout(sizes: &[(u32, u32, u32)]) -> Vec<Problem> {
+        Layout::ALL
+            .into_iter()
+            .flat_map(|layout| {
+                sizes
+                    .iter()
+                    .map(move |&(m, n, k)| Problem::new(m, n, k, layout))
+            })
+            .collect()
+    }
+
     /// Elements of the buffer holding `A` (`M K`).
     pub fn a_len(&self) -> usize {
         self.m as usize * self.k as usize

@@ -172,12 +172,7 @@ mod tests {
     #[test]
     fn the_layouts_read_the_stored_transposes() {
         // op(A) = [[1, 2], [3, 4]] (2x2), op(B) = [[5], [6]] (2x1).
-        let ab = Problem {
-            m: 2,
-            n: 1,
-            k: 2,
-            layout: Layout::AB,
-        };
+        let ab = Problem::new(2, 1, 2, Layout::AB);
         let (c, abs) = product(&ab, &[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0]);
         assert_eq!(c, vec![17.0, 39.0]);
         assert_eq!(abs, vec![17.0, 39.0]);
@@ -192,12 +187,7 @@ mod tests {
 
     #[test]
     fn check_accepts_rounding_and_rejects_errors_and_poison() {
-        let p = Problem {
-            m: 1,
-            n: 2,
-            k: 3,
-            layout: Layout::AB,
-        };
+        let p = Problem::new(1, 2, 3, Layout::AB);
         let a = [0.1, -0.2, 0.3];
         let b = [1.0, 2.0, -1.0, 0.5, 3.0, 1.5];
         let (c, _) = product(&p, &a, &b);

@@ -174,20 +174,10 @@ fn the_large_cooperative_tile_on_the_interpreter_matches_the_specification() {
     // every side; and the vec4 accesses, on sizes that are multiples of 4 but not of 16.
     let mut seed = 200;
     for layout in Layout::ALL {
-        let p = Problem {
-            m: 17,
-            n: 33,
-            k: 19,
-            layout,
-        };
+        let p = Problem::new(17, 33, 19, layout);
         let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[0], 32);
         check_coop(&config, &p, seed);
-        let p = Problem {
-            m: 20,
-            n: 36,
-            k: 24,
-            layout,
-        };
+        let p = Problem::new(20, 36, 24, layout);
         let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[3], 32);
         assert!(config.vector_a && config.vector_b && config.vector_c);
         check_coop(&config, &p, seed + 2);
@@ -200,12 +190,7 @@ fn the_direct_cooperative_kernel_on_the_interpreter_matches_the_specification() 
     // The direct kernel takes only sizes its tile divides: 64 x 64 x 32 with 32x32 subgroup
     // tiles, and two steps of K.
     for (seed, layout) in Layout::ALL.into_iter().enumerate() {
-        let p = Problem {
-            m: 64,
-            n: 64,
-            k: 64,
-            layout,
-        };
+        let p = Problem::new(64, 64, 64, layout);
         let config = CoopConfig::direct_with_tile(&p, DIRECT_TILES[2], 32);
         check_coop(&config, &p, 300 + seed as u64);
     }

@@ -20,19 +20,13 @@ fn direct_configs() -> Vec<CoopConfig> {
 }
 
 fn problems() -> Vec<Problem> {
-    let mut v = Vec::new();
-    for layout in Layout::ALL {
-        for (m, n, k) in [
-            (1, 1, 1),
-            (37, 45, 61),
-            (65, 64, 40),
-            (129, 7, 33),
-            (64, 128, 784),
-        ] {
-            v.push(Problem { m, n, k, layout });
-        }
-    }
-    v
+    Problem::every_layout(&[
+        (1, 1, 1),
+        (37, 45, 61),
+        (65, 64, 40),
+        (129, 7, 33),
+        (64, 128, 784),
+    ])
 }
 
 fn reparse(name: &str, wgsl: &str) {
@@ -113,12 +107,7 @@ fn cooperative_kernels_translate_to_spirv() {
 
 #[test]
 fn cooperative_kernels_need_the_capability() {
-    let p = Problem {
-        m: 64,
-        n: 64,
-        k: 64,
-        layout: Layout::AB,
-    };
+    let p = Problem::new(64, 64, 64, Layout::AB);
     let portable = TargetLimits {
         capabilities: Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16,
         ..h200()
@@ -160,12 +149,7 @@ fn simt_kernels_match_the_specification_on_odd_sizes() {
 #[test]
 fn every_simt_tile_matches_the_specification() {
     let gpu = gpu();
-    let p = Problem {
-        m: 67,
-        n: 45,
-        k: 21,
-        layout: Layout::AtB,
-    };
+    let p = Problem::new(67, 45, 21, Layout::AtB);
     for tile in wgsl_gemm::config::SIMT_TILES {
         let config = SimtConfig::with_tile(&p, tile);
         if !config.fits(&gpu.target_limits()) {
@@ -179,12 +163,7 @@ fn every_simt_tile_matches_the_specification() {
 #[test]
 fn cooperative_kernels_match_the_specification_or_are_refused() {
     let gpu = gpu();
-    let p = Problem {
-        m: 37,
-        n: 45,
-        k: 61,
-        layout: Layout::ABt,
-    };
+    let p = Problem::new(37, 45, 61, Layout::ABt);
     match Gemm::coop(&gpu, &p, CoopInput::F16) {
         Err(GemmError::Build(wgsl_dsl::BuildError::MissingCapability { needed, .. })) => {
             assert!(needed.contains(Capabilities::COOPERATIVE_MATRIX));

@@ -172,19 +172,14 @@ fn all_kernels() -> Vec<String> {
 }
 
 fn check(gpu: &Gpu) -> Result<(), Error> {
-    let mut problems = Vec::new();
-    for layout in Layout::ALL {
-        for (m, n, k) in [
-            (1, 1, 1),
-            (7, 37, 65),
-            (37, 45, 61),
-            (65, 129, 33),
-            (129, 64, 784),
-            (200, 136, 97),
-        ] {
-            problems.push(Problem { m, n, k, layout });
-        }
-    }
+    let mut problems = Problem::every_layout(&[
+        (1, 1, 1),
+        (7, 37, 65),
+        (37, 45, 61),
+        (65, 129, 33),
+        (129, 64, 784),
+        (200, 136, 97),
+    ]);
     for (m, n, k, layout) in [
         (1000, 1000, 1000, Layout::AB),
         (1023, 1021, 517, Layout::AtB),
@@ -339,26 +334,11 @@ fn time(gpu: &Gpu, gemm: &Gemm, p: &Problem, ops: &Operands, t: TimingArgs) -> R
 fn mlp_problems() -> Vec<Problem> {
     let mut v = Vec::new();
     for batch in [128, 1024, 60000] {
-        v.push(Problem {
-            m: batch,
-            n: 128,
-            k: 784,
-            layout: Layout::ABt,
-        });
+        v.push(Problem::new(batch, 128, 784, Layout::ABt));
     }
     for batch in [128, 1024] {
-        v.push(Problem {
-            m: 128,
-            n: 784,
-            k: batch,
-            layout: Layout::AtB,
-        });
-        v.push(Problem {
-            m: batch,
-            n: 784,
-            k: 128,
-            layout: Layout::AB,
-        });
+        v.push(Problem::new(128, 784, batch, Layout::AtB));
+        v.push(Problem::new(batch, 784, 128, Layout::AB));
     }
     v
 }
@@ -373,12 +353,7 @@ fn bench(
 ) -> Result<(), Error> {
     let mut problems: Vec<Problem> = sizes
         .iter()
-        .map(|&s| Problem {
-            m: s,
-            n: s,
-            k: s,
-            layout: Layout::AB,
-        })
+        .map(|&s| Problem::new(s, s, s, Layout::AB))
         .collect();
     if mlp {
         problems.extend(mlp_problems());
@@ -458,12 +433,7 @@ fn adapter_line(gpu: &Gpu) -> String {
 }
 
 fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Error> {
-    let p = Problem {
-        m: size,
-        n: size,
-        k: size,
-        layout,
-    };
+    let p = Problem::new(size, size, size, layout);
     let ops = Operands::new(gpu, &p)?;
     let target = gpu.target_limits();
     println!("{}", adapter_line(gpu));
