@@ -430,6 +430,22 @@ pub(crate) fn random_schedule(rng: &mut Rng) -> (LrSchedule, u32) {
     )
 }
 
+/// The buffers of an optimizer kernel's case: the hyperparameters `hp`, the step state after
+/// `taken` steps, random gradients and parameters `[n]`, and one random slot `[n]` for each
+/// range of `slots` (velocity; or first and second moments).
+fn optim_buffers(rng: &mut Rng, hp: Data, taken: u32, n: usize, slots: &[(f32, f32)]) -> Vec<Data> {
+    let mut buffers = vec![
+        hp,
+        Data::U32(vec![taken, 0]),
+        Data::F32(random_f32(rng, n, -1.0, 1.0)),
+        Data::F32(random_f32(rng, n, -1.0, 1.0)),
+    ];
+    for &(low, high) in slots {
+        buffers.push(Data::F32(random_f32(rng, n, low, high)));
+    }
+    buffers
+}
+
 fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let n = optim_len(s);
     let (schedule, taken) = random_schedule(rng);
@@ -442,13 +458,7 @@ fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     }
     .with_schedule(&schedule);
     Case {
-        buffers: vec![
-            Data::value(hp),
-            Data::U32(vec![taken, 0]),
-            Data::F32(random_f32(rng, n, -1.0, 1.0)),
-            Data::F32(random_f32(rng, n, -1.0, 1.0)),
-            Data::F32(random_f32(rng, n, -0.1, 0.1)),
-        ],
+        buffers: optim_buffers(rng, Data::value(hp), taken, n, &[(-0.1, 0.1)]),
         workgroups: def.workgroups(n),
     }
 }
@@ -469,14 +479,7 @@ fn adam_case(def: &AdamUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let (schedule, taken) = random_schedule(rng);
     let hp = adam_params(0.01, 0.9, 0.999, 1e-8, n).with_schedule(&schedule);
     Case {
-        buffers: vec![
-            Data::value(hp),
-            Data::U32(vec![taken, 0]),
-            Data::F32(random_f32(rng, n, -1.0, 1.0)),
-            Data::F32(random_f32(rng, n, -1.0, 1.0)),
-            Data::F32(random_f32(rng, n, -0.1, 0.1)),
-            Data::F32(random_f32(rng, n, 0.0, 0.01)),
-        ],
+        buffers: optim_buffers(rng, Data::value(hp), taken, n, &[(-0.1, 0.1), (0.0, 0.01)]),
         workgroups: def.workgroups(n),
     }
 }

@@ -221,15 +221,9 @@ pub fn softmax_cross_entropy(
 
 /// `dweight[o, i] = sum_b dy[b, o] * x[b, i]`, i.e. `dy^T x`: `[outputs, inputs]`.
 pub fn weight_grad(dy: &[f64], x: &[f64], batch: usize, inputs: usize, outputs: usize) -> Vec<f64> {
-    let mut dw = vec![0.0; outputs * inputs];
-    for o in 0..outputs {
-        for i in 0..inputs {
-            dw[o * inputs + i] = (0..batch)
-                .map(|b| dy[b * outputs + o] * x[b * inputs + i])
-                .sum();
-        }
-    }
-    dw
+    sum_over((outputs, inputs), batch, |o, i, b| {
+        dy[b * outputs + o] * x[b * inputs + i]
+    })
 }
 
 /// `dbias[o] = sum_b dy[b, o]`: `[outputs]`.
@@ -247,15 +241,21 @@ pub fn input_grad(
     inputs: usize,
     outputs: usize,
 ) -> Vec<f64> {
-    let mut dx = vec![0.0; batch * inputs];
-    for b in 0..batch {
-        for i in 0..inputs {
-            dx[b * inputs + i] = (0..outputs)
-                .map(|o| dy[b * outputs + o] * weight[o * inputs + i])
-                .sum();
-        }
-    }
-    dx
+    sum_over((batch, inputs), outputs, |b, i, o| {
+        dy[b * outputs + o] * weight[o * inputs + i]
+    })
+}
+
+/// `out[r, c] = sum_{d < depth} term(r, c, d)` for `(rows, cols)`: `[rows, cols]`, each sum
+/// taken in the order of `d`.
+fn sum_over(
+    (rows, cols): (usize, usize),
+    depth: usize,
+    term: impl Fn(usize, usize, usize) -> f64,
+) -> Vec<f64> {
+    (0..rows * cols)
+        .map(|rc| (0..depth).map(|d| term(rc / cols, rc % cols, d)).sum())
+        .collect()
 }
 
 /// ReLU backward: `dz = dx` where the layer's output `y = relu(z)` is positive, else 0.

@@ -49,30 +49,22 @@ impl KernelDef for SgdUpdate {
     type Args<'a> = SgdUpdateArgs<'a>;
     type Size = usize;
     fn build(&self) -> KernelBuilder {
-        let mut k = KernelBuilder::new("sgd_update", [OPTIM_WORKGROUP, 1, 1]);
-        let SgdUpdateBindings {
-            hp,
-            state,
-            grads,
-            params,
-            velocity,
-        } = k.bindings();
-        let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
-        k.if_(i.ge(hp.len().load()), |k| k.return_());
+        let (mut k, b, i) = begin_update("sgd_update", |b: &SgdUpdateBindings| b.hp.len().load());
+        let hp = &b.hp;
         let lr = scheduled_lr(
             &mut k,
             hp.lr().load(),
-            &ScheduleFields::sgd(&hp),
-            state.at(0u32).load(),
+            &ScheduleFields::sgd(hp),
+            b.state.at(0u32).load(),
         );
-        let p = k.let_("p", params.at(&i).load());
+        let p = k.let_("p", b.params.at(&i).load());
         let g = k.let_(
             "g",
-            fma(hp.weight_decay().load(), p.clone(), grads.at(&i).load()),
+            fma(hp.weight_decay().load(), p.clone(), b.grads.at(&i).load()),
         );
-        let v = k.let_("v", fma(hp.momentum().load(), velocity.at(&i).load(), g));
-        k.store(&velocity.at(&i), v.clone());
-        k.store(&params.at(&i), p - lr * v);
+        let v = k.let_("v", fma(hp.momentum().load(), b.velocity.at(&i).load(), g));
+        k.store(&b.velocity.at(&i), v.clone());
+        k.store(&b.params.at(&i), p - lr * v);
         k
     }
     fn workgroups(&self, len: usize) -> [u32; 3] {
@@ -151,6 +143,19 @@ pub(crate) fn scheduled_lr(
     k.let_("lr", lr * warm * decay)
 }
 
+/// The start of an optimizer kernel `name`: its bindings `B`, and the flat index `i` of the
+/// parameter this invocation updates, returning when `i` is not below `len` of the bindings.
+fn begin_update<B: Bindings>(
+    name: &str,
+    len: impl FnOnce(&B) -> Exp<u32>,
+) -> (KernelBuilder, B, Exp<u32>) {
+    let mut k = KernelBuilder::new(name, [OPTIM_WORKGROUP, 1, 1]);
+    let b: B = k.bindings();
+    let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
+    k.if_(i.ge(len(&b)), |k| k.return_());
+    (k, b, i)
+}
+
 /// The flat invocation index for a [`grid_2d`] dispatch of workgroups of `size`.
 fn flat_index(size: u32) -> Exp<u32> {
     let g = global_invocation_id();
@@ -202,25 +207,16 @@ impl KernelDef for AdamUpdate {
     type Args<'a> = AdamUpdateArgs<'a>;
     type Size = usize;
     fn build(&self) -> KernelBuilder {
-        let mut k = KernelBuilder::new("adam_update", [OPTIM_WORKGROUP, 1, 1]);
-        let AdamUpdateBindings {
-            hp,
-            state,
-            grads,
-            params,
-            m,
-            v,
-        } = k.bindings();
-        let i = k.let_("i", flat_index(OPTIM_WORKGROUP));
-        k.if_(i.ge(hp.len().load()), |k| k.return_());
-        let t_taken = k.let_("t_taken", state.at(0u32).load());
+        let (mut k, b, i) = begin_update("adam_update", |b: &AdamUpdateBindings| b.hp.len().load());
+        let (hp, m, v) = (&b.hp, &b.m, &b.v);
+        let t_taken = k.let_("t_taken", b.state.at(0u32).load());
         let t = k.let_("t", (&t_taken + 1u32).to_f32());
         let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
         let c1 = k.let_("bias_correction1", c1);
         let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
         let c2 = k.let_("bias_correction2", c2);
-        let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(&hp), t_taken);
-        let g = k.let_("g", grads.at(&i).load());
+        let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), t_taken);
+        let g = k.let_("g", b.grads.at(&i).load());
         let b1 = k.let_("beta1", hp.beta1().load());
         let b2 = k.let_("beta2", hp.beta2().load());
         let m_new = k.let_("m_new", &b1 * m.at(&i).load() + (1.0f32 - &b1) * &g);
@@ -230,8 +226,8 @@ impl KernelDef for AdamUpdate {
         let m_hat = m_new / c1;
         let v_hat = v_new / c2;
         k.store(
-            &params.at(&i),
-            params.at(&i).load() - lr * m_hat / (sqrt(v_hat) + hp.eps().load()),
+            &b.params.at(&i),
+            b.params.at(&i).load() - lr * m_hat / (sqrt(v_hat) + hp.eps().load()),
         );
         k
     }
@@ -312,50 +308,34 @@ impl ScheduleUniform {
     }
 }
 
-impl SgdParams {
-    /// The schedule fields.
-    pub fn schedule_uniform(&self) -> ScheduleUniform {
-        ScheduleUniform {
-            schedule: self.schedule,
-            warmup_steps: self.warmup_steps,
-            decay_steps: self.decay_steps,
-            decay_factor: self.decay_factor,
-        }
-    }
+/// `schedule_uniform` and `with_schedule` for each uniform that holds a learning-rate
+/// schedule's fields ([`SgdParams`], [`AdamParams`]: the same members in each).
+macro_rules! schedule_uniform_impls {
+    ($($params:ident),*) => {$(
+        impl $params {
+            /// The schedule fields.
+            pub fn schedule_uniform(&self) -> ScheduleUniform {
+                ScheduleUniform {
+                    schedule: self.schedule,
+                    warmup_steps: self.warmup_steps,
+                    decay_steps: self.decay_steps,
+                    decay_factor: self.decay_factor,
+                }
+            }
 
-    /// These hyperparameters with the fields of `schedule`.
-    pub fn with_schedule(self, schedule: &LrSchedule) -> SgdParams {
-        let u = ScheduleUniform::of(schedule);
-        SgdParams {
-            schedule: u.schedule,
-            warmup_steps: u.warmup_steps,
-            decay_steps: u.decay_steps,
-            decay_factor: u.decay_factor,
-            ..self
+            /// These hyperparameters with the fields of `schedule`.
+            pub fn with_schedule(self, schedule: &LrSchedule) -> $params {
+                let u = ScheduleUniform::of(schedule);
+                $params {
+                    schedule: u.schedule,
+                    warmup_steps: u.warmup_steps,
+                    decay_steps: u.decay_steps,
+                    decay_factor: u.decay_factor,
+                    ..self
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl AdamParams {
-    /// The schedule fields.
-    pub fn schedule_uniform(&self) -> ScheduleUniform {
-        ScheduleUniform {
-            schedule: self.schedule,
-            warmup_steps: self.warmup_steps,
-            decay_steps: self.decay_steps,
-            decay_factor: self.decay_factor,
-        }
-    }
-
-    /// These hyperparameters with the fields of `schedule`.
-    pub fn with_schedule(self, schedule: &LrSchedule) -> AdamParams {
-        let u = ScheduleUniform::of(schedule);
-        AdamParams {
-            schedule: u.schedule,
-            warmup_steps: u.warmup_steps,
-            decay_steps: u.decay_steps,
-            decay_factor: u.decay_factor,
-            ..self
-        }
-    }
-}
+schedule_uniform_impls!(SgdParams, AdamParams);

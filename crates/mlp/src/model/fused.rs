@@ -133,12 +133,13 @@ impl FusedStep {
         };
         self.head.record(rec, args, rows)?;
         let size = (inputs, hidden, classes);
-        match (&self.grad, optimizer) {
-            (GradKernel::Sgd(kernel), Optimizer::Sgd { hp, velocity, .. }) => {
-                let args = GradUpdateSgdArgs {
+        // The arguments of either `grad_update` kernel: the bindings both declare, and the
+        // optimizer's (`hp` and the slots) given.
+        macro_rules! grad_update_args {
+            ($args:ident { $($optimizer:ident),* }) => {
+                $args {
                     first: &u.linear[0],
                     last: &u.linear[1],
-                    hp,
                     state,
                     dhidden: &w.deltas[0],
                     dlogits: &w.deltas[1],
@@ -147,30 +148,19 @@ impl FusedStep {
                     order,
                     images: &data.images,
                     params,
-                    velocity,
                     losses: &w.example_losses,
                     loss_history,
-                };
+                    $($optimizer),*
+                }
+            };
+        }
+        match (&self.grad, optimizer) {
+            (GradKernel::Sgd(kernel), Optimizer::Sgd { hp, velocity, .. }) => {
+                let args = grad_update_args!(GradUpdateSgdArgs { hp, velocity });
                 kernel.record(rec, args, size)?;
             }
             (GradKernel::Adam(kernel), Optimizer::Adam { hp, m, v, .. }) => {
-                let args = GradUpdateAdamArgs {
-                    first: &u.linear[0],
-                    last: &u.linear[1],
-                    hp,
-                    state,
-                    dhidden: &w.deltas[0],
-                    dlogits: &w.deltas[1],
-                    hidden: &w.acts[0],
-                    gp,
-                    order,
-                    images: &data.images,
-                    params,
-                    m,
-                    v,
-                    losses: &w.example_losses,
-                    loss_history,
-                };
+                let args = grad_update_args!(GradUpdateAdamArgs { hp, m, v });
                 kernel.record(rec, args, size)?;
             }
             _ => {

@@ -174,44 +174,38 @@ pub struct PredictArgs {
     pub images: Vec<PathBuf>,
 }
 
-fn positive_usize(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("`{s}` is not a positive integer")),
+/// `s` parsed as a `T` for which `ok` holds, or an error saying that `s` is not `what`.
+fn parse_where<T: std::str::FromStr>(
+    s: &str,
+    ok: impl Fn(&T) -> bool,
+    what: &str,
+) -> Result<T, String> {
+    match s.parse::<T>() {
+        Ok(x) if ok(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not {what}")),
     }
+}
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    parse_where(s, |&n: &usize| n >= 1, "a positive integer")
 }
 
 fn positive_f32(s: &str) -> Result<f32, String> {
-    match s.parse::<f32>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a positive number")),
-    }
+    parse_where(s, |&x: &f32| x.is_finite() && x > 0.0, "a positive number")
 }
 
 fn non_negative_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a number >= 0")),
-    }
+    parse_where(s, |&x: &f64| x.is_finite() && x >= 0.0, "a number >= 0")
 }
 
 fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a positive number")),
-    }
+    parse_where(s, |&x: &f64| x.is_finite() && x > 0.0, "a positive number")
 }
 
 fn gamma(s: &str) -> Result<f32, String> {
-    match s.parse::<f32>() {
-        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a number in (0, 1]")),
-    }
+    parse_where(s, |&x: &f32| x > 0.0 && x <= 1.0, "a number in (0, 1]")
 }
 
 fn momentum(s: &str) -> Result<f32, String> {
-    match s.parse::<f32>() {
-        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(format!("`{s}` is not a number in [0, 1)")),
-    }
+    parse_where(s, |&x: &f32| (0.0..1.0).contains(&x), "a number in [0, 1)")
 }
