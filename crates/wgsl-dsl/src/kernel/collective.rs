@@ -49,7 +49,7 @@ macro_rules! subgroup_collective {
                     naga::SubgroupOperation::$op,
                     naga::CollectiveOperation::$collective,
                 );
-                self.subgroup(op, value.into_exp(), None)
+                self.subgroup_op(op, value.into_exp(), None, CallSite::caller())
             }
         )*}
     };
@@ -121,30 +121,14 @@ impl KernelBuilder {
 
     // ---- subgroups (WGSL `enable subgroups;`) ----
 
-    #[track_caller]
-    fn subgroup<T: ScalarOrVector>(
-        &mut self,
-        op: SubgroupOp,
-        arg: Exp<T>,
-        index: Option<Exp<u32>>,
-    ) -> Exp<T> {
-        self.capabilities |= naga::valid::Capabilities::SUBGROUP;
-        self.bind(CallSite::caller(), |result| Stmt::Subgroup {
-            result,
-            op,
-            arg: arg.node,
-            index: index.map(|i| i.node),
-            ty: T::ty(),
-        })
-    }
-
     /// `subgroupBroadcastFirst(value)`: the value of the lowest active lane.
     #[track_caller]
     pub fn subgroup_broadcast_first<T: ScalarOrVector>(
         &mut self,
         value: impl IntoExp<T>,
     ) -> Exp<T> {
-        self.subgroup(SubgroupOp::BroadcastFirst, value.into_exp(), None)
+        let site = CallSite::caller();
+        self.subgroup_op(SubgroupOp::BroadcastFirst, value.into_exp(), None, site)
     }
     /// `subgroupShuffle(value, lane)`: the value of lane `lane`.
     #[track_caller]
@@ -153,7 +137,9 @@ impl KernelBuilder {
         value: impl IntoExp<T>,
         lane: impl IntoExp<u32>,
     ) -> Exp<T> {
-        self.subgroup(SubgroupOp::Shuffle, value.into_exp(), Some(lane.into_exp()))
+        let site = CallSite::caller();
+        let lane = Some(lane.into_exp());
+        self.subgroup_op(SubgroupOp::Shuffle, value.into_exp(), lane, site)
     }
 
     /// A tree reduction over one workgroup (WGSL spec §17.11.3 for the barriers): every
@@ -174,10 +160,7 @@ impl KernelBuilder {
         op: impl Fn(Exp<T>, Exp<T>) -> Exp<T>,
     ) -> Exp<T> {
         let site = CallSite::caller();
-        let invocations = self
-            .workgroup_size
-            .iter()
-            .fold(1usize, |n, &s| n.saturating_mul(s as usize));
+        let invocations = self.invocations();
         if !N.is_power_of_two() || N != invocations {
             let message = format!(
                 "workgroup_reduce needs a power-of-two scratch array of one element per \

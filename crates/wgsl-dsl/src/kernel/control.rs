@@ -355,22 +355,11 @@ impl KernelBuilder {
             | ExprKind::Bound(_)
             | ExprKind::Param { .. }
             | ExprKind::Builtin(_) => e,
-            _ => {
-                let id = crate::handle::ValueId::fresh();
-                self.push(
-                    Stmt::Let {
-                        id,
-                        name: name.to_string(),
-                        value: e.node,
-                    },
-                    site,
-                );
-                Exp::from_node(Node {
-                    kind: ExprKind::Bound(id),
-                    ty: T::ty(),
-                    site,
-                })
-            }
+            _ => self.bind(site, |id| Stmt::Let {
+                id,
+                name: name.to_string(),
+                value: e.node,
+            }),
         }
     }
 

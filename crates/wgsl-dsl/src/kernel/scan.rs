@@ -260,7 +260,8 @@ macro_rules! host_bits {
 host_bits!(i32, u32);
 
 impl KernelBuilder {
-    fn invocations(&self) -> usize {
+    /// The workgroup's invocations: the product of its size.
+    pub(super) fn invocations(&self) -> usize {
         self.workgroup_size
             .iter()
             .fold(1usize, |n, &s| n.saturating_mul(s as usize))
@@ -286,14 +287,10 @@ impl KernelBuilder {
         kind: ScanKind,
     ) -> Exp<T> {
         let site = CallSite::caller();
-        if let Some(e) = self.scan_shape_error::<N>("workgroup_scan") {
-            self.push(super::stmt::Stmt::Invalid(e), site);
-            return Exp::zero();
+        if let Some(invalid) = self.scan_shape_invalid::<T, N>("workgroup_scan", site) {
+            return invalid;
         }
-        let value = value.into_exp();
-        let acc = self.var_impl::<T>("scan_acc", VarInit::Value(value.node), site);
-        self.scan_rounds::<T, N>(scratch, local_index, &acc, op, site);
-        self.scan_result(scratch, local_index, &acc, op, kind, site)
+        self.hillis_steele_scan(scratch, local_index, value.into_exp(), op, kind, site)
     }
 
     /// As [`KernelBuilder::workgroup_scan`], with subgroup operations where they apply: for
@@ -320,9 +317,8 @@ impl KernelBuilder {
         let Some(sub_op) = op.subgroup else {
             return self.workgroup_scan(scratch, local_index, value, op, kind);
         };
-        if let Some(e) = self.scan_shape_error::<N>("workgroup_scan_subgroups") {
-            self.push(super::stmt::Stmt::Invalid(e), site);
-            return Exp::zero();
+        if let Some(invalid) = self.scan_shape_invalid::<T, N>("workgroup_scan_subgroups", site) {
+            return invalid;
         }
         let value = self.let_("scan_value", value.into_exp());
         let n = N as u32;
@@ -355,13 +351,22 @@ impl KernelBuilder {
         self.if_else(
             fallback.eq(0u32),
             |k| {
+                use super::stmt::SubgroupOp::Collective;
                 use naga::CollectiveOperation as C;
-                let inclusive = k.subgroup_collective::<T>(sub_op, C::InclusiveScan, &value);
+                let inclusive = k.subgroup_op(
+                    Collective(sub_op, C::InclusiveScan),
+                    value.clone(),
+                    None,
+                    value.site(),
+                );
                 let own = match kind {
                     ScanKind::Inclusive => inclusive.clone(),
-                    ScanKind::Exclusive => {
-                        k.subgroup_collective::<T>(sub_op, C::ExclusiveScan, &value)
-                    }
+                    ScanKind::Exclusive => k.subgroup_op(
+                        Collective(sub_op, C::ExclusiveScan),
+                        value.clone(),
+                        None,
+                        value.site(),
+                    ),
                 };
                 let chunk = k.let_("run", li / &size);
                 let last = sid.eq(&size - 1u32).or(li.eq(n - 1));
@@ -380,15 +385,18 @@ impl KernelBuilder {
                     ),
                 );
                 k.workgroup_barrier();
-                let offset = k.subgroup_collective::<T>(sub_op, C::ExclusiveScan, &total);
+                let offset = k.subgroup_op(
+                    Collective(sub_op, C::ExclusiveScan),
+                    total.clone(),
+                    None,
+                    total.site(),
+                );
                 k.if_(li.lt(chunks.clone()), |k| k.store(&scratch.at(li), offset));
                 k.workgroup_barrier();
                 k.store(&result, op.apply(scratch.at(&chunk).load(), own));
             },
             |k| {
-                let acc = k.var_impl::<T>("scan_acc", VarInit::Value(value.node.clone()), site);
-                k.scan_rounds::<T, N>(scratch, li, &acc, op, site);
-                let r = k.scan_result(scratch, li, &acc, op, kind, site);
+                let r = k.hillis_steele_scan(scratch, li, value.clone(), op, kind, site);
                 k.store(&result, r);
             },
         );
@@ -404,68 +412,45 @@ impl KernelBuilder {
         &mut self,
         place: &Place<T, ReadWrite>,
     ) -> Exp<T> {
-        let site = CallSite::caller();
-        let id = crate::handle::ValueId::fresh();
-        self.push(
+        self.bind(CallSite::caller(), |result| {
             super::stmt::Stmt::WorkgroupUniformLoad {
-                result: id,
+                result,
                 place: place.node.clone(),
-            },
-            site,
-        );
-        Exp::from_node(crate::exp::Node {
-            kind: crate::exp::ExprKind::Bound(id),
-            ty: T::ty(),
-            site,
+            }
         })
     }
 
-    fn scan_shape_error<const N: usize>(&self, what: &str) -> Option<String> {
-        let invocations = self.invocations();
-        (N != invocations).then(|| {
-            format!(
-                "{what} needs a scratch array of one element per invocation: {N} elements for \
-                 {invocations} invocations"
-            )
-        })
-    }
-
-    fn subgroup_collective<T: ScanScalar>(
+    /// `None` where the scratch array has one element per invocation; else the mistake,
+    /// recorded at `site`, and a placeholder for the scan's result.
+    fn scan_shape_invalid<T: ScanScalar, const N: usize>(
         &mut self,
-        op: naga::SubgroupOperation,
-        collective: naga::CollectiveOperation,
-        value: &Exp<T>,
-    ) -> Exp<T> {
-        let site = value.site();
-        let id = crate::handle::ValueId::fresh();
-        self.capabilities |= naga::valid::Capabilities::SUBGROUP;
-        self.push(
-            super::stmt::Stmt::Subgroup {
-                result: id,
-                op: super::stmt::SubgroupOp::Collective(op, collective),
-                arg: value.node.clone(),
-                index: None,
-                ty: T::ty(),
-            },
-            site,
+        what: &str,
+        site: CallSite,
+    ) -> Option<Exp<T>> {
+        let invocations = self.invocations();
+        if N == invocations {
+            return None;
+        }
+        let message = format!(
+            "{what} needs a scratch array of one element per invocation: {N} elements for \
+             {invocations} invocations"
         );
-        Exp::from_node(crate::exp::Node {
-            kind: crate::exp::ExprKind::Bound(id),
-            ty: T::ty(),
-            site,
-        })
+        self.push(super::stmt::Stmt::Invalid(message), site);
+        Some(Exp::zero())
     }
 
-    /// Hillis-Steele rounds: afterwards `acc` and `scratch[li]` hold the inclusive scan.
-    fn scan_rounds<T: ScanScalar, const N: usize>(
+    /// The `kind` scan of `value` through `scratch`: Hillis and Steele's rounds, after which
+    /// `acc` and `scratch[li]` hold the inclusive scan, then the result from them.
+    fn hillis_steele_scan<T: ScanScalar, const N: usize>(
         &mut self,
         scratch: &Place<Array<T, N>, ReadWrite>,
         li: &Exp<u32>,
-        acc: &super::Var<T>,
+        value: Exp<T>,
         op: &ScanOp<T>,
+        kind: ScanKind,
         site: CallSite,
-    ) {
-        let _ = site;
+    ) -> Exp<T> {
+        let acc = &self.var_impl::<T>("scan_acc", VarInit::Value(value.node), site);
         self.store(&scratch.at(li), acc.load());
         self.workgroup_barrier();
         let mut offset = 1usize;
@@ -479,18 +464,6 @@ impl KernelBuilder {
             self.workgroup_barrier();
             offset *= 2;
         }
-    }
-
-    /// The result from the inclusive scan in `acc` and `scratch`.
-    fn scan_result<T: ScanScalar, const N: usize>(
-        &mut self,
-        scratch: &Place<Array<T, N>, ReadWrite>,
-        li: &Exp<u32>,
-        acc: &super::Var<T>,
-        op: &ScanOp<T>,
-        kind: ScanKind,
-        site: CallSite,
-    ) -> Exp<T> {
         match kind {
             ScanKind::Inclusive => self.let_("scan", acc.load()),
             ScanKind::Exclusive => {

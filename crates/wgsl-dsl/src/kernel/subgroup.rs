@@ -9,13 +9,15 @@
 
 use super::KernelBuilder;
 use super::stmt::{GatherKind, Stmt, SubgroupOp};
-use crate::exp::{Exp, ExprKind, IntoExp, Node};
+use crate::exp::{Exp, ExprKind, IntoExp};
 use crate::site::CallSite;
 use crate::types::*;
 use naga::{CollectiveOperation as C, SubgroupOperation as S};
 
 impl KernelBuilder {
-    fn subgroup_op<T: WgslType, A: WgslType>(
+    /// The subgroup operation `op` of `arg` (and the lane `index` of a gather), bound like a
+    /// `let`; the kernel needs the subgroup capability.
+    pub(super) fn subgroup_op<T: WgslType, A: WgslType>(
         &mut self,
         op: SubgroupOp,
         arg: Exp<A>,
@@ -23,21 +25,12 @@ impl KernelBuilder {
         site: CallSite,
     ) -> Exp<T> {
         self.capabilities |= naga::valid::Capabilities::SUBGROUP;
-        let id = crate::handle::ValueId::fresh();
-        self.push(
-            Stmt::Subgroup {
-                result: id,
-                op,
-                arg: arg.node,
-                index: index.map(|i| i.node),
-                ty: T::ty(),
-            },
-            site,
-        );
-        Exp::from_node(Node {
-            kind: ExprKind::Bound(id),
+        self.bind(site, |result| Stmt::Subgroup {
+            result,
+            op,
+            arg: arg.node,
+            index: index.map(|i| i.node),
             ty: T::ty(),
-            site,
         })
     }
 
