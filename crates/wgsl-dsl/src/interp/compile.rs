@@ -540,6 +540,21 @@ impl<'a> FnC<'a> {
     }
 
     /// The root of a pointer expression.
+    /// The operand `h` of a componentwise operation: its element kind, its component count
+    /// and where it is.
+    fn componentwise(
+        &self,
+        h: Handle<naga::Expression>,
+        span: Span,
+    ) -> Result<(Kind, u32, Src), InterpError> {
+        let t = self.ty(h);
+        Ok((
+            self.cx.elem_kind(t, span)?,
+            Cx::comps(t),
+            self.src[h.index()],
+        ))
+    }
+
     fn root(&self, h: Handle<naga::Expression>) -> Result<(Root, Option<u32>), InterpError> {
         self.ptr[h.index()].ok_or_else(|| {
             self.cx
@@ -824,10 +839,7 @@ impl<'a> FnC<'a> {
                 });
             }
             E::Unary { op, expr } => {
-                let t = self.ty(expr);
-                let kind = cx.elem_kind(t, span)?;
-                let n = Cx::comps(t);
-                let a = self.src[expr.index()];
+                let (kind, n, a) = self.componentwise(expr, span)?;
                 self.set_op(h, n, |dst| Op::Unary {
                     op,
                     kind,
@@ -857,10 +869,7 @@ impl<'a> FnC<'a> {
                 });
             }
             E::Relational { fun, argument } => {
-                let t = self.ty(argument);
-                let kind = cx.elem_kind(t, span)?;
-                let n = Cx::comps(t);
-                let a = self.src[argument.index()];
+                let (kind, n, a) = self.componentwise(argument, span)?;
                 let out = match fun {
                     naga::RelationalFunction::All | naga::RelationalFunction::Any => 1,
                     _ => n,
@@ -885,10 +894,7 @@ impl<'a> FnC<'a> {
                 kind,
                 convert,
             } => {
-                let t = self.ty(expr);
-                let from = cx.elem_kind(t, span)?;
-                let n = Cx::comps(t);
-                let a = self.src[expr.index()];
+                let (from, n, a) = self.componentwise(expr, span)?;
                 match convert {
                     Some(width) => {
                         let to = cx.kind(naga::Scalar { kind, width }, span)?;

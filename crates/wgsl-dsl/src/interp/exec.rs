@@ -957,26 +957,12 @@ impl<'p> Exec<'p> {
                     at: at as u32,
                 })?;
                 fr.regs[dst as usize + j * lanes + l] = word;
-                if checked && kind != MemKind::Atomic {
-                    let a = Acc {
-                        inv: proto.inv + l as u32,
-                        ..proto
-                    };
-                    let cell = shadow.get_mut(at >> shift).ok_or(Fault::Memory {
-                        lane: l,
-                        at: at as u32,
-                    })?;
-                    match cell.read(a, lanes as u32) {
-                        Ok(true) if uninit.is_none() => uninit = Some(l),
-                        Ok(_) => {}
-                        Err(conflict) => {
-                            return Err(Fault::Race {
-                                conflict,
-                                lane: l,
-                                at: at as u32,
-                            });
-                        }
-                    }
+                if checked
+                    && kind != MemKind::Atomic
+                    && shadow_access(shadow, shift, proto, l, at, lanes, Shadow::read)?
+                    && uninit.is_none()
+                {
+                    uninit = Some(l);
                 }
             }
             Ok(())
@@ -1037,21 +1023,7 @@ impl<'p> Exec<'p> {
                     for (j, &(off, kind)) in plan.iter().enumerate().take(n as usize) {
                         let at = base + off as usize;
                         if checked && kind != MemKind::Atomic {
-                            let a = Acc {
-                                inv: proto.inv + l as u32,
-                                ..proto
-                            };
-                            let cell = shadow.get_mut(at >> shift).ok_or(Fault::Memory {
-                                lane: l,
-                                at: at as u32,
-                            })?;
-                            if let Err(conflict) = cell.write(a, lanes as u32) {
-                                return Err(Fault::Race {
-                                    conflict,
-                                    lane: l,
-                                    at: at as u32,
-                                });
-                            }
+                            shadow_access(shadow, shift, proto, l, at, lanes, Shadow::write)?;
                         }
                         if !write(mem, at, kind, fr.regs[value.idx(j as u32, l)]) {
                             return Err(Fault::Memory {
@@ -1442,6 +1414,34 @@ enum Fault {
         lane: usize,
         at: u32,
     },
+}
+
+/// Lane `l`'s access (`Shadow::read` or `Shadow::write`) to the word at byte `at` of a
+/// checked variable whose shadow is `shadow` (one entry per `1 << shift` bytes); `proto` is
+/// the access of lane 0. A race, or a word past the shadow, is a fault.
+#[inline(always)]
+fn shadow_access<T>(
+    shadow: &mut [Shadow],
+    shift: u8,
+    proto: Acc,
+    l: usize,
+    at: usize,
+    lanes: usize,
+    access: impl FnOnce(&mut Shadow, Acc, u32) -> Result<T, Conflict>,
+) -> Result<T, Fault> {
+    let a = Acc {
+        inv: proto.inv + l as u32,
+        ..proto
+    };
+    let cell = shadow.get_mut(at >> shift).ok_or(Fault::Memory {
+        lane: l,
+        at: at as u32,
+    })?;
+    access(cell, a, lanes as u32).map_err(|conflict| Fault::Race {
+        conflict,
+        lane: l,
+        at: at as u32,
+    })
 }
 
 /// One word of memory at byte `at`.

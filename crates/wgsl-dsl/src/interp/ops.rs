@@ -287,14 +287,14 @@ fn binary(op: B, kind: Kind, n: u8, a: Src, b: Src, dst: u32, regs: &mut [u32], 
         (B::Modulo, _) => go!(sem::u32_rem),
         (B::Equal | B::NotEqual | B::Less | B::LessEqual | B::Greater | B::GreaterEqual, k) => {
             match k {
-                Kind::F32 => go!(|x, y| sem::b(sem::float_cmp(op, f(x), f(y)))),
-                Kind::F16 => go!(|x, y| sem::b(sem::float_cmp(
+                Kind::F32 => go!(|x, y| sem::b(sem::compare(op, f(x), f(y)))),
+                Kind::F16 => go!(|x, y| sem::b(sem::compare(
                     op,
                     sem::to_f32(Kind::F16, x),
                     sem::to_f32(Kind::F16, y)
                 ))),
-                Kind::I32 => go!(|x, y| sem::b(int_cmp(op, x as i32, y as i32))),
-                _ => go!(|x, y| sem::b(int_cmp(op, x, y))),
+                Kind::I32 => go!(|x, y| sem::b(sem::compare(op, x as i32, y as i32))),
+                _ => go!(|x, y| sem::b(sem::compare(op, x, y))),
             }
         }
         (B::And | B::LogicalAnd, _) => go!(|x, y| x & y),
@@ -303,18 +303,6 @@ fn binary(op: B, kind: Kind, n: u8, a: Src, b: Src, dst: u32, regs: &mut [u32], 
         (B::ShiftLeft, _) => go!(sem::shl),
         (B::ShiftRight, Kind::I32) => go!(sem::i32_shr),
         (B::ShiftRight, _) => go!(sem::u32_shr),
-    }
-}
-
-#[inline(always)]
-fn int_cmp<T: PartialOrd>(op: B, a: T, b: T) -> bool {
-    match op {
-        B::Equal => a == b,
-        B::NotEqual => a != b,
-        B::Less => a < b,
-        B::LessEqual => a <= b,
-        B::Greater => a > b,
-        _ => a >= b,
     }
 }
 

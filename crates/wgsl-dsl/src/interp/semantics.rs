@@ -179,10 +179,11 @@ pub(crate) fn i32_shr(a: u32, b: u32) -> u32 {
 
 // ---- §8.8 "Comparison Expressions" ----
 
-/// `<`, `<=`, `>`, `>=`, `==`, `!=` on floats follow IEEE-754: every comparison with a NaN
-/// is false except `!=`, and `-0.0 == 0.0`.
+/// `<`, `<=`, `>`, `>=`, `==`, `!=` (`op`; any other operator is `>=`). On floats they follow
+/// IEEE-754, as Rust's `PartialOrd` does: every comparison with a NaN is false except `!=`,
+/// and `-0.0 == 0.0`. Integers compare as `T` (`i32` or `u32`).
 #[inline(always)]
-pub(crate) fn float_cmp(op: naga::BinaryOperator, a: f32, b: f32) -> bool {
+pub(crate) fn compare<T: PartialOrd>(op: naga::BinaryOperator, a: T, b: T) -> bool {
     use naga::BinaryOperator as B;
     match op {
         B::Equal => a == b,
