@@ -241,27 +241,16 @@ fn expand_struct(input: &Input) -> TokenStream {
         if needs16 {
             uniform_ok.push(quote!(#off.is_multiple_of(16)));
             if input.uniform {
-                let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
-                let check = padding_check(
+                checks.push(uniform_start_check(
+                    fname,
                     off.clone(),
                     quote!((usize::div_ceil(#off, 16) * 16)),
-                    |words| {
-                        let fix = words
-                            .map(|n| {
-                                format!(
-                                    ": add `{}` before `{fname}`",
-                                    layout::padding_fields(&pad_name, n, true)
-                                )
-                            })
-                            .unwrap_or_default();
-                        format!(
-                            "uniform layout of `{sname}`: struct and array member `{fname}` must start at a multiple \
-                             of 16 bytes in the uniform address space (WGSL spec §14.4.4){fix}"
-                        )
-                    },
+                    format!(
+                        "uniform layout of `{sname}`: struct and array member `{fname}` must start at a multiple \
+                         of 16 bytes in the uniform address space (WGSL spec §14.4.4)"
+                    ),
                     f.span,
-                );
-                checks.push(quote_spanned!(f.span=> const _: () = { #check };));
+                ));
             }
         }
         if let Some((p, in_array)) = nested {
@@ -297,27 +286,16 @@ fn expand_struct(input: &Input) -> TokenStream {
             uniform_ok.push(quote!(#off >= #min));
             if input.uniform {
                 let pname = &input.fields[i - 1].ident;
-                let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
-                let check = padding_check(
+                checks.push(uniform_start_check(
+                    fname,
                     off.clone(),
                     quote!({ let (a, b) = (#off, #min); if a > b { a } else { b } }),
-                    |words| {
-                        let fix = words
-                            .map(|n| {
-                                format!(
-                                    ": add `{}` before `{fname}`",
-                                    layout::padding_fields(&pad_name, n, true)
-                                )
-                            })
-                            .unwrap_or_default();
-                        format!(
-                            "uniform layout of `{sname}`: the member after the struct member `{pname}` starts at the \
-                             next multiple of 16 bytes past its end in the uniform address space (WGSL spec §14.4.4){fix}"
-                        )
-                    },
+                    format!(
+                        "uniform layout of `{sname}`: the member after the struct member `{pname}` starts at the \
+                         next multiple of 16 bytes past its end in the uniform address space (WGSL spec §14.4.4)"
+                    ),
                     f.span,
-                );
-                checks.push(quote_spanned!(f.span=> const _: () = { #check };));
+                ));
             }
         }
         // Arrays of scalars / vec2 (stride not a multiple of 16): known to the macro.
@@ -361,6 +339,36 @@ fn expand_struct(input: &Input) -> TokenStream {
         #pod_check
         #(#checks)*
     }
+}
+
+/// The `const` check that the member `fname`, at offset `off`, starts at `expected` in the
+/// uniform address space: its message is `rule` and, for a gap of 1 to 3 words, the padding
+/// fields to add before `fname`.
+fn uniform_start_check(
+    fname: &syn::Ident,
+    off: TokenStream,
+    expected: TokenStream,
+    rule: String,
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let pad_name = format!("_pad_{}", fname.to_string().trim_start_matches('_'));
+    let check = padding_check(
+        off,
+        expected,
+        |words| {
+            let fix = words
+                .map(|n| {
+                    format!(
+                        ": add `{}` before `{fname}`",
+                        layout::padding_fields(&pad_name, n, true)
+                    )
+                })
+                .unwrap_or_default();
+            format!("{rule}{fix}")
+        },
+        span,
+    );
+    quote_spanned!(span=> const _: () = { #check };)
 }
 
 fn innermost(w: &WTy) -> &WTy {
