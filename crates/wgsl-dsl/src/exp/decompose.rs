@@ -71,19 +71,13 @@ impl<T: FloatShape> Exp<ModfResult<T>> {
     /// The fractional part, with the sign of the argument (`e - trunc(e)`).
     #[track_caller]
     pub fn fract(&self) -> Exp<T> {
-        Exp::from_kind(
-            ExprKind::AccessIndex(self.node.clone(), 0),
-            CallSite::caller(),
-        )
+        self.access_index(0)
     }
 
     /// The whole part, `trunc(e)`.
     #[track_caller]
     pub fn whole(&self) -> Exp<T> {
-        Exp::from_kind(
-            ExprKind::AccessIndex(self.node.clone(), 1),
-            CallSite::caller(),
-        )
+        self.access_index(1)
     }
 }
 
@@ -91,19 +85,13 @@ impl<T: FloatShape> Exp<FrexpResult<T>> {
     /// The fraction, of magnitude in `[0.5, 1)` (0 for 0).
     #[track_caller]
     pub fn fract(&self) -> Exp<T> {
-        Exp::from_kind(
-            ExprKind::AccessIndex(self.node.clone(), 0),
-            CallSite::caller(),
-        )
+        self.access_index(0)
     }
 
     /// The exponent: `e = fract * 2^exp`.
     #[track_caller]
     pub fn exp(&self) -> Exp<T::Int> {
-        Exp::from_kind(
-            ExprKind::AccessIndex(self.node.clone(), 1),
-            CallSite::caller(),
-        )
+        self.access_index(1)
     }
 }
 

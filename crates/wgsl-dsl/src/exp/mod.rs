@@ -480,6 +480,18 @@ impl<T: Indexable> Exp<T> {
     }
 }
 
+impl<T> Exp<T> {
+    /// Member or component `index` of this value, typed `F` by the caller (a vector's
+    /// component, a member of a built-in function's result struct).
+    #[track_caller]
+    pub(crate) fn access_index<F: WgslType>(&self, index: u32) -> Exp<F> {
+        Exp::from_kind(
+            ExprKind::AccessIndex(self.node.clone(), index),
+            CallSite::caller(),
+        )
+    }
+}
+
 impl<T: WgslStruct> Exp<T> {
     /// Member `index` of a struct value, typed `F`. Used by `#[derive(WgslStruct)]`'s accessors;
     /// lowering checks `F` against the member's declared type.

@@ -8,22 +8,15 @@ impl<T: Scalar, const N: usize> Exp<Vector<T, N>>
 where
     D<N>: Dim,
 {
-    #[track_caller]
-    fn component(&self, i: u32) -> Exp<T> {
-        Exp::from_kind(
-            ExprKind::AccessIndex(self.node.clone(), i),
-            CallSite::caller(),
-        )
-    }
     /// Component `x` (`e.x`, WGSL spec §8.5.1.1).
     #[track_caller]
     pub fn x(&self) -> Exp<T> {
-        self.component(0)
+        self.access_index(0)
     }
     /// Component `y`.
     #[track_caller]
     pub fn y(&self) -> Exp<T> {
-        self.component(1)
+        self.access_index(1)
     }
     /// `vecN(v, v, ...)`: every component `v` (WGSL spec §8.3).
     #[track_caller]
@@ -48,7 +41,7 @@ impl<T: Scalar> Exp<Vec3<T>> {
     /// Component `z`.
     #[track_caller]
     pub fn z(&self) -> Exp<T> {
-        self.component(2)
+        self.access_index(2)
     }
 }
 
@@ -56,12 +49,12 @@ impl<T: Scalar> Exp<Vec4<T>> {
     /// Component `z`.
     #[track_caller]
     pub fn z(&self) -> Exp<T> {
-        self.component(2)
+        self.access_index(2)
     }
     /// Component `w`.
     #[track_caller]
     pub fn w(&self) -> Exp<T> {
-        self.component(3)
+        self.access_index(3)
     }
     /// `e.xyz`.
     #[track_caller]
