@@ -40,6 +40,22 @@ pub fn run<E: Executor>(exec: &E, kernel: &E::Kernel, case: &Case) -> Result<Vec
     buffers.iter().map(|b| exec.read(b)).collect()
 }
 
+/// Compile `op`'s kernel for `exec` and [`run`] `case` through it: the compiled kernel and
+/// every binding's final contents.
+///
+/// # Errors
+/// The executor's error, prefixed with the op's name.
+fn compile_and_run<E: Executor>(
+    exec: &E,
+    op: &(impl VerifiedOp + ?Sized),
+    case: &Case,
+) -> Result<(E::Kernel, Vec<Data>), String> {
+    let fail = |e: Error| format!("{}: {e}", op.name());
+    let kernel = exec.compile(&op.kernel()).map_err(fail)?;
+    let actual = run(exec, &kernel, case).map_err(fail)?;
+    Ok((kernel, actual))
+}
+
 /// Run `case` through `exec` and compare: the bindings the kernel writes with
 /// [`VerifiedOp::spec`], the others with their initial contents (a kernel must not change
 /// them, and a read-only binding that changed means the executor bound the wrong buffer).
@@ -53,9 +69,7 @@ pub fn verify<E: Executor>(
     case: &Case,
 ) -> Result<(), String> {
     let name = op.name();
-    let fail = |e: Error| format!("{name}: {e}");
-    let kernel = exec.compile(&op.kernel()).map_err(fail)?;
-    let actual = run(exec, &kernel, case).map_err(fail)?;
+    let (kernel, actual) = compile_and_run(exec, op, case)?;
     let bindings = &exec.signature(&kernel).bindings;
     if bindings.len() != case.buffers.len() {
         return Err(format!(
@@ -110,15 +124,8 @@ pub fn agree<A: Executor, B: Executor>(
     case: &Case,
 ) -> Result<(), String> {
     let name = op.name();
-    let fail = |e: Error| format!("{name}: {e}");
-    let (ka, kb) = (
-        a.compile(&op.kernel()).map_err(fail)?,
-        b.compile(&op.kernel()).map_err(fail)?,
-    );
-    let (ra, rb) = (
-        run(a, &ka, case).map_err(fail)?,
-        run(b, &kb, case).map_err(fail)?,
-    );
+    let (ka, ra) = compile_and_run(a, op, case)?;
+    let (_, rb) = compile_and_run(b, op, case)?;
     for (binding, (x, y)) in a.signature(&ka).bindings.iter().zip(ra.iter().zip(&rb)) {
         compare(y, &Expected::from(x), op.tolerance()).map_err(|m| {
             format!(
