@@ -4,7 +4,11 @@
 //! Rust. (Each built-in's own GPU-vs-CPU test is in the example registry: `packing`,
 //! `float_parts`, `reflection`.)
 
+#[path = "common/slots.rs"]
+mod slots;
+
 use rand::{Rng, SeedableRng};
+use slots::assert_slots_eq;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
@@ -93,9 +97,6 @@ fn new_builtins_in_kernel_syntax_match_rust_on_the_gpu() {
             .expect("dispatch");
         let got = out.read(&gpu).expect("read back");
         let want = reference(&x);
-        for (idx, (g, w)) in got.iter().zip(&want).enumerate() {
-            let (inv, slot) = (idx / SLOTS, idx % SLOTS);
-            assert_eq!(g, w, "n = {n}, x = {}, slot {slot}", x[inv]);
-        }
+        assert_slots_eq(&got, &want, SLOTS, |inv| format!("n = {n}, x = {}", x[inv]));
     }
 }

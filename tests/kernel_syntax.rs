@@ -8,7 +8,11 @@
 //! invocation), so the whole file is one pipeline and one dispatch; the CPU reference is
 //! [`reference`], the same loops in plain Rust with WGSL's wrapping arithmetic.
 
+#[path = "common/slots.rs"]
+mod slots;
+
 use rand::{Rng, SeedableRng};
+use slots::assert_slots_eq;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
@@ -311,16 +315,13 @@ fn syntax_forms_match_rust_on_the_gpu() {
             .expect("dispatch");
         let got = out.read(&gpu).expect("read back");
         let want = reference(&x);
-        for (idx, (g, w)) in got.iter().zip(&want).enumerate() {
-            let (inv, slot) = (idx / SLOTS as usize, idx % SLOTS as usize);
-            assert_eq!(
-                g,
-                w,
-                "n = {n}, invocation {inv} (x = {}, next {}), slot {slot}",
+        assert_slots_eq(&got, &want, SLOTS as usize, |inv| {
+            format!(
+                "n = {n}, invocation {inv} (x = {}, next {})",
                 x[inv],
                 x[(inv + 1) % n]
-            );
-        }
+            )
+        });
     }
 }
 

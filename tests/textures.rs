@@ -5,7 +5,7 @@
 use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::DeviceLimit;
-use wgsl_dsl::runtime::{DispatchError, GpuBuffer, GpuTexture};
+use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, GpuTexture, Kernel};
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
 use wgsl_dsl_harness::SeedableRng;
 use wgsl_dsl_workspace_tests::textures::{WG, texture_ops};
@@ -14,12 +14,20 @@ use wgsl_dsl_workspace_tests::{Rng, gpu, random_f32, random_u32};
 const W: u32 = 7;
 const H: u32 = 5;
 
-#[test]
-fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
-    let Some(gpu) = gpu() else { return };
+/// The shared GPU and `texture_ops` compiled for it, or `None` when GPU tests are off.
+fn gpu_and_kernel() -> Option<(&'static Gpu, Kernel)> {
+    let gpu = gpu()?;
     let kernel = gpu
         .compile(&texture_ops().build_for(&gpu.target_limits()).unwrap())
         .unwrap();
+    Some((gpu, kernel))
+}
+
+#[test]
+fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
+    let Some((gpu, kernel)) = gpu_and_kernel() else {
+        return;
+    };
     let n = (W * H) as usize;
     let mut rng = Rng::seed_from_u64(13);
     let src: Vec<[u8; 4]> = random_u32(&mut rng, 4 * n, 256)
@@ -65,10 +73,9 @@ fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
 
 #[test]
 fn texture_bindings_are_checked_before_dispatch() {
-    let Some(gpu) = gpu() else { return };
-    let kernel = gpu
-        .compile(&texture_ops().build_for(&gpu.target_limits()).unwrap())
-        .unwrap();
+    let Some((gpu, kernel)) = gpu_and_kernel() else {
+        return;
+    };
     let rgba8 = GpuTexture::<Rgba8Unorm>::zeroed(gpu, [W, H]).unwrap();
     let r32f = GpuTexture::<R32Float>::zeroed(gpu, [W, H]).unwrap();
     let r32u = GpuTexture::<R32Uint>::zeroed(gpu, [W, H]).unwrap();
