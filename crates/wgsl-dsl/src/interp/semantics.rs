@@ -432,6 +432,15 @@ fn halves(lo: u32, hi: u32) -> u32 {
     (lo & 0xffff) | (hi << 16)
 }
 
+/// Components `0..k` of an unpacking built-in's result, `component(i)` each, into `out`;
+/// returns `k`.
+fn unpack(out: &mut [u32; 4], k: u32, component: impl Fn(u32) -> u32) -> usize {
+    for i in 0..k {
+        out[i as usize] = component(i);
+    }
+    k as usize
+}
+
 /// The packing built-in `fun` of the components `a` (and, for the packed dot products, the
 /// second word `b`) into `out`; returns how many words it wrote.
 pub(crate) fn packing(fun: naga::MathFunction, a: &[u32; 4], b: u32, out: &mut [u32; 4]) -> usize {
@@ -450,48 +459,21 @@ pub(crate) fn packing(fun: naga::MathFunction, a: &[u32; 4], b: u32, out: &mut [
         M::Pack4xI8Clamp => out[0] = bytes(a.map(|x| (x as i32).clamp(-128, 127) as u32)),
         M::Pack4xU8Clamp => out[0] = bytes(a.map(|x| x.min(255))),
         M::Unpack4x8snorm => {
-            for i in 0..4 {
-                out[i as usize] = w((sbyte(a[0], i) as f32 / 127.0).max(-1.0));
-            }
-            return 4;
+            return unpack(out, 4, |i| w((sbyte(a[0], i) as f32 / 127.0).max(-1.0)));
         }
-        M::Unpack4x8unorm => {
-            for i in 0..4 {
-                out[i as usize] = w(byte(a[0], i) as f32 / 255.0);
-            }
-            return 4;
-        }
+        M::Unpack4x8unorm => return unpack(out, 4, |i| w(byte(a[0], i) as f32 / 255.0)),
         M::Unpack2x16snorm => {
-            for i in 0..2 {
+            return unpack(out, 2, |i| {
                 let v = f32::from(half(a[0], i) as u16 as i16);
-                out[i as usize] = w((v / 32767.0).max(-1.0));
-            }
-            return 2;
+                w((v / 32767.0).max(-1.0))
+            });
         }
-        M::Unpack2x16unorm => {
-            for i in 0..2 {
-                out[i as usize] = w(half(a[0], i) as f32 / 65535.0);
-            }
-            return 2;
-        }
+        M::Unpack2x16unorm => return unpack(out, 2, |i| w(half(a[0], i) as f32 / 65535.0)),
         M::Unpack2x16float => {
-            for i in 0..2 {
-                out[i as usize] = w(f16::from_bits(half(a[0], i) as u16).to_f32());
-            }
-            return 2;
+            return unpack(out, 2, |i| w(f16::from_bits(half(a[0], i) as u16).to_f32()));
         }
-        M::Unpack4xI8 => {
-            for i in 0..4 {
-                out[i as usize] = sbyte(a[0], i) as u32;
-            }
-            return 4;
-        }
-        M::Unpack4xU8 => {
-            for i in 0..4 {
-                out[i as usize] = byte(a[0], i);
-            }
-            return 4;
-        }
+        M::Unpack4xI8 => return unpack(out, 4, |i| sbyte(a[0], i) as u32),
+        M::Unpack4xU8 => return unpack(out, 4, |i| byte(a[0], i)),
         // Exact: at most 4 * 128 * 128 in magnitude.
         M::Dot4I8Packed => {
             out[0] = (0..4).map(|i| sbyte(a[0], i) * sbyte(b, i)).sum::<i32>() as u32
@@ -519,12 +501,7 @@ pub(crate) fn u32_first_leading_bit(a: u32) -> u32 {
 /// most significant bit that differs from the sign bit.
 #[inline(always)]
 pub(crate) fn i32_first_leading_bit(a: u32) -> u32 {
-    let v = if i(a) < 0 { !a } else { a };
-    if v == 0 {
-        u32::MAX
-    } else {
-        31 - v.leading_zeros()
-    }
+    u32_first_leading_bit(if i(a) < 0 { !a } else { a })
 }
 
 /// `firstTrailingBit(e)` (§17.5.30): the position of the least significant 1 bit, or
