@@ -99,13 +99,7 @@ impl<T: Pod + Scalar> HostBuffer<T> {
     /// # Errors
     /// [`DispatchError::Length`] unless the length is a multiple of 4.
     pub fn as_vec4(&self) -> Result<HostVec4<'_, T>, DispatchError> {
-        if !self.len.is_multiple_of(4) {
-            return Err(DispatchError::Length {
-                what: "HostBuffer::as_vec4 (a multiple of 4 elements)",
-                expected: self.len.next_multiple_of(4),
-                found: self.len,
-            });
-        }
+        crate::runtime::vec4_length("HostBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(HostVec4(self))
     }
 }

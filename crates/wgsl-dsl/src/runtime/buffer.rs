@@ -221,15 +221,22 @@ impl<T: Pod + Scalar> GpuBuffer<T> {
     /// # Errors
     /// [`DispatchError::Length`] unless `len` is a multiple of 4.
     pub fn as_vec4(&self) -> Result<Vec4View<'_, T>, DispatchError> {
-        if !self.len.is_multiple_of(4) {
-            return Err(DispatchError::Length {
-                what: "GpuBuffer::as_vec4 (a multiple of 4 elements)",
-                expected: self.len.next_multiple_of(4),
-                found: self.len,
-            });
-        }
+        vec4_length("GpuBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(Vec4View(self))
     }
+}
+
+/// `Ok` if a buffer of `len` scalars can be seen as `len / 4` vectors (the `as_vec4` of
+/// [`GpuBuffer`] and of the interpreter's `HostBuffer`, named by `what`).
+pub(crate) fn vec4_length(what: &'static str, len: usize) -> Result<(), DispatchError> {
+    if !len.is_multiple_of(4) {
+        return Err(DispatchError::Length {
+            what,
+            expected: len.next_multiple_of(4),
+            found: len,
+        });
+    }
+    Ok(())
 }
 
 impl<T: Pod + Scalar> BindArg for Vec4View<'_, T> {

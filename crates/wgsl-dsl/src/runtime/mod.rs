@@ -63,8 +63,8 @@ mod scan;
 mod texture;
 mod typed;
 
-pub(crate) use buffer::padded_size;
 pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
+pub(crate) use buffer::{padded_size, vec4_length};
 pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};
