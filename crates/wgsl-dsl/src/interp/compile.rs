@@ -555,6 +555,25 @@ impl<'a> FnC<'a> {
         ))
     }
 
+    /// The subgroup operation `op` of `argument` into `result`.
+    fn subgroup(
+        &self,
+        op: SubgroupKind,
+        argument: Handle<naga::Expression>,
+        result: Handle<naga::Expression>,
+        span: Span,
+    ) -> Result<St, InterpError> {
+        let (kind, n, arg) = self.componentwise(argument, span)?;
+        Ok(St::Subgroup {
+            op,
+            kind,
+            n: n as u8,
+            arg,
+            dst: self.src[result.index()].off,
+            span,
+        })
+    }
+
     fn root(&self, h: Handle<naga::Expression>) -> Result<(Root, Option<u32>), InterpError> {
         self.ptr[h.index()].ok_or_else(|| {
             self.cx
@@ -1368,15 +1387,8 @@ impl<'a> FnC<'a> {
                 argument,
                 result,
             } => {
-                let t = self.ty(argument);
-                out.push(St::Subgroup {
-                    op: SubgroupKind::Collective(op, collective_op),
-                    kind: cx.elem_kind(t, span)?,
-                    n: Cx::comps(t) as u8,
-                    arg: self.src[argument.index()],
-                    dst: self.src[result.index()].off,
-                    span,
-                });
+                let op = SubgroupKind::Collective(op, collective_op);
+                out.push(self.subgroup(op, argument, result, span)?);
             }
             S::SubgroupGather {
                 mode,
@@ -1395,15 +1407,12 @@ impl<'a> FnC<'a> {
                     G::QuadBroadcast(i) => (GatherMode::QuadBroadcast, src(i)),
                     G::QuadSwap(d) => (GatherMode::QuadSwap(d), None),
                 };
-                let t = self.ty(argument);
-                out.push(St::Subgroup {
-                    op: SubgroupKind::Gather(mode, index),
-                    kind: cx.elem_kind(t, span)?,
-                    n: Cx::comps(t) as u8,
-                    arg: self.src[argument.index()],
-                    dst: self.src[result.index()].off,
+                out.push(self.subgroup(
+                    SubgroupKind::Gather(mode, index),
+                    argument,
+                    result,
                     span,
-                });
+                )?);
             }
             S::CooperativeStore { target, ref data } => {
                 let T::CooperativeMatrix { columns, rows, .. } = *self.ty(target) else {
