@@ -555,6 +555,23 @@ impl<'a> FnC<'a> {
         ))
     }
 
+    /// A load or store through `pointer`: its root, its word count and its plan (the layout
+    /// plan of a global's type; a local's word count).
+    fn access(
+        &mut self,
+        pointer: Handle<naga::Expression>,
+        span: Span,
+    ) -> Result<(Root, u32, u32), InterpError> {
+        let (root, _) = self.root(pointer)?;
+        let t = self.pointee(pointer)?;
+        let n = self.cx.flat(&t, span)?;
+        let plan = match root {
+            Root::Global(_) => self.plan_id(&t, span)?,
+            Root::Local(_) => n,
+        };
+        Ok((root, n, plan))
+    }
+
     /// The subgroup operation `op` of `argument` into `result`.
     fn subgroup(
         &self,
@@ -840,13 +857,7 @@ impl<'a> FnC<'a> {
                 self.ptr[i] = Some((Root::Local(v.index()), Some(0)));
             }
             E::Load { pointer } => {
-                let (root, _) = self.root(pointer)?;
-                let t = self.pointee(pointer)?;
-                let n = cx.flat(&t, span)?;
-                let plan = match root {
-                    Root::Global(_) => self.plan_id(&t, span)?,
-                    Root::Local(_) => n,
-                };
+                let (root, n, plan) = self.access(pointer, span)?;
                 let ptr = self.src[pointer.index()];
                 self.set_op(h, n, |dst| Op::Load {
                     root,
@@ -1297,13 +1308,7 @@ impl<'a> FnC<'a> {
             // interpreter executes in order anyway.
             S::MemoryBarrier(_) => {}
             S::Store { pointer, value } => {
-                let (root, _) = self.root(pointer)?;
-                let t = self.pointee(pointer)?;
-                let n = cx.flat(&t, span)?;
-                let plan = match root {
-                    Root::Global(_) => self.plan_id(&t, span)?,
-                    Root::Local(_) => n,
-                };
+                let (root, n, plan) = self.access(pointer, span)?;
                 out.push(St::Store {
                     root,
                     ptr: self.src[pointer.index()],
