@@ -1309,14 +1309,14 @@ impl<'a> FnC<'a> {
             S::MemoryBarrier(_) => {}
             S::Store { pointer, value } => {
                 let (root, n, plan) = self.access(pointer, span)?;
-                out.push(St::Store {
+                out.push(St::Store(StoreSt {
                     root,
                     ptr: self.src[pointer.index()],
                     plan,
                     n,
                     value: self.src[value.index()],
                     span,
-                });
+                }));
             }
             S::Call {
                 function,
@@ -1354,7 +1354,7 @@ impl<'a> FnC<'a> {
                 if !matches!(cx.elem_kind(self.ty(value), span)?, Kind::I32 | Kind::U32) {
                     return Err(cx.unsupported("atomics on types other than i32 and u32", span));
                 }
-                out.push(St::Atomic {
+                out.push(St::Atomic(AtomicSt {
                     global,
                     ptr: self.src[pointer.index()],
                     fun: *fun,
@@ -1363,7 +1363,7 @@ impl<'a> FnC<'a> {
                     compare,
                     result: result.map(|r| self.src[r.index()].off),
                     span,
-                });
+                }));
             }
             S::WorkGroupUniformLoad { pointer, result } => {
                 let (root, _) = self.root(pointer)?;

@@ -438,15 +438,8 @@ impl<'p> Exec<'p> {
                 fr.returned = fr.returned.union(&mask);
                 Ok(Mask::EMPTY)
             }
-            St::Store {
-                root,
-                ptr,
-                plan,
-                n,
-                value,
-                span,
-            } => {
-                self.store(f, fr, root, ptr, plan, n, value, span, &mask)?;
+            St::Store(ref st) => {
+                self.store(f, fr, st, &mask)?;
                 Ok(mask)
             }
             St::Call {
@@ -458,19 +451,8 @@ impl<'p> Exec<'p> {
                 self.call(fr, function, args, result, span, &mask)?;
                 Ok(mask)
             }
-            St::Atomic {
-                global,
-                ptr,
-                fun,
-                signed,
-                value,
-                compare,
-                result,
-                span,
-            } => {
-                self.atomic(
-                    fr, global, ptr, fun, signed, value, compare, result, span, &mask,
-                )?;
+            St::Atomic(ref a) => {
+                self.atomic(fr, a, &mask)?;
                 Ok(mask)
             }
             St::Barrier { flags, span } => {
@@ -983,19 +965,15 @@ impl<'p> Exec<'p> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &mut self,
-        f: &'p Func,
-        fr: &mut Frame,
-        root: Root,
-        ptr: Src,
-        plan: u32,
-        n: u32,
-        value: Src,
-        span: Span,
-        mask: &Mask,
-    ) -> R {
+    fn store(&mut self, f: &'p Func, fr: &mut Frame, st: &StoreSt, mask: &Mask) -> R {
+        let StoreSt {
+            root,
+            ptr,
+            plan,
+            n,
+            value,
+            span,
+        } = *st;
         let lanes = self.lanes;
         let full = self.full_count(mask);
         match root {
@@ -1041,21 +1019,18 @@ impl<'p> Exec<'p> {
 
     /// Atomic read-modify-write (WGSL spec §17.8), lane by lane in increasing order (one of
     /// the orders the spec allows).
-    #[allow(clippy::too_many_arguments)]
-    fn atomic(
-        &mut self,
-        fr: &mut Frame,
-        g: usize,
-        ptr: Src,
-        fun: naga::AtomicFunction,
-        signed: bool,
-        value: Src,
-        compare: Option<Src>,
-        result: Option<u32>,
-        span: Span,
-        mask: &Mask,
-    ) -> R {
+    fn atomic(&mut self, fr: &mut Frame, a: &AtomicSt, mask: &Mask) -> R {
         use naga::AtomicFunction as A;
+        let AtomicSt {
+            global: g,
+            ptr,
+            fun,
+            signed,
+            value,
+            compare,
+            result,
+            span,
+        } = *a;
         let lanes = self.lanes;
         for l in mask.iter() {
             let at = fr.regs[ptr.idx(0, l)] as usize;

@@ -334,6 +334,33 @@ pub(crate) enum GatherMode {
     QuadSwap(naga::Direction),
 }
 
+/// A store of the `n` words of `value` through `ptr` (into `root`), laid out by `plan`.
+#[derive(Debug)]
+pub(crate) struct StoreSt {
+    pub root: Root,
+    pub ptr: Src,
+    pub plan: u32,
+    pub n: u32,
+    pub value: Src,
+    pub span: Span,
+}
+
+/// An atomic read-modify-write of the word `ptr` of global `global` (WGSL spec §17.8).
+#[derive(Debug)]
+pub(crate) struct AtomicSt {
+    pub global: usize,
+    pub ptr: Src,
+    pub fun: naga::AtomicFunction,
+    /// `i32` (for `min` and `max`).
+    pub signed: bool,
+    pub value: Src,
+    /// The `cmp` of `atomicCompareExchangeWeak`.
+    pub compare: Option<Src>,
+    /// Where the old value (and the `exchanged` flag after it) goes.
+    pub result: Option<u32>,
+    pub span: Span,
+}
+
 #[derive(Debug)]
 pub(crate) enum St {
     /// Evaluate `ops[range]` in order.
@@ -361,30 +388,14 @@ pub(crate) enum St {
         value: Option<(Src, u32)>,
         span: Span,
     },
-    Store {
-        root: Root,
-        ptr: Src,
-        plan: u32,
-        n: u32,
-        value: Src,
-        span: Span,
-    },
+    Store(StoreSt),
     Call {
         function: usize,
         args: Vec<(Src, u32)>,
         result: Option<u32>,
         span: Span,
     },
-    Atomic {
-        global: usize,
-        ptr: Src,
-        fun: naga::AtomicFunction,
-        signed: bool,
-        value: Src,
-        compare: Option<Src>,
-        result: Option<u32>,
-        span: Span,
-    },
+    Atomic(AtomicSt),
     Barrier {
         flags: naga::Barrier,
         span: Span,
