@@ -581,14 +581,14 @@ impl<'a> FnC<'a> {
         span: Span,
     ) -> Result<St, InterpError> {
         let (kind, n, arg) = self.componentwise(argument, span)?;
-        Ok(St::Subgroup {
+        Ok(St::Subgroup(SubgroupSt {
             op,
             kind,
             n: n as u8,
             arg,
             dst: self.src[result.index()].off,
             span,
-        })
+        }))
     }
 
     fn root(&self, h: Handle<naga::Expression>) -> Result<(Root, Option<u32>), InterpError> {

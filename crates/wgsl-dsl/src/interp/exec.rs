@@ -479,15 +479,8 @@ impl<'p> Exec<'p> {
                 self.phase_workgroup += 1;
                 Ok(mask)
             }
-            St::Subgroup {
-                op,
-                kind,
-                n,
-                arg,
-                dst,
-                span,
-            } => {
-                self.subgroup(fr, op, kind, n, arg, dst, span, &mask);
+            St::Subgroup(ref s) => {
+                self.subgroup(fr, s, &mask);
                 Ok(mask)
             }
             St::CoopStore { mem, value, span } => {
@@ -1248,18 +1241,15 @@ impl<'p> Exec<'p> {
 
     /// A subgroup operation over the active lanes of each subgroup (consecutive local
     /// invocation indices, `subgroup_size` at a time).
-    #[allow(clippy::too_many_arguments)]
-    fn subgroup(
-        &mut self,
-        fr: &mut Frame,
-        op: SubgroupKind,
-        kind: Kind,
-        n: u8,
-        arg: Src,
-        dst: u32,
-        span: Span,
-        mask: &Mask,
-    ) {
+    fn subgroup(&mut self, fr: &mut Frame, s: &SubgroupSt, mask: &Mask) {
+        let SubgroupSt {
+            op,
+            kind,
+            n,
+            arg,
+            dst,
+            span,
+        } = *s;
         let sg = self.opts.subgroup_size.max(1) as usize;
         let lanes = self.lanes;
         let mut out = vec![0u32; usize::from(n) * lanes];

@@ -345,6 +345,17 @@ pub(crate) struct StoreSt {
     pub span: Span,
 }
 
+/// The subgroup operation `op` of the `n` components (of kind `kind`) of `arg`, into `dst`.
+#[derive(Debug)]
+pub(crate) struct SubgroupSt {
+    pub op: SubgroupKind,
+    pub kind: Kind,
+    pub n: u8,
+    pub arg: Src,
+    pub dst: u32,
+    pub span: Span,
+}
+
 /// An atomic read-modify-write of the word `ptr` of global `global` (WGSL spec §17.8).
 #[derive(Debug)]
 pub(crate) struct AtomicSt {
@@ -408,14 +419,7 @@ pub(crate) enum St {
         dst: u32,
         span: Span,
     },
-    Subgroup {
-        op: SubgroupKind,
-        kind: Kind,
-        n: u8,
-        arg: Src,
-        dst: u32,
-        span: Span,
-    },
+    Subgroup(SubgroupSt),
     Ballot {
         predicate: Option<Src>,
         dst: u32,
