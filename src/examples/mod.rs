@@ -116,7 +116,12 @@ fn store_row<T: Scalar>(
         k.store(&out.at(i * per + j as u32), v);
         count += 1;
     }
-    assert_eq!(count, per, "a row of {per} values holds {count}");
+    assert_eq!(
+        count,
+        per,
+        "example {}: wrong output count (a row of {per} values holds {count})",
+        k.name()
+    );
 }
 
 /// The seeds of the random cases every example is checked on.

@@ -49,7 +49,7 @@ pub struct Blocks {
 impl Blocks {
     /// `<layout>_<block_m>x<block_n>x<block_k>`, the part of both kernels' names that names
     /// the tiles.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!(
             "{}_{}x{}x{}",
             self.layout.name(),

@@ -114,6 +114,8 @@ pub fn verify<E: Executor>(
 /// compares them with each other, so a difference the specification's tolerance hides (an
 /// operation rounded differently, a NaN in a binding the specification does not fix) shows.
 ///
+/// `a` compiles and runs the case before `b` does; the first error stops it.
+///
 /// # Errors
 /// A message naming the op, the binding and the first element that differs, or either
 /// executor's error.

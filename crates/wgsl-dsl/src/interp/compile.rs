@@ -539,7 +539,6 @@ impl<'a> FnC<'a> {
         Ok(id)
     }
 
-    /// The root of a pointer expression.
     /// The operand `h` of a componentwise operation: its element kind, its component count
     /// and where it is.
     fn componentwise(
@@ -591,6 +590,7 @@ impl<'a> FnC<'a> {
         }))
     }
 
+    /// The root of a pointer expression.
     fn root(&self, h: Handle<naga::Expression>) -> Result<(Root, Option<u32>), InterpError> {
         self.ptr[h.index()].ok_or_else(|| {
             self.cx
