@@ -57,10 +57,20 @@ impl TextureAccessMode for ReadWrite {
     const ACCESS: TextureAccess = TextureAccess::ReadWrite;
 }
 /// Modes that allow `textureLoad`.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` storage texture cannot be read",
+    label = "`textureLoad` needs a `ReadOnly` or `ReadWrite` storage texture",
+    note = "declare it with `k.storage_texture::<F, ReadOnly>(..)` or `k.storage_texture::<F, ReadWrite>(..)`"
+)]
 pub trait TextureReadable: TextureAccessMode {}
 impl TextureReadable for ReadOnly {}
 impl TextureReadable for ReadWrite {}
 /// Modes that allow `textureStore`.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` storage texture cannot be written",
+    label = "`textureStore` needs a `WriteOnly` or `ReadWrite` storage texture",
+    note = "declare it with `k.storage_texture::<F, WriteOnly>(..)` or `k.storage_texture::<F, ReadWrite>(..)`"
+)]
 pub trait TextureWritable: TextureAccessMode {}
 impl TextureWritable for WriteOnly {}
 impl TextureWritable for ReadWrite {}
