@@ -5,7 +5,7 @@
 use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::DeviceLimit;
-use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, GpuTexture, Kernel};
+use wgsl_dsl::runtime::{DeviceError, DispatchError, Gpu, GpuBuffer, GpuTexture, Kernel};
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
 use wgsl_dsl_harness::SeedableRng;
 use wgsl_dsl_workspace_tests::textures::{WG, texture_ops};
@@ -69,6 +69,29 @@ fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
         }
     }
     assert_eq!(dims.read(gpu).unwrap(), vec![W, H, W, H, W, H]);
+}
+
+#[test]
+fn textures_stay_on_their_gpu() {
+    let Some((gpu, kernel)) = gpu_and_kernel() else {
+        return;
+    };
+    let other = Gpu::new().unwrap();
+    let src_t = GpuTexture::<Rgba8Unorm>::zeroed(gpu, [W, H]).unwrap();
+    let gain_other = GpuTexture::<R32Float>::zeroed(&other, [W, H]).unwrap();
+    let counts_t = GpuTexture::<R32Uint>::zeroed(gpu, [W, H]).unwrap();
+    let out_t = GpuTexture::<Rgba32Float>::zeroed(gpu, [W, H]).unwrap();
+    let dims = GpuBuffer::<u32>::zeroed(gpu, 6).unwrap();
+    let err = gpu
+        .dispatch(
+            &kernel,
+            &[&src_t, &gain_other, &counts_t, &out_t, &dims],
+            [1, 1, 1],
+        )
+        .unwrap_err();
+    assert_eq!(err, DispatchError::WrongDevice("a texture argument"));
+    assert!(err.to_string().contains("a texture argument"), "{err}");
+    assert_eq!(gain_other.read(gpu).unwrap_err(), DeviceError::WrongDevice);
 }
 
 #[test]

@@ -138,9 +138,14 @@ impl Gpu {
 const KEY_ON_STACK: usize = 16;
 
 fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), DispatchError> {
-    // Count first, then the device of every buffer, then the shared checks.
-    if args.len() == kernel.signature.bindings.len() && args.iter().any(|a| a.gpu_id != gpu.id) {
-        return Err(DispatchError::WrongDevice("a buffer argument"));
+    // Count first, then the device of every buffer and texture, then the shared checks.
+    if args.len() == kernel.signature.bindings.len()
+        && let Some(a) = args.iter().find(|a| a.gpu_id != gpu.id)
+    {
+        return Err(DispatchError::WrongDevice(match a.resource {
+            Resource::Texture { .. } => "a texture argument",
+            Resource::Buffer(_) => "a buffer argument",
+        }));
     }
     if args.len() == kernel.signature.bindings.len() {
         for (b, a) in kernel.signature.bindings.iter().zip(args) {

@@ -42,8 +42,8 @@ pub enum DeviceError {
     /// Mapping a buffer for reading failed, or the copy feeding it was rejected.
     #[error("reading a buffer back failed: {0}")]
     Map(String),
-    /// A buffer made on one [`Gpu`](super::Gpu) was used with another.
-    #[error("a buffer was used with a different Gpu than the one that created it")]
+    /// A buffer or texture made on one [`Gpu`](super::Gpu) was read with another.
+    #[error("a buffer or texture was used with a different Gpu than the one that created it")]
     WrongDevice,
 }
 
