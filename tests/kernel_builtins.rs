@@ -8,7 +8,7 @@
 mod slots;
 
 use rand::{Rng, SeedableRng};
-use slots::assert_slots_eq;
+use slots::{assert_slots_eq, dispatch_poisoned};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
@@ -83,19 +83,9 @@ fn new_builtins_in_kernel_syntax_match_rust_on_the_gpu() {
             .collect();
         x[0] = if n == 1 { -7.0 } else { 0.0 };
         let xb = GpuBuffer::from_slice(&gpu, &x).expect("upload");
-        let mut out =
-            GpuBuffer::from_slice(&gpu, &vec![0xdead_beefu32; n * SLOTS]).expect("poisoned");
-        kernel
-            .dispatch(
-                &gpu,
-                PartsArgs {
-                    x: &xb,
-                    out: &mut out,
-                },
-                [n as u32, 1, 1],
-            )
-            .expect("dispatch");
-        let got = out.read(&gpu).expect("read back");
+        let got = dispatch_poisoned(&gpu, n * SLOTS, 0xdead_beefu32, |out| {
+            kernel.dispatch(&gpu, PartsArgs { x: &xb, out }, [n as u32, 1, 1])
+        });
         let want = reference(&x);
         assert_slots_eq(&got, &want, SLOTS, |inv| format!("n = {n}, x = {}", x[inv]));
     }

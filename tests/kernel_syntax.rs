@@ -12,7 +12,7 @@
 mod slots;
 
 use rand::{Rng, SeedableRng};
-use slots::assert_slots_eq;
+use slots::{assert_slots_eq, dispatch_poisoned};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
@@ -300,20 +300,14 @@ fn syntax_forms_match_rust_on_the_gpu() {
         let x: Vec<i32> = (0..n).map(|_| rng.random_range(-20..20)).collect();
         let xb = GpuBuffer::from_slice(&gpu, &x).expect("upload");
         let count = GpuBuffer::from_value(&gpu, n as u32).expect("upload");
-        let mut out = GpuBuffer::from_slice(&gpu, &vec![i32::MIN; n * SLOTS as usize])
-            .expect("poisoned output");
-        kernel
-            .dispatch(
-                &gpu,
-                Syntax2Args {
-                    count: &count,
-                    x: &xb,
-                    out: &mut out,
-                },
-                [n as u32, 1, 1],
-            )
-            .expect("dispatch");
-        let got = out.read(&gpu).expect("read back");
+        let got = dispatch_poisoned(&gpu, n * SLOTS as usize, i32::MIN, |out| {
+            let args = Syntax2Args {
+                count: &count,
+                x: &xb,
+                out,
+            };
+            kernel.dispatch(&gpu, args, [n as u32, 1, 1])
+        });
         let want = reference(&x);
         assert_slots_eq(&got, &want, SLOTS as usize, |inv| {
             format!(

@@ -5,6 +5,10 @@
 //!
 //! To check another struct, add `check!(Type)` to `every_struct_matches_naga`.
 
+#[path = "common/naga_layout.rs"]
+mod naga_layout;
+
+use naga_layout::{assert_naga_layout, uniform_validation, wgsl_for};
 use wgsl_dsl::types::{Ty, WgslStruct, WgslType};
 use wgsl_dsl_macros::WgslStruct;
 
@@ -115,85 +119,12 @@ struct NestedStorage {
     y: f32,
 }
 
-/// WGSL declarations for `ty` and the structs it contains, dependencies first.
-fn declare(ty: &Ty, out: &mut Vec<String>) {
-    match ty {
-        Ty::Array { elem, .. } => declare(elem, out),
-        Ty::Struct { name, members } => {
-            for (_, m) in members {
-                declare(m, out);
-            }
-            let body: Vec<String> = members
-                .iter()
-                .map(|(n, t)| format!("    {n}: {},", t.wgsl_name()))
-                .collect();
-            let decl = format!("struct {name} {{\n{}\n}}", body.join("\n"));
-            if !out.contains(&decl) {
-                out.push(decl);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn wgsl_for<S: WgslStruct>(space: &str) -> String {
-    let mut decls = Vec::new();
-    declare(&S::ty(), &mut decls);
-    let name = S::ty().wgsl_name();
-    format!(
-        "{}\n@group(0) @binding(0) var<{space}> v: {name};\n@compute @workgroup_size(1) fn main() {{ _ = v; }}\n",
-        decls.join("\n")
-    )
-}
-
-/// naga's member offsets and span of `S`, from its WGSL declaration.
-fn naga_layout<S: WgslStruct>() -> (Vec<(String, u32)>, u32) {
-    let src = wgsl_for::<S>("storage");
-    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{src}\n{e}"));
-    let name = S::ty().wgsl_name();
-    let (_, ty) = module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name.as_str()))
-        .expect("struct declared");
-    let naga::TypeInner::Struct { members, span } = &ty.inner else {
-        panic!("{name} is not a struct in naga")
-    };
-    let members = members
-        .iter()
-        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-        .collect();
-    (members, *span)
-}
-
-fn valid_as_uniform<S: WgslStruct>() -> bool {
-    let src = wgsl_for::<S>("uniform");
-    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{src}\n{e}"));
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&module)
-    .is_ok()
-}
-
 macro_rules! check {
     ($t:ty) => {{
-        let (naga_members, naga_span) = naga_layout::<$t>();
-        let host: Vec<(String, u32)> = <$t>::__WGSL_HOST_OFFSETS
-            .iter()
-            .map(|(n, o)| (n.to_string(), *o as u32))
-            .collect();
-        assert_eq!(host, naga_members, "offsets of {}", stringify!($t));
-        assert_eq!(
-            std::mem::size_of::<$t>() as u32,
-            naga_span,
-            "size of {}",
-            stringify!($t)
-        );
+        assert_naga_layout::<$t>(&<$t>::__WGSL_HOST_OFFSETS);
         assert_eq!(
             <$t>::__WGSL_UNIFORM_OK,
-            valid_as_uniform::<$t>(),
+            uniform_validation::<$t>().is_ok(),
             "uniform verdict for {}\n{}",
             stringify!($t),
             wgsl_for::<$t>("uniform")
