@@ -16,7 +16,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::tiled::{Operand, WORKGROUP, tile_grid, tiled_product};
-use super::uniforms::{LinearDims, LinearDimsFields};
+use super::uniforms::{LinearDims, LinearDimsFields, layer_sizes};
 
 /// Workgroup size of `bias_grad`.
 pub const BIAS_GRAD_WORKGROUP: u32 = 64;
@@ -47,10 +47,7 @@ impl KernelDef for LinearBackwardWeight {
     fn build(&self) -> KernelBuilder {
         let mut k = KernelBuilder::new("linear_backward_weight", WORKGROUP);
         let LinearBackwardWeightBindings { dims, dy, x, grads } = k.bindings();
-        let batch = k.let_("batch", dims.batch().load());
-        let inputs = k.let_("inputs", dims.inputs().load());
-        let outputs = k.let_("outputs", dims.outputs().load());
-        let w_off = k.let_("weight_offset", dims.weight_offset().load());
+        let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &dims);
         // A = dy^T [outputs, batch]: A[o, b] = dy[b, o].
         let a = Operand::transposed(&dy, outputs.clone(), batch.clone(), None);
         // B = x [batch, inputs].
@@ -99,10 +96,7 @@ impl KernelDef for LinearBackwardInputRelu {
             x_act,
             dx,
         } = k.bindings();
-        let batch = k.let_("batch", dims.batch().load());
-        let inputs = k.let_("inputs", dims.inputs().load());
-        let outputs = k.let_("outputs", dims.outputs().load());
-        let w_off = k.let_("weight_offset", dims.weight_offset().load());
+        let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &dims);
         // A = dy [batch, outputs]; B = W [outputs, inputs].
         let a = Operand::row_major(&dy, batch.clone(), outputs.clone(), None);
         let b = Operand::row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));

@@ -32,7 +32,7 @@ use super::product::{
 };
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
-    SgdParams, SgdParamsFields,
+    SgdParams, SgdParamsFields, layer_sizes,
 };
 
 /// The most hidden units one `softmax_head` invocation holds (`per`), and the most classes.
@@ -390,10 +390,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         partial,
         batch_labels,
     } = k.bindings();
-    let batch = k.let_("batch", d.batch().load());
-    let inputs = k.let_("inputs", d.inputs().load());
-    let outputs = k.let_("outputs", d.outputs().load());
-    let w_off = k.let_("weight_offset", d.weight_offset().load());
+    let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &d);
     let start = k.let_(
         "start",
         (gp.first_step().load() + state.at(1u32).load()) * gp.batch_size().load(),
@@ -718,10 +715,7 @@ fn layer_update(
     params: &Buffer<f32, ReadWrite>,
     opt: &OptimizerRefs,
 ) {
-    let batch = k.let_("batch", d.batch().load());
-    let inputs = k.let_("inputs", d.inputs().load());
-    let outputs = k.let_("outputs", d.outputs().load());
-    let w_off = k.let_("weight_offset", d.weight_offset().load());
+    let [batch, inputs, outputs, w_off] = layer_sizes(k, d);
     let b_off = k.let_("bias_offset", d.bias_offset().load());
     // A = dz^T [outputs, batch]: A[o, r] = dz[r, o]; rows (o) contiguous.
     let a = Source {

@@ -13,6 +13,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use wgsl_dsl::WgslStruct;
+use wgsl_dsl::prelude::{Exp, KernelBuilder, Place, ReadOnly};
 
 /// Sizes of one linear layer for one batch size, and where its tensors start in the flat
 /// parameter (and gradient) buffer.
@@ -36,6 +37,20 @@ pub struct LinearDims {
     pub _pad1: u32,
     /// Padding.
     pub _pad2: u32,
+}
+
+/// `[batch, inputs, outputs, weight_offset]` of `dims`, bound in `k` under those names (the
+/// weight offset as `weight_offset`), in this order.
+pub(crate) fn layer_sizes(
+    k: &mut KernelBuilder,
+    dims: &Place<LinearDims, ReadOnly>,
+) -> [Exp<u32>; 4] {
+    [
+        k.let_("batch", dims.batch().load()),
+        k.let_("inputs", dims.inputs().load()),
+        k.let_("outputs", dims.outputs().load()),
+        k.let_("weight_offset", dims.weight_offset().load()),
+    ]
 }
 
 /// Sizes of the softmax cross-entropy.
