@@ -66,17 +66,7 @@ impl<'a> Operand<'a> {
         cols: Exp<u32>,
         offset: Option<Exp<u32>>,
     ) -> Self {
-        let stride = cols.clone();
-        Operand {
-            buffer,
-            rows,
-            cols,
-            index: Box::new(move |r, c| match &offset {
-                Some(o) => o + r * &stride + c,
-                None => r * &stride + c,
-            }),
-            cols_contiguous: true,
-        }
+        Operand::strided(buffer, rows, cols, offset, true)
     }
 
     /// `[rows, cols]` stored transposed (column-major) from `offset` (0 if `None`): element
@@ -87,16 +77,32 @@ impl<'a> Operand<'a> {
         cols: Exp<u32>,
         offset: Option<Exp<u32>>,
     ) -> Self {
-        let stride = rows.clone();
+        Operand::strided(buffer, rows, cols, offset, false)
+    }
+
+    /// Row-major if `cols_contiguous`, else transposed: the index of `(r, c)` is `offset +
+    /// outer * stride + inner`, with `(outer, inner)` = `(r, c)` and the stride `cols`, or
+    /// `(c, r)` and `rows`.
+    fn strided(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+        cols_contiguous: bool,
+    ) -> Self {
+        let stride = if cols_contiguous { &cols } else { &rows }.clone();
         Operand {
             buffer,
             rows,
             cols,
-            index: Box::new(move |r, c| match &offset {
-                Some(o) => o + c * &stride + r,
-                None => c * &stride + r,
+            index: Box::new(move |r, c| {
+                let (outer, inner) = if cols_contiguous { (r, c) } else { (c, r) };
+                match &offset {
+                    Some(o) => o + outer * &stride + inner,
+                    None => outer * &stride + inner,
+                }
             }),
-            cols_contiguous: false,
+            cols_contiguous,
         }
     }
 }
