@@ -89,6 +89,14 @@ fn truncate_keeps_a_prefix() {
     assert_eq!(m.test.len(), 7);
 }
 
+/// Asserts that the error `$err` matches the pattern, showing the error if not.
+macro_rules! assert_matches {
+    ($err:expr, $pattern:pat $(if $guard:expr)?) => {{
+        let err = $err;
+        assert!(matches!(err, $pattern $(if $guard)?), "{err}");
+    }};
+}
+
 fn read_err(bytes: &[u8], rank: u8) -> DataError {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "f-idx3-ubyte", bytes);
@@ -103,127 +111,100 @@ fn read_err(bytes: &[u8], rank: u8) -> DataError {
 #[test]
 fn missing_file() {
     let dir = tempfile::tempdir().unwrap();
-    let err = read_idx(&dir.path().join("nope"), 1, "x").unwrap_err();
-    assert!(matches!(err, DataError::Io { .. }), "{err}");
+    assert_matches!(
+        read_idx(&dir.path().join("nope"), 1, "x").unwrap_err(),
+        DataError::Io { .. }
+    );
 }
 
 #[test]
 fn bad_magic() {
     let mut b = idx_bytes(&[2], &[1, 2]);
     b[0] = 0x50; // e.g. a PNG or a text file
-    let err = read_err(&b, 1);
-    assert!(
-        matches!(err, DataError::Magic { found, .. } if found >> 24 == 0x50),
-        "{err}"
-    );
+    assert_matches!(read_err(&b, 1), DataError::Magic { found, .. } if found >> 24 == 0x50);
 }
 
 #[test]
 fn bad_element_type() {
     let mut b = idx_bytes(&[2], &[1, 2]);
     b[2] = 0x0D; // float
-    let err = read_err(&b, 1);
-    assert!(
-        matches!(err, DataError::ElementType { found: 0x0D, .. }),
-        "{err}"
-    );
+    assert_matches!(read_err(&b, 1), DataError::ElementType { found: 0x0D, .. });
 }
 
 #[test]
 fn wrong_rank() {
-    let err = read_err(&idx_bytes(&[2], &[1, 2]), 3);
-    assert!(
-        matches!(
-            err,
-            DataError::Rank {
-                found: 1,
-                expected: 3,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        read_err(&idx_bytes(&[2], &[1, 2]), 3),
+        DataError::Rank {
+            found: 1,
+            expected: 3,
+            ..
+        }
     );
 }
 
 #[test]
 fn zero_dimension() {
-    let err = read_err(&idx_bytes(&[0, 28, 28], &[]), 3);
-    assert!(matches!(err, DataError::Dimensions { .. }), "{err}");
+    assert_matches!(
+        read_err(&idx_bytes(&[0, 28, 28], &[]), 3),
+        DataError::Dimensions { .. }
+    );
 }
 
 #[test]
 fn overflowing_dimensions() {
-    let err = read_err(&idx_bytes(&[u32::MAX, u32::MAX, u32::MAX], &[]), 3);
-    assert!(matches!(err, DataError::Dimensions { .. }), "{err}");
+    assert_matches!(
+        read_err(&idx_bytes(&[u32::MAX, u32::MAX, u32::MAX], &[]), 3),
+        DataError::Dimensions { .. }
+    );
 }
 
 #[test]
 fn truncated_data() {
     let b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5)[..29]);
-    let err = read_err(&b, 3);
-    assert!(
-        matches!(
-            err,
-            DataError::Truncated {
-                expected: 46,
-                found: 45,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        read_err(&b, 3),
+        DataError::Truncated {
+            expected: 46,
+            found: 45,
+            ..
+        }
     );
 }
 
 #[test]
 fn truncated_header() {
     let b = idx_bytes(&[2, 3, 5], &[]);
-    let err = read_err(&b[..9], 3);
-    assert!(
-        matches!(
-            err,
-            DataError::Truncated {
-                expected: 16,
-                found: 9,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        read_err(&b[..9], 3),
+        DataError::Truncated {
+            expected: 16,
+            found: 9,
+            ..
+        }
     );
-    let err = read_err(&b[..3], 3);
-    assert!(
-        matches!(
-            err,
-            DataError::Truncated {
-                expected: 4,
-                found: 3,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        read_err(&b[..3], 3),
+        DataError::Truncated {
+            expected: 4,
+            found: 3,
+            ..
+        }
     );
-    let err = read_err(&[], 3);
-    assert!(
-        matches!(err, DataError::Truncated { found: 0, .. }),
-        "{err}"
-    );
+    assert_matches!(read_err(&[], 3), DataError::Truncated { found: 0, .. });
 }
 
 #[test]
 fn padded_data() {
     let mut b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5));
     b.push(0);
-    let err = read_err(&b, 3);
-    assert!(
-        matches!(err, DataError::Padded { expected: 46, .. }),
-        "{err}"
-    );
+    assert_matches!(read_err(&b, 3), DataError::Padded { expected: 46, .. });
 }
 
 #[test]
 fn truncated_gzip_stream() {
     let z = gzip(&idx_bytes(&[50, 3, 5], &pixels(50, 3, 5)));
-    let err = read_err(&z[..z.len() / 2], 3);
-    assert!(matches!(err, DataError::Gzip { .. }), "{err}");
+    assert_matches!(read_err(&z[..z.len() / 2], 3), DataError::Gzip { .. });
 }
 
 #[test]
@@ -232,16 +213,14 @@ fn corrupt_gzip_stream() {
     for b in &mut z[12..40] {
         *b ^= 0x5A;
     }
-    let err = read_err(&z, 3);
-    assert!(matches!(err, DataError::Gzip { .. }), "{err}");
+    assert_matches!(read_err(&z, 3), DataError::Gzip { .. });
 }
 
 #[test]
 fn truncated_inside_gzip() {
     // A complete gzip stream whose content is cut: reported as truncated, not as gzip.
     let b = idx_bytes(&[2, 3, 5], &pixels(2, 3, 5)[..20]);
-    let err = read_err(&gzip(&b), 3);
-    assert!(matches!(err, DataError::Truncated { .. }), "{err}");
+    assert_matches!(read_err(&gzip(&b), 3), DataError::Truncated { .. });
 }
 
 #[test]
@@ -249,17 +228,13 @@ fn count_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let i = write(dir.path(), "i", &idx_bytes(&[3, 2, 2], &[9; 12]));
     let l = write(dir.path(), "l", &idx_bytes(&[4], &[1, 2, 3, 4]));
-    let err = Dataset::from_idx_files(&i, &l).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            DataError::CountMismatch {
-                images: 3,
-                labels: 4,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        Dataset::from_idx_files(&i, &l).unwrap_err(),
+        DataError::CountMismatch {
+            images: 3,
+            labels: 4,
+            ..
+        }
     );
 }
 
@@ -268,17 +243,13 @@ fn label_out_of_range() {
     let dir = tempfile::tempdir().unwrap();
     let i = write(dir.path(), "i", &idx_bytes(&[3, 2, 2], &[9; 12]));
     let l = write(dir.path(), "l", &idx_bytes(&[3], &[1, 10, 3]));
-    let err = Dataset::from_idx_files(&i, &l).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            DataError::Label {
-                index: 1,
-                label: 10,
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        Dataset::from_idx_files(&i, &l).unwrap_err(),
+        DataError::Label {
+            index: 1,
+            label: 10,
+            ..
+        }
     );
 }
 
@@ -288,15 +259,12 @@ fn missing_file_in_directory() {
     write_set(dir.path(), '-', false, 3, 2);
     std::fs::remove_file(dir.path().join("t10k-labels-idx1-ubyte")).unwrap();
     let err = Mnist::load(dir.path()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            DataError::NotFound {
-                name: "test labels",
-                ..
-            }
-        ),
-        "{err}"
+    assert_matches!(
+        &err,
+        DataError::NotFound {
+            name: "test labels",
+            ..
+        }
     );
     assert!(
         err.to_string().contains("t10k-labels.idx1-ubyte.gz"),
@@ -313,8 +281,10 @@ fn test_images_of_another_size() {
         "t10k-images-idx3-ubyte",
         &idx_bytes(&[2, 5, 3], &pixels(2, 5, 3)),
     );
-    let err = Mnist::load(dir.path()).unwrap_err();
-    assert!(matches!(err, DataError::ImageShape { .. }), "{err}");
+    assert_matches!(
+        Mnist::load(dir.path()).unwrap_err(),
+        DataError::ImageShape { .. }
+    );
 }
 
 /// The repository's MNIST (`data/mnist/`).
