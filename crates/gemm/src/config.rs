@@ -160,17 +160,9 @@ impl SimtConfig {
     /// the fitting tile with the most workgroups; `vec4` loads and stores where the stored row
     /// lengths are multiples of 4.
     pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
-        let fitting: Vec<SimtConfig> = SIMT_TILES
-            .iter()
-            .map(|&tile| SimtConfig::with_tile(problem, tile))
-            .filter(|c| c.fits(target))
-            .collect();
-        pick(
-            &fitting,
-            |c| c.workgroups(problem),
-            |c| c.block_m * c.block_n,
-        )
-        .unwrap_or_else(|| SimtConfig::with_tile(problem, SIMT_TILES[SIMT_TILES.len() - 1]))
+        choose(&SIMT_TILES, problem, target, |tile| {
+            SimtConfig::with_tile(problem, tile)
+        })
     }
 
     /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
@@ -337,7 +329,9 @@ impl CoopConfig {
         target: &TargetLimits,
         subgroup_size: u32,
     ) -> CoopConfig {
-        CoopConfig::choose_staged(problem, input, target, subgroup_size)
+        choose(&COOP_TILES, problem, target, |tile| {
+            CoopConfig::with_tile(problem, input, tile, subgroup_size)
+        })
     }
 
     /// The largest tile of [`DIRECT_TILES`] that divides `problem` and gives at least
@@ -353,33 +347,6 @@ impl CoopConfig {
             .map(|&tile| CoopConfig::direct_with_tile(problem, tile, subgroup_size))
             .filter(|c| c.fits(target) && c.divides(problem))
             .find(|c| c.workgroups(problem) >= PARALLEL_TARGET)
-    }
-
-    /// What [`CoopConfig::choose`] picks.
-    fn choose_staged(
-        problem: &Problem,
-        input: CoopInput,
-        target: &TargetLimits,
-        subgroup_size: u32,
-    ) -> CoopConfig {
-        let fitting: Vec<CoopConfig> = COOP_TILES
-            .iter()
-            .map(|&tile| CoopConfig::with_tile(problem, input, tile, subgroup_size))
-            .filter(|c| c.fits(target))
-            .collect();
-        pick(
-            &fitting,
-            |c| c.workgroups(problem),
-            |c| c.block_m * c.block_n,
-        )
-        .unwrap_or_else(|| {
-            CoopConfig::with_tile(
-                problem,
-                input,
-                COOP_TILES[COOP_TILES.len() - 1],
-                subgroup_size,
-            )
-        })
     }
 
     /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
@@ -544,18 +511,30 @@ fn vector_letters(a: bool, b: bool, c: bool) -> String {
         .collect()
 }
 
-/// The first (largest) candidate with at least [`PARALLEL_TARGET`] workgroups; else the one
-/// with the most workgroups (the larger tile on ties).
-fn pick<C: Copy>(
-    candidates: &[C],
-    workgroups: impl Fn(&C) -> u64,
-    area: impl Fn(&C) -> u32,
-) -> Option<C> {
-    candidates
+/// The configuration of the first (largest) of `tiles` that fits `target` and gives `problem` at
+/// least [`PARALLEL_TARGET`] workgroups; else of the fitting tile with the most workgroups (the
+/// larger tile on ties); else of the last (smallest) tile.
+fn choose<C: TileConfig + Copy>(
+    tiles: &[(u32, u32, u32, u32, u32)],
+    problem: &Problem,
+    target: &TargetLimits,
+    with_tile: impl Fn((u32, u32, u32, u32, u32)) -> C,
+) -> C {
+    let fitting: Vec<C> = tiles
         .iter()
-        .find(|c| workgroups(c) >= PARALLEL_TARGET)
-        .or_else(|| candidates.iter().max_by_key(|c| (workgroups(c), area(c))))
+        .map(|&tile| with_tile(tile))
+        .filter(|c| c.fits(target))
+        .collect();
+    let workgroups_and_area = |c: &&C| {
+        let b = c.blocks();
+        (c.workgroups(problem), b.block_m * b.block_n)
+    };
+    fitting
+        .iter()
+        .find(|c| c.workgroups(problem) >= PARALLEL_TARGET)
+        .or_else(|| fitting.iter().max_by_key(workgroups_and_area))
         .copied()
+        .unwrap_or_else(|| with_tile(tiles[tiles.len() - 1]))
 }
 
 #[cfg(test)]

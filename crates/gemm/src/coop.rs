@@ -27,7 +27,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::{CoopConfig, CoopInput, TileConfig};
-use crate::stage::{Buffers, DoubleBuffer, Global, Literal0, Placement, Start};
+use crate::stage::{DoubleBuffer, Global, Literal0, Placement, Start};
 use crate::{GemmDims, Problem};
 
 type F16 = half::f16;
@@ -61,8 +61,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     convert: &dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<F16>>,
 ) -> KernelBuilder {
     let c = *config;
-    let threads = c.threads();
-    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let mut k = KernelBuilder::new(c.kernel_name(), [c.threads(), 1, 1]);
     let dims = k.uniform::<GemmDims>("dims");
     let a = Global::<E>::declare(&mut k, "a", c.vector_a);
     let b = Global::<E>::declare(&mut k, "b", c.vector_b);
@@ -71,11 +70,6 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     let (b_rows_staged, b_row_len) = c.b_tile_shape();
     let a_stride = a_row_len / 4;
     let b_stride = b_row_len / 4;
-    let a_buffer = a_rows_staged * a_stride;
-    let b_buffer = b_rows_staged * b_stride;
-    let a_tile = k.workgroup_array::<Vec4<F16>>("a_tile", 2 * a_buffer);
-    let b_tile = k.workgroup_array::<Vec4<F16>>("b_tile", 2 * b_buffer);
-    let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
 
     let start = Start::new(&mut k, &dims);
     let (m, n) = (start.m.clone(), start.n.clone());
@@ -91,30 +85,25 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     let pipeline = DoubleBuffer::new(
         &mut k,
         &start,
-        c.blocks(),
-        threads,
+        &c,
         (m0.clone(), n0.clone()),
         (a, b),
         (
-            Buffers {
-                tile: &a_tile,
-                buffer: a_buffer,
-                placement: Placement {
-                    row_stride: a_stride,
-                    transposed: false,
-                },
+            Placement {
+                rows: a_rows_staged,
+                row_stride: a_stride,
+                transposed: false,
             },
-            Buffers {
-                tile: &b_tile,
-                buffer: b_buffer,
-                placement: Placement {
-                    row_stride: b_stride,
-                    transposed: false,
-                },
+            Placement {
+                rows: b_rows_staged,
+                row_stride: b_stride,
+                transposed: false,
             },
         ),
         convert,
     );
+    let (a_tile, b_tile) = pipeline.tiles();
+    let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
 
     let frags_m = c.warp_m / 16;
     let frags_n = c.warp_n / 16;
@@ -218,8 +207,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
 /// iteration's loads before its multiply-adds; no workgroup memory, no barrier. Subgroups of
 /// a workgroup that need the same rows of `A` or columns of `B` find them in the L1 cache.
 fn build_direct(c: &CoopConfig) -> KernelBuilder {
-    let threads = c.threads();
-    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let mut k = KernelBuilder::new(c.kernel_name(), [c.threads(), 1, 1]);
     let dims = k.uniform::<GemmDims>("dims");
     let a = k.storage::<RuntimeArray<F16>, ReadOnly>("a");
     let b = k.storage::<RuntimeArray<F16>, ReadOnly>("b");

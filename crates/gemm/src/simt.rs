@@ -21,7 +21,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::{SimtConfig, TileConfig};
-use crate::stage::{Buffers, DoubleBuffer, Global, Placement, Start, component};
+use crate::stage::{DoubleBuffer, Global, Placement, Start, component};
 use crate::{GemmDims, Problem};
 
 /// The output buffer, written four elements at a time or one.
@@ -34,8 +34,7 @@ enum Output {
 /// with [`SimtConfig::valid`]; an invalid one builds a kernel that computes garbage.
 pub fn build(config: &SimtConfig) -> KernelBuilder {
     let c = *config;
-    let threads = c.threads();
-    let mut k = KernelBuilder::new(c.kernel_name(), [threads, 1, 1]);
+    let mut k = KernelBuilder::new(c.kernel_name(), [c.threads(), 1, 1]);
     let dims = k.uniform::<GemmDims>("dims");
     let a = Global::<f32>::declare(&mut k, "a", c.vector_a);
     let b = Global::<f32>::declare(&mut k, "b", c.vector_b);
@@ -44,11 +43,6 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     } else {
         Output::Scalar(k.storage::<RuntimeArray<f32>, ReadWrite>("c"))
     };
-    // Two buffers of [block_k][block_m / 4] and [block_k][block_n / 4] vectors.
-    let a_buffer = c.block_k * c.block_m / 4;
-    let b_buffer = c.block_k * c.block_n / 4;
-    let a_tile = k.workgroup_array::<Vec4<f32>>("a_tile", 2 * a_buffer);
-    let b_tile = k.workgroup_array::<Vec4<f32>>("b_tile", 2 * b_buffer);
 
     let start = Start::new(&mut k, &dims);
     let (m, n) = (start.m.clone(), start.n.clone());
@@ -58,35 +52,30 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     let tx = k.let_("tx", &start.local % threads_n);
     let ty = k.let_("ty", &start.local / threads_n);
 
-    // Staged as [k][m] and [k][n]: A as stored when transposed, B when not.
+    // Staged as [k][m] and [k][n] (block_k rows of block_m / 4 and block_n / 4 vectors): A as
+    // stored when transposed, B when not.
     let same = |v: Exp<Vec4<f32>>| v;
     let pipeline = DoubleBuffer::new(
         &mut k,
         &start,
-        c.blocks(),
-        threads,
+        &c,
         (m0.clone(), n0.clone()),
         (a, b),
         (
-            Buffers {
-                tile: &a_tile,
-                buffer: a_buffer,
-                placement: Placement {
-                    row_stride: c.block_m / 4,
-                    transposed: !c.layout.a_transposed(),
-                },
+            Placement {
+                rows: c.block_k,
+                row_stride: c.block_m / 4,
+                transposed: !c.layout.a_transposed(),
             },
-            Buffers {
-                tile: &b_tile,
-                buffer: b_buffer,
-                placement: Placement {
-                    row_stride: c.block_n / 4,
-                    transposed: c.layout.b_transposed(),
-                },
+            Placement {
+                rows: c.block_k,
+                row_stride: c.block_n / 4,
+                transposed: c.layout.b_transposed(),
             },
         ),
         &same,
     );
+    let (a_tile, b_tile) = pipeline.tiles();
 
     let groups_n = c.thread_n / 4;
     let acc: Vec<Var<Vec4<f32>>> = (0..c.thread_m * groups_n)

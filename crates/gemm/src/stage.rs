@@ -6,7 +6,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
-use crate::config::{Blocks, GROUP_M};
+use crate::config::{Blocks, GROUP_M, TileConfig};
 use crate::{GemmDims, GemmDimsFields};
 
 /// The tile `(tile_m, tile_n)` of `C` this workgroup computes. The grid is
@@ -62,9 +62,11 @@ impl Literal0 for half::f16 {
     }
 }
 
-/// How a staged tile lies in workgroup memory: a `vec4` array of two buffers, rows
-/// `row_stride` vectors apart.
+/// How a staged tile lies in workgroup memory: a `vec4` array of two buffers, each of `rows`
+/// rows `row_stride` vectors apart.
 pub(crate) struct Placement {
+    /// Rows of the staged tile.
+    pub rows: u32,
     /// Vectors from one row of the staged tile to the next.
     pub row_stride: u32,
     /// The tile is stored transposed: a stored row `r` of the operand becomes column `r` of
@@ -171,7 +173,7 @@ impl<E: Scalar + Literal0> Stager<E> {
         &self,
         k: &mut KernelBuilder,
         values: &[Exp<Vec4<S>>],
-        shared: &Place<SizedArray<Vec4<S>>, ReadWrite>,
+        shared: &Tiles<S>,
         base: &Exp<u32>,
         placement: &Placement,
     ) {
@@ -233,15 +235,30 @@ impl Start {
     }
 }
 
+/// A workgroup array of `vec4`s holding staged tiles.
+pub(crate) type Tiles<S> = Place<SizedArray<Vec4<S>>, ReadWrite>;
+
 /// One operand's two buffers in workgroup memory: `buffer` vectors each, back to back, a
 /// staged tile lying in them as `placement` says.
-pub(crate) struct Buffers<'k, S> {
+struct Buffers<S> {
     /// The two buffers.
-    pub tile: &'k Place<SizedArray<Vec4<S>>, ReadWrite>,
+    tile: Tiles<S>,
     /// Vectors per buffer.
-    pub buffer: u32,
+    buffer: u32,
     /// How a staged tile lies in a buffer.
-    pub placement: Placement,
+    placement: Placement,
+}
+
+impl<S: Scalar> Buffers<S> {
+    /// Declare the workgroup array `name` of two buffers of tiles lying as `placement` says.
+    fn declare(k: &mut KernelBuilder, name: &str, placement: Placement) -> Buffers<S> {
+        let buffer = placement.rows * placement.row_stride;
+        Buffers {
+            tile: k.workgroup_array::<Vec4<S>>(name, 2 * buffer),
+            buffer,
+            placement,
+        }
+    }
 }
 
 /// Both operands' tiles staged step by step through two buffers each (double buffering):
@@ -258,32 +275,35 @@ pub(crate) struct DoubleBuffer<'k, E, S> {
     n0: Exp<u32>,
     a: Stager<E>,
     b: Stager<E>,
-    a_buffers: Buffers<'k, S>,
-    b_buffers: Buffers<'k, S>,
+    a_buffers: Buffers<S>,
+    b_buffers: Buffers<S>,
     convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
 }
 
 impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
-    /// The staging of `a` and `b` by the `threads` invocations of a workgroup whose tile of `C`
-    /// starts at row `m0` and column `n0`: emits the `let`s of each operand's [`Stager`], and
-    /// converts each staged vector by `convert`.
-    #[allow(clippy::too_many_arguments)]
+    /// The staging of `a` and `b` by the invocations of a workgroup of `config` whose tile of
+    /// `C` starts at row `m0` and column `n0`: declares the workgroup arrays `a_tile` and `b_tile`
+    /// of two buffers each ([`DoubleBuffer::tiles`]) for tiles lying as `a_placement` and
+    /// `b_placement` say, emits the `let`s of each operand's [`Stager`], and converts each
+    /// staged vector by `convert`.
     pub(crate) fn new(
         k: &mut KernelBuilder,
         start: &Start,
-        blocks: Blocks,
-        threads: u32,
+        config: &impl TileConfig,
         (m0, n0): (Exp<u32>, Exp<u32>),
         (a, b): (Global<E>, Global<E>),
-        (a_buffers, b_buffers): (Buffers<'k, S>, Buffers<'k, S>),
+        (a_placement, b_placement): (Placement, Placement),
         convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
     ) -> Self {
+        let (blocks, threads) = (config.blocks(), config.threads());
         let Blocks {
             layout,
             block_m,
             block_n,
             block_k,
         } = blocks;
+        let a_buffers = Buffers::declare(k, "a_tile", a_placement);
+        let b_buffers = Buffers::declare(k, "b_tile", b_placement);
         let (m, n, depth) = (&start.m, &start.n, &start.depth);
         // Operands as stored: A is [M, K] or [K, M], B is [K, N] or [N, K].
         let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if layout.a_transposed() {
@@ -331,6 +351,11 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         }
     }
 
+    /// The workgroup arrays `a_tile` and `b_tile`, each holding the two buffers of its operand.
+    pub(crate) fn tiles(&self) -> (&Tiles<S>, &Tiles<S>) {
+        (&self.a_buffers.tile, &self.b_buffers.tile)
+    }
+
     /// The first element, as stored, of the tiles of `A` and `B` at step `k0` of `K`.
     fn origins(&self, k0: &Exp<u32>) -> [(Exp<u32>, Exp<u32>); 2] {
         let layout = self.blocks.layout;
@@ -361,9 +386,9 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
     fn store(&self, k: &mut KernelBuilder, [a, b]: &[Vec<Exp<Vec4<S>>>; 2], base: &Exp<u32>) {
         let (ab, bb) = (&self.a_buffers, &self.b_buffers);
         self.a
-            .store(k, a, ab.tile, &(base * ab.buffer), &ab.placement);
+            .store(k, a, &ab.tile, &(base * ab.buffer), &ab.placement);
         self.b
-            .store(k, b, bb.tile, &(base * bb.buffer), &bb.placement);
+            .store(k, b, &bb.tile, &(base * bb.buffer), &bb.placement);
     }
 
     /// Emit `steps` (the steps of `block_k` covering `K`) and stage step 0's tiles into
@@ -375,8 +400,8 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         let first = self.load(k, "first", &zero);
         let [a, b] = &first;
         let (ab, bb) = (&self.a_buffers, &self.b_buffers);
-        self.a.store(k, a, ab.tile, &zero, &ab.placement);
-        self.b.store(k, b, bb.tile, &zero, &bb.placement);
+        self.a.store(k, a, &ab.tile, &zero, &ab.placement);
+        self.b.store(k, b, &bb.tile, &zero, &bb.placement);
         k.workgroup_barrier();
         steps
     }
