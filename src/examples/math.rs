@@ -60,6 +60,19 @@ fn reference_f32(bufs: &mut [Data], per: usize, f: impl Fn(&[f32]) -> Vec<f32>) 
     reference_map(bufs, per, f);
 }
 
+/// [`reference_f32`] computed in `f64`: `f` gets the inputs widened, its results are rounded
+/// to `f32`.
+fn reference_f64<R: IntoIterator<Item = f64>>(
+    bufs: &mut [Data],
+    per: usize,
+    f: impl Fn(&[f64]) -> R,
+) {
+    reference_f32(bufs, per, |v| {
+        let wide: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+        f(&wide).into_iter().map(|r| r as f32).collect()
+    });
+}
+
 fn saxpy() -> KernelBuilder {
     let mut k = KernelBuilder::new("saxpy", [WG, 1, 1]);
     let a = k.uniform::<f32>("a");
@@ -351,8 +364,8 @@ pub(super) fn examples() -> Vec<Example> {
             build: transcendental,
             case: |rng| case_f32(rng, 1, 7, 0.1, 4.0),
             reference: |b| {
-                reference_f32(b, 7, |v| {
-                    let x = f64::from(v[0]);
+                reference_f64(b, 7, |v| {
+                    let x = v[0];
                     [
                         x.exp(),
                         x.exp2(),
@@ -362,8 +375,6 @@ pub(super) fn examples() -> Vec<Example> {
                         x.sqrt(),
                         1.0 / x.sqrt(),
                     ]
-                    .map(|r| r as f32)
-                    .to_vec()
                 })
             },
             tolerance: 1e-4,
@@ -374,8 +385,8 @@ pub(super) fn examples() -> Vec<Example> {
             build: trigonometry,
             case: |rng| case_f32(rng, 1, 13, -0.9, 0.9),
             reference: |b| {
-                reference_f32(b, 13, |v| {
-                    let x = f64::from(v[0]);
+                reference_f64(b, 13, |v| {
+                    let x = v[0];
                     [
                         x.sin(),
                         x.cos(),
@@ -391,8 +402,6 @@ pub(super) fn examples() -> Vec<Example> {
                         (x + 2.0).acosh(),
                         x.atanh(),
                     ]
-                    .map(|r| r as f32)
-                    .to_vec()
                 })
             },
             // WGSL allows 4096 ULP for atan/atan2, and asin/acos inherit atan2's error
@@ -433,8 +442,8 @@ pub(super) fn examples() -> Vec<Example> {
             build: interpolation,
             case: |rng| case_f32(rng, 3, 3, 0.0, 1.0),
             reference: |b| {
-                reference_f32(b, 3, |v| {
-                    let (a, bb, t) = (f64::from(v[0]), f64::from(v[1]), f64::from(v[2]));
+                reference_f64(b, 3, |v| {
+                    let (a, bb, t) = (v[0], v[1], v[2]);
                     let s = ((t - 0.2) / 0.6).clamp(0.0, 1.0);
                     let mixed_y = bb * (1.0 - t) + 2.0 * t;
                     [
@@ -442,8 +451,6 @@ pub(super) fn examples() -> Vec<Example> {
                         s * s * (3.0 - 2.0 * s),
                         mixed_y * 0.5 - a,
                     ]
-                    .map(|r| r as f32)
-                    .to_vec()
                 })
             },
             tolerance: 1e-5,
@@ -454,9 +461,8 @@ pub(super) fn examples() -> Vec<Example> {
             build: vector_geometry,
             case: |rng| case_f32(rng, 6, 9, -3.0, 3.0),
             reference: |b| {
-                reference_f32(b, 9, |v| {
-                    let a: Vec<f64> = v[0..3].iter().map(|&x| f64::from(x)).collect();
-                    let bb: Vec<f64> = v[3..6].iter().map(|&x| f64::from(x)).collect();
+                reference_f64(b, 9, |v| {
+                    let (a, bb) = (&v[0..3], &v[3..6]);
                     let dot = a[0] * bb[0] + a[1] * bb[1] + a[2] * bb[2];
                     let len = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
                     let d: Vec<f64> = (0..3).map(|j| a[j] - bb[j]).collect();
@@ -472,8 +478,6 @@ pub(super) fn examples() -> Vec<Example> {
                         a[2] * bb[0] - a[0] * bb[2],
                         a[0] * bb[1] - a[1] * bb[0],
                     ]
-                    .map(|r| r as f32)
-                    .to_vec()
                 })
             },
             tolerance: 1e-5,
@@ -484,12 +488,12 @@ pub(super) fn examples() -> Vec<Example> {
             build: matrix_transform,
             case: |rng| case_f32(rng, 2, 4, -2.0, 2.0),
             reference: |b| {
-                reference_f32(b, 4, |v| {
-                    let (x, y) = (f64::from(v[0]), f64::from(v[1]));
+                reference_f64(b, 4, |v| {
+                    let (x, y) = (v[0], v[1]);
                     // m = [[x, y], [-y, x]] as columns; m * (1, 2) and transpose(m) * (1, 2).
                     let q = [x - 2.0 * y, y + 2.0 * x];
                     let r = [x + 2.0 * y, -y + 2.0 * x];
-                    [q[0], q[1], r[0], r[1]].map(|r| r as f32).to_vec()
+                    [q[0], q[1], r[0], r[1]]
                 })
             },
             tolerance: 1e-6,

@@ -41,22 +41,26 @@ pub fn all() -> Vec<MlpOp> {
         }
         let sgd = c.grad_update_sgd();
         if seen.insert(sgd.config().name()) {
-            ops.push(MlpOp::new(
-                sgd,
-                |def, rng, s| grad_case(&def.config(), def, rng, s),
-                move |case| grad_spec(case, FusedOptimizer::Sgd),
-            ));
+            ops.push(grad_op(sgd, sgd.config()));
         }
         let adam = c.grad_update_adam();
         if seen.insert(adam.config().name()) {
-            ops.push(MlpOp::new(
-                adam,
-                |def, rng, s| grad_case(&def.config(), def, rng, s),
-                move |case| grad_spec(case, FusedOptimizer::Adam),
-            ));
+            ops.push(grad_op(adam, adam.config()));
         }
     }
     ops
+}
+
+/// The op of the `grad_update` kernel `def` of configuration `g`.
+fn grad_op<K: KernelDef<Size = (usize, usize, usize)> + Clone + 'static>(
+    def: K,
+    g: GradUpdate,
+) -> MlpOp {
+    MlpOp::new(
+        def,
+        move |def, rng, s| grad_case(&g, def, rng, s),
+        move |case| grad_spec(case, g.optimizer),
+    )
 }
 
 /// A dataset of `len` examples, a permutation-like order with repeats, the step's start.
