@@ -15,18 +15,22 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::MlpConfig;
 
-/// The parameters of one linear layer `y = x W^T + b`.
+/// One linear layer `y = x W^T + b` with elements `T`: [`LayerParams`] (the model's, `f32`)
+/// or [`RefLayer`](crate::reference::RefLayer) (the reference's, `f64`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct LayerParams {
+pub struct Layer<T> {
     /// Input features.
     pub inputs: usize,
     /// Output features.
     pub outputs: usize,
     /// `[outputs, inputs]`, row-major.
-    pub weight: Vec<f32>,
+    pub weight: Vec<T>,
     /// `[outputs]`.
-    pub bias: Vec<f32>,
+    pub bias: Vec<T>,
 }
+
+/// The parameters of one linear layer `y = x W^T + b`.
+pub type LayerParams = Layer<f32>;
 
 /// The parameters of every layer, first to last.
 #[derive(Clone, Debug, PartialEq)]

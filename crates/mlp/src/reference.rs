@@ -5,7 +5,7 @@
 //!
 //! Shapes are row-major: activations `[batch, features]`, weights `[outputs, inputs]`.
 
-use crate::params::Params;
+use crate::params::{Layer, Params};
 
 /// The nonlinearity after a linear layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,17 +17,7 @@ pub enum Activation {
 }
 
 /// One linear layer in `f64`: `weight [outputs, inputs]`, `bias [outputs]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RefLayer {
-    /// Input features.
-    pub inputs: usize,
-    /// Output features.
-    pub outputs: usize,
-    /// `[outputs, inputs]`, row-major.
-    pub weight: Vec<f64>,
-    /// `[outputs]`.
-    pub bias: Vec<f64>,
-}
+pub type RefLayer = Layer<f64>;
 
 /// The reference model: layers in `f64`; hidden layers use ReLU, the last one is the logits.
 #[derive(Clone, Debug, PartialEq)]
