@@ -6,14 +6,15 @@ use std::collections::HashSet;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
 };
-use mlp::kernels::optim::adam_params;
 use mlp::kernels::product::split_len;
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
 use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
 
-use super::{CaseSizes, MlpOp, dims, layer_from_flat, random_layer};
+use super::{
+    CaseSizes, MlpOp, adam_hp, dims, layer_from_flat, random_gather, random_layer, sgd_hp,
+};
 
 /// The sizes every fused kernel of [`all`] is checked at (on the GPU and on the interpreter):
 /// batches 1, 7, 65 and 129, widths that are multiples of no tile.
@@ -63,43 +64,8 @@ fn grad_op<K: KernelDef<Size = (usize, usize, usize)> + Clone + 'static>(
     )
 }
 
-/// A dataset of `len` examples, a permutation-like order with repeats, the step's start.
-struct GatherCase {
-    gp: GatherParams,
-    state: Vec<u32>,
-    order: Vec<u32>,
-    images: Vec<f32>,
-    labels: Vec<u32>,
-}
-
-/// The step (first step 1, cursor `cursor`) takes `batch` rows from an order of 3 batches and
-/// a bit over a dataset of as many examples.
-fn gather_case(
-    rng: &mut Rng,
-    batch: usize,
-    inputs: usize,
-    classes: usize,
-    cursor: u32,
-) -> GatherCase {
-    let len = batch * 3 + 5;
-    GatherCase {
-        gp: GatherParams {
-            first_step: 1,
-            batch_size: batch as u32,
-            order_len: len as u32,
-            dataset_len: len as u32,
-            inputs: inputs as u32,
-            ..Default::default()
-        },
-        state: vec![17, cursor],
-        order: random_u32(rng, len, len as u32),
-        images: random_f32(rng, len * inputs, 0.0, 1.0),
-        labels: random_u32(rng, len, classes as u32),
-    }
-}
-
 fn forward_case(def: &ForwardGather, rng: &mut Rng, s: &CaseSizes) -> Case {
-    let g = gather_case(rng, s.batch, s.inputs, s.classes, 1);
+    let g = random_gather(rng, s.batch, s.inputs, s.classes, 1);
     let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
     let splits = def.0.splits as usize;
     Case {
@@ -219,7 +185,7 @@ fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
     // Step t = taken + 1 (the state is advanced already), cursor 2: this is the chunk's step 1.
     let (schedule, taken) = super::random_schedule(rng);
     let state = vec![taken + 1, 2];
-    let gc = gather_case(rng, s.batch, i, c, state[1] - 1);
+    let gc = random_gather(rng, s.batch, i, c, state[1] - 1);
     // ReLU outputs: about a third exactly zero.
     let hidden = random_f32(rng, s.batch * h, -0.5, 1.0)
         .into_iter()
@@ -229,19 +195,8 @@ fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
         Data::value(dims(s.batch, i, h, w0, b0)),
         Data::value(dims(s.batch, h, c, w1, b1)),
         match g.optimizer {
-            FusedOptimizer::Sgd => Data::value(
-                SgdParams {
-                    lr: 0.05,
-                    momentum: 0.9,
-                    weight_decay: 1e-3,
-                    len: n as u32,
-                    ..SgdParams::default()
-                }
-                .with_schedule(&schedule),
-            ),
-            FusedOptimizer::Adam => {
-                Data::value(adam_params(0.01, 0.9, 0.999, 1e-8, n).with_schedule(&schedule))
-            }
+            FusedOptimizer::Sgd => Data::value(sgd_hp(n, &schedule)),
+            FusedOptimizer::Adam => Data::value(adam_hp(n, &schedule)),
         },
         Data::U32(state),
         Data::F32(random_f32(rng, s.batch * h, -1.0, 1.0)),

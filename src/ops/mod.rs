@@ -153,27 +153,53 @@ pub fn all() -> Vec<MlpOp> {
 
 // ---- gather ----
 
+/// A dataset of `len` examples, a permutation-like order with repeats, the step's start.
+pub(crate) struct GatherCase {
+    pub gp: GatherParams,
+    pub state: Vec<u32>,
+    pub order: Vec<u32>,
+    pub images: Vec<f32>,
+    pub labels: Vec<u32>,
+}
+
+/// The step (first step 1, cursor `cursor`) takes `batch` rows from an order of 3 batches and
+/// a bit over a dataset of as many examples.
+pub(crate) fn random_gather(
+    rng: &mut Rng,
+    batch: usize,
+    inputs: usize,
+    classes: usize,
+    cursor: u32,
+) -> GatherCase {
+    let len = batch * 3 + 5;
+    GatherCase {
+        gp: GatherParams {
+            first_step: 1,
+            batch_size: batch as u32,
+            order_len: len as u32,
+            dataset_len: len as u32,
+            inputs: inputs as u32,
+            ..Default::default()
+        },
+        state: vec![17, cursor],
+        order: random_u32(rng, len, len as u32),
+        images: random_f32(rng, len * inputs, 0.0, 1.0),
+        labels: random_u32(rng, len, classes as u32),
+    }
+}
+
 fn gather_case(def: &GatherBatch, rng: &mut Rng, s: &CaseSizes) -> Case {
-    // A dataset of 3 batches and a bit; an order covering it with repeats; the chunk's first
-    // step 1 and cursor 2, so this is step 3: the last, partial batch.
+    // The chunk's first step 1 and cursor 2, so this is step 3: the last, partial batch.
     let (batch_size, inputs) = (s.batch, s.inputs);
-    let len = batch_size * 3 + 5;
-    let rows = rows_of_step(3, batch_size, len);
-    let gp = GatherParams {
-        first_step: 1,
-        batch_size: batch_size as u32,
-        order_len: len as u32,
-        dataset_len: len as u32,
-        inputs: inputs as u32,
-        ..Default::default()
-    };
+    let g = random_gather(rng, batch_size, inputs, 10, 2);
+    let rows = rows_of_step(3, batch_size, g.order.len());
     Case {
         buffers: vec![
-            Data::value(gp),
-            Data::U32(vec![17, 2]),
-            Data::U32(random_u32(rng, len, len as u32)),
-            Data::F32(random_f32(rng, len * inputs, 0.0, 1.0)),
-            Data::U32(random_u32(rng, len, 10)),
+            Data::value(g.gp),
+            Data::U32(g.state),
+            Data::U32(g.order),
+            Data::F32(g.images),
+            Data::U32(g.labels),
             Data::poisoned_f32(rows * inputs),
             Data::poisoned_u32(rows),
         ],
@@ -339,17 +365,21 @@ fn input_grad_spec(case: &Case) -> Vec<Expected> {
 
 // ---- loss ----
 
-/// A `softmax_cross_entropy` case for the given logits `[batch, classes]` and labels.
-pub fn softmax_case(logits: Vec<f32>, labels: Vec<u32>, classes: usize) -> Case {
-    let batch = labels.len();
-    let dims = LossDims {
+/// The `LossDims` of a batch of `batch` rows of `classes` logits.
+fn loss_dims(batch: usize, classes: usize) -> LossDims {
+    LossDims {
         batch: batch as u32,
         classes: classes as u32,
         ..Default::default()
-    };
+    }
+}
+
+/// A `softmax_cross_entropy` case for the given logits `[batch, classes]` and labels.
+pub fn softmax_case(logits: Vec<f32>, labels: Vec<u32>, classes: usize) -> Case {
+    let batch = labels.len();
     Case {
         buffers: vec![
-            Data::value(dims),
+            Data::value(loss_dims(batch, classes)),
             Data::F32(logits),
             Data::U32(labels),
             Data::poisoned_f32(batch * classes),
@@ -375,14 +405,9 @@ pub fn softmax_spec(case: &Case) -> Vec<Expected> {
 fn mean_loss_case(def: &MeanLoss, rng: &mut Rng, s: &CaseSizes) -> Case {
     // More rows than the workgroup, so the strided loop runs several times.
     let batch = s.batch * 11;
-    let dims = LossDims {
-        batch: batch as u32,
-        classes: s.classes as u32,
-        ..Default::default()
-    };
     Case {
         buffers: vec![
-            Data::value(dims),
+            Data::value(loss_dims(batch, s.classes)),
             Data::U32(vec![5, 3]),
             Data::F32(random_f32(rng, batch, 0.0, 5.0)),
             Data::F32(random_f32(rng, 7, 0.0, 5.0)),
@@ -430,6 +455,24 @@ pub(crate) fn random_schedule(rng: &mut Rng) -> (LrSchedule, u32) {
     )
 }
 
+/// The SGD hyperparameters of the cases (momentum and weight decay on) for `len` parameters,
+/// scheduled by `schedule`.
+pub(crate) fn sgd_hp(len: usize, schedule: &LrSchedule) -> SgdParams {
+    SgdParams {
+        lr: 0.05,
+        momentum: 0.9,
+        weight_decay: 1e-3,
+        len: len as u32,
+        ..SgdParams::default()
+    }
+    .with_schedule(schedule)
+}
+
+/// The Adam hyperparameters of the cases for `len` parameters, scheduled by `schedule`.
+pub(crate) fn adam_hp(len: usize, schedule: &LrSchedule) -> AdamParams {
+    adam_params(0.01, 0.9, 0.999, 1e-8, len).with_schedule(schedule)
+}
+
 /// The buffers of an optimizer kernel's case: the hyperparameters `hp`, the step state after
 /// `taken` steps, random gradients and parameters `[n]`, and one random slot `[n]` for each
 /// range of `slots` (velocity; or first and second moments).
@@ -449,14 +492,7 @@ fn optim_buffers(rng: &mut Rng, hp: Data, taken: u32, n: usize, slots: &[(f32, f
 fn sgd_case(def: &SgdUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let n = optim_len(s);
     let (schedule, taken) = random_schedule(rng);
-    let hp = SgdParams {
-        lr: 0.05,
-        momentum: 0.9,
-        weight_decay: 1e-3,
-        len: n as u32,
-        ..SgdParams::default()
-    }
-    .with_schedule(&schedule);
+    let hp = sgd_hp(n, &schedule);
     Case {
         buffers: optim_buffers(rng, Data::value(hp), taken, n, &[(-0.1, 0.1)]),
         workgroups: def.workgroups(n),
@@ -477,7 +513,7 @@ fn adam_case(def: &AdamUpdate, rng: &mut Rng, s: &CaseSizes) -> Case {
     let n = optim_len(s);
     // `taken` steps taken so far, so this is step t = taken + 1.
     let (schedule, taken) = random_schedule(rng);
-    let hp = adam_params(0.01, 0.9, 0.999, 1e-8, n).with_schedule(&schedule);
+    let hp = adam_hp(n, &schedule);
     Case {
         buffers: optim_buffers(rng, Data::value(hp), taken, n, &[(-0.1, 0.1), (0.0, 0.01)]),
         workgroups: def.workgroups(n),
