@@ -157,6 +157,20 @@ impl FTy {
     }
 }
 
+/// `sign(e)` on floats (WGSL spec §17.5.54): 1, 0 or -1 (0 for a zero of either sign, and for
+/// NaN). For `f64` here and for `f32` in the interpreter.
+#[inline(always)]
+pub(crate) fn float_sign<F: PartialOrd + From<i8>>(x: F) -> F {
+    let zero = F::from(0);
+    if x > zero {
+        F::from(1)
+    } else if x < zero {
+        F::from(-1)
+    } else {
+        zero
+    }
+}
+
 fn float_of(v: &ConstValue) -> Option<(f64, FTy)> {
     match v {
         ConstValue::F32(x) => Some((f64::from(*x), FTy::F32)),
@@ -554,45 +568,51 @@ fn partial_binary(op: B, b: &ConstValue) -> Res<()> {
     Ok(())
 }
 
+/// Where arguments `i` and `j` are both constant, `check` of each pair of their components
+/// (a scalar paired with every component of a vector).
+fn check_pair(
+    args: &[Option<ConstValue>],
+    i: usize,
+    j: usize,
+    check: &mut dyn FnMut(&ConstValue, &ConstValue) -> Res<()>,
+) -> Res<()> {
+    if let (Some(Some(a)), Some(Some(b))) = (args.get(i), args.get(j)) {
+        zip2(a, b, &mut |x, y| {
+            check(x, y).map(|()| ConstValue::Bool(true))
+        })?;
+    }
+    Ok(())
+}
+
 /// Rules of built-ins that need only some arguments to be constant.
 fn partial_math(fun: M, args: &[Option<ConstValue>]) -> Res<()> {
     match fun {
-        M::Clamp => {
-            if let (Some(Some(low)), Some(Some(high))) = (args.get(1), args.get(2)) {
-                zip2(low, high, &mut |l, h| {
-                    let greater = match (l, h) {
-                        (ConstValue::I32(l), ConstValue::I32(h)) => l > h,
-                        (ConstValue::U32(l), ConstValue::U32(h)) => l > h,
-                        _ => match (float_of(l), float_of(h)) {
-                            (Some((l, _)), Some((h, _))) => l > h,
-                            _ => false,
-                        },
-                    };
-                    if greater {
-                        err(
-                            format!("`clamp(e, {l}, {h})`: low is greater than high"),
-                            "WGSL spec §17.5.10 `clamp` (#clamp)",
-                        )
-                    } else {
-                        Ok(ConstValue::Bool(true))
-                    }
-                })?;
+        M::Clamp => check_pair(args, 1, 2, &mut |l, h| {
+            let greater = match (l, h) {
+                (ConstValue::I32(l), ConstValue::I32(h)) => l > h,
+                (ConstValue::U32(l), ConstValue::U32(h)) => l > h,
+                _ => match (float_of(l), float_of(h)) {
+                    (Some((l, _)), Some((h, _))) => l > h,
+                    _ => false,
+                },
+            };
+            if greater {
+                return err(
+                    format!("`clamp(e, {l}, {h})`: low is greater than high"),
+                    "WGSL spec §17.5.10 `clamp` (#clamp)",
+                );
             }
-        }
-        M::SmoothStep => {
-            if let (Some(Some(e0)), Some(Some(e1))) = (args.first(), args.get(1)) {
-                zip2(e0, e1, &mut |a, b| {
-                    if a == b {
-                        err(
-                            format!("`smoothstep({a}, {b}, x)`: the edges are equal"),
-                            "WGSL spec §17.5.57 `smoothstep` (#smoothstep-builtin)",
-                        )
-                    } else {
-                        Ok(ConstValue::Bool(true))
-                    }
-                })?;
+            Ok(())
+        })?,
+        M::SmoothStep => check_pair(args, 0, 1, &mut |a, b| {
+            if a == b {
+                return err(
+                    format!("`smoothstep({a}, {b}, x)`: the edges are equal"),
+                    "WGSL spec §17.5.57 `smoothstep` (#smoothstep-builtin)",
+                );
             }
-        }
+            Ok(())
+        })?,
         M::Ldexp => {
             // e2 alone constant: above 128 it is an error for f32 and f16 alike (the type of a
             // non-constant e1 is not known here, so f16's lower limit of 16 is checked only
@@ -1376,91 +1396,59 @@ fn math1(fun: M, name: &'static str, s: &ConstValue) -> Res<ConstValue> {
                 return err(format!("`{name}({s})`"), "WGSL spec §17.5");
             };
             let text = || call(name, &[s]);
+            // Outside its domain a function of a constant is an error (§15.7.7).
+            let outside = match fun {
+                M::Log | M::Log2 => Some((
+                    x < 0.0,
+                    "[0, +inf]",
+                    "WGSL spec §17.5.39 `log`, §17.5.40 `log2` (#log-builtin, #log2-builtin)",
+                )),
+                M::Sqrt | M::InverseSqrt => Some((
+                    x < 0.0,
+                    "[0, +inf]",
+                    "WGSL spec §17.5.58 `sqrt`, §17.5.36 `inverseSqrt` (#sqrt-builtin, #inverseSqrt-builtin)",
+                )),
+                M::Asin | M::Acos => Some((
+                    x.abs() > 1.0,
+                    "[-1, 1]",
+                    "WGSL spec §17.5.2 `acos`, §17.5.4 `asin` (#acos-builtin, #asin-builtin)",
+                )),
+                M::Acosh => Some((
+                    x < 1.0,
+                    "[1, +inf]",
+                    "WGSL spec §17.5.3 `acosh` (#acosh-builtin)",
+                )),
+                M::Atanh => Some((
+                    x.abs() > 1.0,
+                    "[-1, 1]",
+                    "WGSL spec §17.5.7 `atanh` (#atanh-builtin)",
+                )),
+                _ => None,
+            };
+            if let Some((true, interval, anchor)) = outside {
+                return domain(name, s, interval, anchor);
+            }
             let r = match fun {
                 M::Abs => x.abs(),
-                M::Sign => {
-                    if x > 0.0 {
-                        1.0
-                    } else if x < 0.0 {
-                        -1.0
-                    } else {
-                        0.0
-                    }
-                }
+                M::Sign => float_sign(x),
                 M::Exp => fcall(t, x, f32::exp, f64::exp),
                 M::Exp2 => fcall(t, x, f32::exp2, f64::exp2),
-                M::Log | M::Log2 => {
-                    if x < 0.0 {
-                        return domain(
-                            name,
-                            s,
-                            "[0, +inf]",
-                            "WGSL spec §17.5.39 `log`, §17.5.40 `log2` (#log-builtin, #log2-builtin)",
-                        );
-                    }
-                    if fun == M::Log {
-                        fcall(t, x, f32::ln, f64::ln)
-                    } else {
-                        fcall(t, x, f32::log2, f64::log2)
-                    }
-                }
-                M::Sqrt | M::InverseSqrt => {
-                    if x < 0.0 {
-                        return domain(
-                            name,
-                            s,
-                            "[0, +inf]",
-                            "WGSL spec §17.5.58 `sqrt`, §17.5.36 `inverseSqrt` (#sqrt-builtin, #inverseSqrt-builtin)",
-                        );
-                    }
-                    let r = fcall(t, x, f32::sqrt, f64::sqrt);
-                    if fun == M::Sqrt { r } else { 1.0 / r }
-                }
+                M::Log => fcall(t, x, f32::ln, f64::ln),
+                M::Log2 => fcall(t, x, f32::log2, f64::log2),
+                M::Sqrt => fcall(t, x, f32::sqrt, f64::sqrt),
+                M::InverseSqrt => 1.0 / fcall(t, x, f32::sqrt, f64::sqrt),
                 M::Sin => fcall(t, x, f32::sin, f64::sin),
                 M::Cos => fcall(t, x, f32::cos, f64::cos),
                 M::Tan => fcall(t, x, f32::tan, f64::tan),
-                M::Asin | M::Acos => {
-                    if x.abs() > 1.0 {
-                        return domain(
-                            name,
-                            s,
-                            "[-1, 1]",
-                            "WGSL spec §17.5.2 `acos`, §17.5.4 `asin` (#acos-builtin, #asin-builtin)",
-                        );
-                    }
-                    if fun == M::Asin {
-                        fcall(t, x, f32::asin, f64::asin)
-                    } else {
-                        fcall(t, x, f32::acos, f64::acos)
-                    }
-                }
+                M::Asin => fcall(t, x, f32::asin, f64::asin),
+                M::Acos => fcall(t, x, f32::acos, f64::acos),
                 M::Atan => fcall(t, x, f32::atan, f64::atan),
                 M::Sinh => fcall(t, x, f32::sinh, f64::sinh),
                 M::Cosh => fcall(t, x, f32::cosh, f64::cosh),
                 M::Tanh => fcall(t, x, f32::tanh, f64::tanh),
                 M::Asinh => x.asinh(),
-                M::Acosh => {
-                    if x < 1.0 {
-                        return domain(
-                            name,
-                            s,
-                            "[1, +inf]",
-                            "WGSL spec §17.5.3 `acosh` (#acosh-builtin)",
-                        );
-                    }
-                    x.acosh()
-                }
-                M::Atanh => {
-                    if x.abs() > 1.0 {
-                        return domain(
-                            name,
-                            s,
-                            "[-1, 1]",
-                            "WGSL spec §17.5.7 `atanh` (#atanh-builtin)",
-                        );
-                    }
-                    fcall(t, x, f32::atanh, f64::atanh)
-                }
+                M::Acosh => x.acosh(),
+                M::Atanh => fcall(t, x, f32::atanh, f64::atanh),
                 M::Floor => x.floor(),
                 M::Ceil => x.ceil(),
                 M::Round => x.round_ties_even(),

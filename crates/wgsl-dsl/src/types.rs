@@ -429,10 +429,7 @@ impl<T: WgslType> WgslType for RuntimeArray<T> {
 pub struct SizedArray<T>(PhantomData<T>);
 impl<T: WgslType> WgslType for SizedArray<T> {
     fn ty() -> Ty {
-        Ty::Array {
-            elem: Box::new(T::ty()),
-            len: None,
-        }
+        RuntimeArray::<T>::ty()
     }
 }
 

@@ -32,10 +32,27 @@ use naga::BinaryOperator as B;
 use naga::MathFunction as M;
 
 #[track_caller]
-fn math<O: WgslType>(fun: M, args: Vec<super::NodeRef>) -> Exp<O> {
+pub(super) fn math<O: WgslType>(fun: M, args: Vec<super::NodeRef>) -> Exp<O> {
     Exp::from_kind(ExprKind::Math(fun, args), CallSite::caller())
 }
 
+/// Built-ins that are one `Math` expression of their operands, one function each, written as
+/// its signature (every operand an `impl IntoExp`) and its `naga::MathFunction`.
+macro_rules! math_fns {
+    ($($(#[$doc:meta])*
+        fn $name:ident $(<T: $bound:ident>)? ($($arg:ident: $arg_ty:ty),+) -> $ret:ty = $fun:ident;
+    )*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name $(<T: $bound>)? ($($arg: impl IntoExp<$arg_ty>),+) -> Exp<$ret> {
+            math(M::$fun, vec![$($arg.into_exp().node),+])
+        }
+    )*};
+}
+pub(super) use math_fns;
+
+/// The built-ins of one operand `e` with the bound `$bound`: `math_fns` for one operand, in a
+/// table of their own (`tests/ui/compile_fail/sqrt_of_integer.stderr` quotes this macro).
 macro_rules! unary_fns {
     ($bound:ident: $($(#[$doc:meta])* $name:ident => $fun:ident;)*) => {$(
         $(#[$doc])*
@@ -160,83 +177,39 @@ unary_fns! { Integer:
     reverse_bits => ReverseBits;
 }
 
-/// `min(a, b)` (WGSL spec §17.5.42).
-#[track_caller]
-pub fn min<T: Numeric>(a: impl IntoExp<T>, b: impl IntoExp<T>) -> Exp<T> {
-    math(M::Min, vec![a.into_exp().node, b.into_exp().node])
-}
-/// `max(a, b)` (WGSL spec §17.5.41).
-#[track_caller]
-pub fn max<T: Numeric>(a: impl IntoExp<T>, b: impl IntoExp<T>) -> Exp<T> {
-    math(M::Max, vec![a.into_exp().node, b.into_exp().node])
-}
-/// `clamp(e, low, high)` (WGSL spec §17.5.10).
-#[track_caller]
-pub fn clamp<T: Numeric>(
-    e: impl IntoExp<T>,
-    low: impl IntoExp<T>,
-    high: impl IntoExp<T>,
-) -> Exp<T> {
-    math(
-        M::Clamp,
-        vec![e.into_exp().node, low.into_exp().node, high.into_exp().node],
-    )
-}
-/// `pow(base, exponent)` (WGSL spec §17.5.46), computed by GPUs as
-/// `exp2(exponent * log2(base))`.
-///
-/// **Undefined** for a negative `base`, whatever the exponent, even an integer one (`pow(-2.0,
-/// 2.0)` need not be 4), for `base == 0` with `exponent <= 0`, for `base == 1` with an infinite
-/// exponent and for an infinite base with exponent 0 (outside the domain, §17.5.46, §15.7.7),
-/// and where the result overflows (§15.7.3, §15.7.2). Defined alternatives for integer
-/// exponents: [`square`] and [`powi`], right in sign for a base of either sign.
-#[track_caller]
-pub fn pow<T: Float>(base: impl IntoExp<T>, exponent: impl IntoExp<T>) -> Exp<T> {
-    math(M::Pow, vec![base.into_exp().node, exponent.into_exp().node])
-}
-/// `atan2(y, x)` (WGSL spec §17.5.8).
-///
-/// Its error is **unbounded** at the origin `(0, 0)`, and for subnormal `x` or infinite `y`
-/// (§17.5.8; accuracy §15.7.4).
-#[track_caller]
-pub fn atan2<T: Float>(y: impl IntoExp<T>, x: impl IntoExp<T>) -> Exp<T> {
-    math(M::Atan2, vec![y.into_exp().node, x.into_exp().node])
-}
-/// `step(edge, x)`: 1.0 if `edge <= x`, else 0.0 (WGSL spec §17.5.59).
-#[track_caller]
-pub fn step<T: Float>(edge: impl IntoExp<T>, x: impl IntoExp<T>) -> Exp<T> {
-    math(M::Step, vec![edge.into_exp().node, x.into_exp().node])
-}
-/// `mix(a, b, t)`: `a * (1 - t) + b * t` (WGSL spec §17.5.43).
-#[track_caller]
-pub fn mix<T: Float>(a: impl IntoExp<T>, b: impl IntoExp<T>, t: impl IntoExp<T>) -> Exp<T> {
-    math(
-        M::Mix,
-        vec![a.into_exp().node, b.into_exp().node, t.into_exp().node],
-    )
-}
-/// `smoothstep(low, high, x)`: Hermite interpolation (WGSL spec §17.5.57).
-///
-/// **Undefined** when `low == high` (a division by zero, §17.5.57, §15.7.2); with literal edges
-/// a build error.
-#[track_caller]
-pub fn smoothstep<T: Float>(
-    low: impl IntoExp<T>,
-    high: impl IntoExp<T>,
-    x: impl IntoExp<T>,
-) -> Exp<T> {
-    math(
-        M::SmoothStep,
-        vec![low.into_exp().node, high.into_exp().node, x.into_exp().node],
-    )
-}
-/// `fma(a, b, c)`: `a * b + c` (WGSL spec §17.5.32).
-#[track_caller]
-pub fn fma<T: Float>(a: impl IntoExp<T>, b: impl IntoExp<T>, c: impl IntoExp<T>) -> Exp<T> {
-    math(
-        M::Fma,
-        vec![a.into_exp().node, b.into_exp().node, c.into_exp().node],
-    )
+math_fns! {
+    /// `min(a, b)` (WGSL spec §17.5.42).
+    fn min<T: Numeric>(a: T, b: T) -> T = Min;
+    /// `max(a, b)` (WGSL spec §17.5.41).
+    fn max<T: Numeric>(a: T, b: T) -> T = Max;
+    /// `clamp(e, low, high)` (WGSL spec §17.5.10).
+    fn clamp<T: Numeric>(e: T, low: T, high: T) -> T = Clamp;
+    /// `pow(base, exponent)` (WGSL spec §17.5.46), computed by GPUs as
+    /// `exp2(exponent * log2(base))`.
+    ///
+    /// **Undefined** for a negative `base`, whatever the exponent, even an integer one
+    /// (`pow(-2.0, 2.0)` need not be 4), for `base == 0` with `exponent <= 0`, for `base == 1`
+    /// with an infinite exponent and for an infinite base with exponent 0 (outside the domain,
+    /// §17.5.46, §15.7.7), and where the result overflows (§15.7.3, §15.7.2). Defined
+    /// alternatives for integer exponents: [`square`] and [`powi`], right in sign for a base of
+    /// either sign.
+    fn pow<T: Float>(base: T, exponent: T) -> T = Pow;
+    /// `atan2(y, x)` (WGSL spec §17.5.8).
+    ///
+    /// Its error is **unbounded** at the origin `(0, 0)`, and for subnormal `x` or infinite `y`
+    /// (§17.5.8; accuracy §15.7.4).
+    fn atan2<T: Float>(y: T, x: T) -> T = Atan2;
+    /// `step(edge, x)`: 1.0 if `edge <= x`, else 0.0 (WGSL spec §17.5.59).
+    fn step<T: Float>(edge: T, x: T) -> T = Step;
+    /// `mix(a, b, t)`: `a * (1 - t) + b * t` (WGSL spec §17.5.43).
+    fn mix<T: Float>(a: T, b: T, t: T) -> T = Mix;
+    /// `smoothstep(low, high, x)`: Hermite interpolation (WGSL spec §17.5.57).
+    ///
+    /// **Undefined** when `low == high` (a division by zero, §17.5.57, §15.7.2); with literal
+    /// edges a build error.
+    fn smoothstep<T: Float>(low: T, high: T, x: T) -> T = SmoothStep;
+    /// `fma(a, b, c)`: `a * b + c` (WGSL spec §17.5.32).
+    fn fma<T: Float>(a: T, b: T, c: T) -> T = Fma;
 }
 /// `e * e`: the square of `e`, defined for every finite `e` of either sign (a multiplication,
 /// WGSL spec §8.7 "Arithmetic Expressions" (#arithmetic-expr), correctly rounded: §15.7.4),
@@ -326,24 +299,17 @@ where
 {
     math(M::Dot, vec![a.into_exp().node, b.into_exp().node])
 }
-/// `cross(a, b)` (WGSL spec §17.5.16).
-#[track_caller]
-pub fn cross(a: impl IntoExp<Vec3<f32>>, b: impl IntoExp<Vec3<f32>>) -> Exp<Vec3<f32>> {
-    math(M::Cross, vec![a.into_exp().node, b.into_exp().node])
-}
-/// `length(e)` (WGSL spec §17.5.38), computed as `sqrt(dot(e, e))`.
-///
-/// **Undefined** where `dot(e, e)` overflows (components above about 1.8e19 for `f32`):
-/// §15.7.4 (accuracy inherited from `sqrt(dot(e, e))`), §15.7.2.
-#[track_caller]
-pub fn length<T: Float>(e: impl IntoExp<T>) -> Exp<T::Elem> {
-    math(M::Length, vec![e.into_exp().node])
-}
-/// `distance(a, b)`: `length(a - b)` (WGSL spec §17.5.19). **Undefined** where [`length`]
-/// is.
-#[track_caller]
-pub fn distance<T: Float>(a: impl IntoExp<T>, b: impl IntoExp<T>) -> Exp<T::Elem> {
-    math(M::Distance, vec![a.into_exp().node, b.into_exp().node])
+math_fns! {
+    /// `cross(a, b)` (WGSL spec §17.5.16).
+    fn cross(a: Vec3<f32>, b: Vec3<f32>) -> Vec3<f32> = Cross;
+    /// `length(e)` (WGSL spec §17.5.38), computed as `sqrt(dot(e, e))`.
+    ///
+    /// **Undefined** where `dot(e, e)` overflows (components above about 1.8e19 for `f32`):
+    /// §15.7.4 (accuracy inherited from `sqrt(dot(e, e))`), §15.7.2.
+    fn length<T: Float>(e: T) -> T::Elem = Length;
+    /// `distance(a, b)`: `length(a - b)` (WGSL spec §17.5.19). **Undefined** where [`length`]
+    /// is.
+    fn distance<T: Float>(a: T, b: T) -> T::Elem = Distance;
 }
 /// `normalize(e)` (WGSL spec §17.5.45). Vectors only.
 ///
@@ -367,39 +333,11 @@ where
 {
     math(M::Transpose, vec![m.into_exp().node])
 }
-/// `extractBits(e, offset, count)` (WGSL spec §17.5.25, §17.5.26): sign-extending for `i32`.
-#[track_caller]
-pub fn extract_bits<T: Integer>(
-    e: impl IntoExp<T>,
-    offset: impl IntoExp<u32>,
-    count: impl IntoExp<u32>,
-) -> Exp<T> {
-    math(
-        M::ExtractBits,
-        vec![
-            e.into_exp().node,
-            offset.into_exp().node,
-            count.into_exp().node,
-        ],
-    )
-}
-/// `insertBits(e, newbits, offset, count)` (WGSL spec §17.5.35).
-#[track_caller]
-pub fn insert_bits<T: Integer>(
-    e: impl IntoExp<T>,
-    newbits: impl IntoExp<T>,
-    offset: impl IntoExp<u32>,
-    count: impl IntoExp<u32>,
-) -> Exp<T> {
-    math(
-        M::InsertBits,
-        vec![
-            e.into_exp().node,
-            newbits.into_exp().node,
-            offset.into_exp().node,
-            count.into_exp().node,
-        ],
-    )
+math_fns! {
+    /// `extractBits(e, offset, count)` (WGSL spec §17.5.25, §17.5.26): sign-extending for `i32`.
+    fn extract_bits<T: Integer>(e: T, offset: u32, count: u32) -> T = ExtractBits;
+    /// `insertBits(e, newbits, offset, count)` (WGSL spec §17.5.35).
+    fn insert_bits<T: Integer>(e: T, newbits: T, offset: u32, count: u32) -> T = InsertBits;
 }
 /// `select(reject, accept, condition)` in WGSL's argument order (WGSL spec §17.3.2).
 #[track_caller]

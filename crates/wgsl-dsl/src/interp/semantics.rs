@@ -310,18 +310,8 @@ pub(crate) fn i32_abs(a: u32) -> u32 {
     i(a).wrapping_abs() as u32
 }
 
-/// `sign(e)` (§17.5.54): 1, 0 or -1 (0 for a zero of either sign; the interpreter gives 0
-/// for NaN).
-#[inline(always)]
-pub(crate) fn float_sign(x: f32) -> f32 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        0.0
-    }
-}
+// `sign(e)` (§17.5.54) on floats: the const evaluator's, which builds without the runtime.
+pub(crate) use crate::consteval::float_sign;
 #[inline(always)]
 pub(crate) fn i32_sign(a: u32) -> u32 {
     i(a).signum() as u32

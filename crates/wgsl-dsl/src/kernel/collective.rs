@@ -1,7 +1,7 @@
-//! Operations across invocations: atomics (WGSL spec §17.8), subgroup operations (WGSL
-//! `enable subgroups;`) and workgroup reductions.
+//! Operations across invocations: atomics (WGSL spec §17.8) and workgroup reductions; the
+//! subgroup operations are in `subgroup.rs`.
 
-use super::stmt::{AtomicOp, Stmt, SubgroupOp};
+use super::stmt::{AtomicOp, Stmt};
 use super::{KernelBuilder, Place, ReadWrite};
 use crate::exp::{Exp, ExprKind, IntoExp};
 use crate::site::CallSite;
@@ -34,32 +34,6 @@ atomic_rmw! {
     "atomicOr" atomic_or => Or, "§17.8.3";
     "atomicXor" atomic_xor => Xor, "§17.8.3";
     "atomicExchange" atomic_exchange => Exchange, "§17.8.4";
-}
-
-/// The subgroup collectives over numbers, one method each: `subgroupOp(value)` over the active
-/// invocations of the subgroup. They need the subgroup capability (checked by the runtime
-/// against the adapter).
-macro_rules! subgroup_collective {
-    ($($wgsl:literal $name:ident => $op:ident, $collective:ident, $what:literal;)*) => {
-        impl KernelBuilder {$(
-            #[doc = concat!("`", $wgsl, "(value)`: ", $what, ".")]
-            #[track_caller]
-            pub fn $name<T: Numeric + ScalarOrVector>(&mut self, value: impl IntoExp<T>) -> Exp<T> {
-                let op = SubgroupOp::Collective(
-                    naga::SubgroupOperation::$op,
-                    naga::CollectiveOperation::$collective,
-                );
-                self.subgroup_op(op, value.into_exp(), None, CallSite::caller())
-            }
-        )*}
-    };
-}
-
-subgroup_collective! {
-    "subgroupAdd" subgroup_add => Add, Reduce, "the sum over the active invocations of the subgroup";
-    "subgroupMax" subgroup_max => Max, Reduce, "the maximum over the active invocations of the subgroup";
-    "subgroupMin" subgroup_min => Min, Reduce, "the minimum over the active invocations of the subgroup";
-    "subgroupExclusiveAdd" subgroup_exclusive_add => Add, ExclusiveScan, "the sum over the lower active lanes (an exclusive prefix sum)";
 }
 
 impl KernelBuilder {
@@ -117,29 +91,6 @@ impl KernelBuilder {
             },
             site,
         );
-    }
-
-    // ---- subgroups (WGSL `enable subgroups;`) ----
-
-    /// `subgroupBroadcastFirst(value)`: the value of the lowest active lane.
-    #[track_caller]
-    pub fn subgroup_broadcast_first<T: ScalarOrVector>(
-        &mut self,
-        value: impl IntoExp<T>,
-    ) -> Exp<T> {
-        let site = CallSite::caller();
-        self.subgroup_op(SubgroupOp::BroadcastFirst, value.into_exp(), None, site)
-    }
-    /// `subgroupShuffle(value, lane)`: the value of lane `lane`.
-    #[track_caller]
-    pub fn subgroup_shuffle<T: ScalarOrVector>(
-        &mut self,
-        value: impl IntoExp<T>,
-        lane: impl IntoExp<u32>,
-    ) -> Exp<T> {
-        let site = CallSite::caller();
-        let lane = Some(lane.into_exp());
-        self.subgroup_op(SubgroupOp::Shuffle, value.into_exp(), lane, site)
     }
 
     /// A tree reduction over one workgroup (WGSL spec §17.11.3 for the barriers): every

@@ -248,12 +248,8 @@ impl KernelBuilder {
         let start = self.once(&format!("{name}_start"), start, site);
         let end = self.once(&format!("{name}_end"), end, site);
         let step = step.map(|s| self.once(&format!("{name}_step"), s, site));
-        let bin = |op, a: &Exp<T>, b: &Exp<T>| -> Exp<T> {
-            Exp::from_kind(ExprKind::Binary(op, a.node.clone(), b.node.clone()), site)
-        };
-        let cmp = |op, a: &Exp<T>, b: &Exp<T>| -> Exp<bool> {
-            Exp::from_kind(ExprKind::Binary(op, a.node.clone(), b.node.clone()), site)
-        };
+        let bin = |op, a: &Exp<T>, b: &Exp<T>| -> Exp<T> { binary(op, a, b, site) };
+        let cmp = |op, a: &Exp<T>, b: &Exp<T>| -> Exp<bool> { binary(op, a, b, site) };
         use naga::BinaryOperator as B;
         let one = Exp::<T>::from_kind(ExprKind::Literal(T::one()), site);
         let nonempty = if inclusive {
@@ -273,22 +269,12 @@ impl KernelBuilder {
                 } else {
                     bin(B::Subtract, &end, &one)
                 };
-                let s = to_u32(step.as_ref().unwrap_or(&one), site);
+                let s = bitcast::<u32, T>(step.as_ref().unwrap_or(&one), site);
                 let span = unsigned_distance(&last, &start, site);
-                let whole = Exp::<u32>::from_kind(
-                    ExprKind::Binary(
-                        B::Multiply,
-                        Exp::<u32>::from_kind(
-                            ExprKind::Binary(B::Divide, span.node, s.node.clone()),
-                            site,
-                        )
-                        .node,
-                        s.node,
-                    ),
-                    site,
-                );
+                let steps: Exp<u32> = binary(B::Divide, &span, &s, site);
+                let whole: Exp<u32> = binary(B::Multiply, &steps, &s, site);
                 (
-                    bin(B::Add, &start, &from_u32::<T>(&whole, site)),
+                    bin(B::Add, &start, &bitcast::<T, u32>(&whole, site)),
                     start.clone(),
                     true,
                 )
@@ -308,10 +294,7 @@ impl KernelBuilder {
                     } else {
                         unsigned_distance(&limit, &i, site)
                     };
-                    Exp::from_kind(
-                        ExprKind::Binary(B::Less, distance.node, to_u32(s, site).node),
-                        site,
-                    )
+                    binary(B::Less, &distance, &bitcast::<u32, T>(s, site), site)
                 }
             };
             let next = bin(if down { B::Subtract } else { B::Add }, &i, &step_value);
@@ -489,30 +472,26 @@ impl KernelBuilder {
     }
 }
 
-/// `e` as `u32`: itself, or `bitcast<u32>(e)` for `i32`.
-fn to_u32<T: IntegerScalar>(e: &Exp<T>, site: CallSite) -> Exp<u32> {
-    if T::SCALAR == ScalarTy::U32 {
-        return e.retype();
-    }
-    Exp::from_kind(
-        ExprKind::As {
-            value: e.node.clone(),
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        },
-        site,
-    )
+/// `a op b` at `site`: of the operands' type `T` (arithmetic) or `bool` (a comparison).
+pub(super) fn binary<T, O: WgslType>(
+    op: naga::BinaryOperator,
+    a: &Exp<T>,
+    b: &Exp<T>,
+    site: CallSite,
+) -> Exp<O> {
+    Exp::from_kind(ExprKind::Binary(op, a.node.clone(), b.node.clone()), site)
 }
 
-/// `e` (a `u32`) as `T`: itself, or `bitcast<i32>(e)`.
-fn from_u32<T: IntegerScalar>(e: &Exp<u32>, site: CallSite) -> Exp<T> {
-    if T::SCALAR == ScalarTy::U32 {
+/// The integer `e` as the integer type `U`: itself where the types are the same, else
+/// `bitcast<U>(e)` (`i32` to `u32` or back).
+fn bitcast<U: IntegerScalar, T: IntegerScalar>(e: &Exp<T>, site: CallSite) -> Exp<U> {
+    if T::SCALAR == U::SCALAR {
         return e.retype();
     }
     Exp::from_kind(
         ExprKind::As {
             value: e.node.clone(),
-            kind: naga::ScalarKind::Sint,
+            kind: U::SCALAR.naga().kind,
             convert: None,
         },
         site,
@@ -521,15 +500,8 @@ fn from_u32<T: IntegerScalar>(e: &Exp<u32>, site: CallSite) -> Exp<T> {
 
 /// `hi - lo` as `u32`, exact when `hi >= lo` (the wrapping `i32` difference reinterpreted).
 fn unsigned_distance<T: IntegerScalar>(hi: &Exp<T>, lo: &Exp<T>, site: CallSite) -> Exp<u32> {
-    let d = Exp::<T>::from_kind(
-        ExprKind::Binary(
-            naga::BinaryOperator::Subtract,
-            hi.node.clone(),
-            lo.node.clone(),
-        ),
-        site,
-    );
-    to_u32(&d, site)
+    let d: Exp<T> = binary(naga::BinaryOperator::Subtract, hi, lo, site);
+    bitcast(&d, site)
 }
 
 /// The step of an `#[unroll]` loop's `.step_by(s)` as Rust's `step_by` takes it. A negative

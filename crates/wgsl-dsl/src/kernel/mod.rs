@@ -602,14 +602,8 @@ impl KernelBuilder {
         let counter: Var<T> = self.var_impl(name, VarInit::Value(start.node), site);
         let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
         let body = self.block(|k| {
-            let done = Exp::<bool>::from_kind(
-                ExprKind::Binary(
-                    naga::BinaryOperator::GreaterEqual,
-                    i.node.clone(),
-                    end.node.clone(),
-                ),
-                site,
-            );
+            let done: Exp<bool> =
+                control::binary(naga::BinaryOperator::GreaterEqual, &i, &end, site);
             k.push(
                 Stmt::If {
                     condition: done.node,
@@ -621,10 +615,7 @@ impl KernelBuilder {
             body(k, i.clone());
         });
         let step = step.unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(T::one()), site));
-        let next = Exp::<T>::from_kind(
-            ExprKind::Binary(naga::BinaryOperator::Add, i.node.clone(), step.node),
-            site,
-        );
+        let next: Exp<T> = control::binary(naga::BinaryOperator::Add, &i, &step, site);
         self.push(
             Stmt::Loop {
                 body,

@@ -94,6 +94,15 @@ impl FnLower<'_, '_> {
         Ok(h)
     }
 
+    /// [`Self::expr`] of an optional operand.
+    pub fn opt_expr(
+        &mut self,
+        node: Option<&NodeRef>,
+        block: &mut Block,
+    ) -> Result<Option<Handle<Expression>>, BuildError> {
+        node.map(|n| self.expr(n, block)).transpose()
+    }
+
     /// Evaluate `node` if it is a const-expression (WGSL spec §8.1.1: WGSL evaluates it when
     /// the shader is created, and what it rejects then is an error at `site`) and keep its
     /// value for the operations using it.
@@ -286,10 +295,7 @@ impl FnLower<'_, '_> {
                 // A texture global's expression is the texture itself, not a pointer.
                 let image = self.place(texture, block)?;
                 let coordinate = self.expr(coords, block)?;
-                let level = match level {
-                    Some(l) => Some(self.expr(l, block)?),
-                    None => None,
-                };
+                let level = self.opt_expr(level.as_ref(), block)?;
                 Expression::ImageLoad {
                     image,
                     coordinate,
@@ -300,10 +306,7 @@ impl FnLower<'_, '_> {
             }
             ExprKind::TextureDimensions { texture, level } => {
                 let image = self.place(texture, block)?;
-                let level = match level {
-                    Some(l) => Some(self.expr(l, block)?),
-                    None => None,
-                };
+                let level = self.opt_expr(level.as_ref(), block)?;
                 Expression::ImageQuery {
                     image,
                     query: naga::ImageQuery::Size { level },

@@ -495,10 +495,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
             Stmt::Break => self.break_(block, site)?,
             Stmt::Continue => self.push(block, Statement::Continue, site),
             Stmt::Return(value) => {
-                let value = match value {
-                    Some(v) => Some(self.expr(v, block)?),
-                    None => None,
-                };
+                let value = self.opt_expr(value.as_ref(), block)?;
                 self.push(block, Statement::Return { value }, site);
             }
             Stmt::Barrier(flags) => self.push(block, Statement::ControlBarrier(*flags), site),
@@ -544,10 +541,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
             } => {
                 let pointer = self.place(place, block)?;
                 let value = self.expr(value, block)?;
-                let compare_h = match compare {
-                    Some(c) => Some(self.expr(c, block)?),
-                    None => None,
-                };
+                let compare_h = self.opt_expr(compare.as_ref(), block)?;
                 let scalar = match &place.ty {
                     crate::types::Ty::Atomic(s) => s.naga(),
                     other => {
@@ -617,10 +611,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
             } => {
                 self.cx.need(naga::valid::Capabilities::SUBGROUP, site);
                 let argument = self.expr(arg, block)?;
-                let index = match index {
-                    Some(i) => Some(self.expr(i, block)?),
-                    None => None,
-                };
+                let index = self.opt_expr(index.as_ref(), block)?;
                 let ty = self.cx.ty(ty, site)?;
                 block.extend(self.emitter.finish(&self.func.expressions));
                 let span = self.span(site);
