@@ -894,6 +894,19 @@ impl<'p> Exec<'p> {
         }
     }
 
+    /// Warn (once per site) that `lane` read global `g` before anything wrote it, when `g` is
+    /// a workgroup variable (a buffer's contents come from the host).
+    fn warn_uninit_global(&mut self, g: usize, span: Span, lane: usize) {
+        if self.p.globals[g].space == Space::Workgroup {
+            self.warn_once(1, span, |e| Warning::UninitializedRead {
+                kernel: e.name(),
+                variable: e.p.globals[g].what.clone(),
+                site: e.site(span),
+                invocation: e.invocation(lane),
+            });
+        }
+    }
+
     fn fault(&self, g: usize, fault: Fault, span: Span, write: bool) -> InterpError {
         match fault {
             Fault::Race { conflict, lane, at } => self.race(g, at, conflict, lane, span, write),
@@ -945,15 +958,8 @@ impl<'p> Exec<'p> {
         if let Err(fault) = r {
             return Err(self.fault(g, fault, span, false));
         }
-        if let Some(l) = uninit
-            && self.p.globals[g].space == Space::Workgroup
-        {
-            self.warn_once(1, span, |e| Warning::UninitializedRead {
-                kernel: e.name(),
-                variable: e.p.globals[g].what.clone(),
-                site: e.site(span),
-                invocation: e.invocation(l),
-            });
+        if let Some(l) = uninit {
+            self.warn_uninit_global(g, span, l);
         }
         Ok(())
     }
@@ -1226,13 +1232,8 @@ impl<'p> Exec<'p> {
                 }
             }
         }
-        if uninit && !write_it && self.p.globals[gi].space == Space::Workgroup {
-            self.warn_once(1, span, |e| Warning::UninitializedRead {
-                kernel: e.name(),
-                variable: e.p.globals[gi].what.clone(),
-                site: e.site(span),
-                invocation: e.invocation(l0),
-            });
+        if uninit && !write_it {
+            self.warn_uninit_global(gi, span, l0);
         }
         Ok(())
     }

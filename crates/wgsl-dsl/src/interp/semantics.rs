@@ -643,27 +643,22 @@ mod tests {
         // accumulator rounds it once, to even (2048).
         let a = [hw(f16::from_f32(2048.0)), hw(f16::from_f32(1.0))];
         let b = [hw(f16::from_f32(1.0)), hw(f16::from_f32(1.0))];
-        let mut out = [0u32];
-        coop_multiply_add(
-            (1, 1, 2),
-            Kind::F16,
-            Kind::F32,
-            |i| a[i],
-            |i| b[i],
-            |_| w(0.5),
-            &mut out,
-        );
-        assert_eq!(f(out[0]), 2049.5);
-        coop_multiply_add(
-            (1, 1, 2),
-            Kind::F16,
-            Kind::F16,
-            |i| a[i],
-            |i| b[i],
-            |_| hw(f16::ZERO),
-            &mut out,
-        );
-        assert_eq!(h(out[0]).to_f32(), 2048.0);
+        // The `acc` accumulator, starting at `c`.
+        let multiply_add = |acc: Kind, c: u32| {
+            let mut out = [0u32];
+            coop_multiply_add(
+                (1, 1, 2),
+                Kind::F16,
+                acc,
+                |i| a[i],
+                |i| b[i],
+                |_| c,
+                &mut out,
+            );
+            out[0]
+        };
+        assert_eq!(f(multiply_add(Kind::F32, w(0.5))), 2049.5);
+        assert_eq!(h(multiply_add(Kind::F16, hw(f16::ZERO))).to_f32(), 2048.0);
     }
 
     #[test]
