@@ -72,13 +72,7 @@ impl<T: Pod + WgslType> HostBuffer<T> {
     /// # Errors
     /// [`DispatchError::Length`] unless `data.len() == self.len()`.
     pub fn write(&self, data: &[T]) -> Result<(), DispatchError> {
-        if data.len() != self.len {
-            return Err(DispatchError::Length {
-                what: "HostBuffer::write",
-                expected: self.len,
-                found: data.len(),
-            });
-        }
+        DispatchError::check_length("HostBuffer::write", self.len, data.len())?;
         let src: &[u8] = bytemuck::cast_slice(data);
         self.bytes.borrow_mut()[..src.len()].copy_from_slice(src);
         Ok(())

@@ -138,13 +138,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         if gpu.id != self.gpu_id {
             return Err(DispatchError::WrongDevice("the buffer"));
         }
-        if data.len() != self.len {
-            return Err(DispatchError::Length {
-                what: "GpuBuffer::write",
-                expected: self.len,
-                found: data.len(),
-            });
-        }
+        DispatchError::check_length("GpuBuffer::write", self.len, data.len())?;
         let bytes: &[u8] = bytemuck::cast_slice(data);
         if bytes.is_empty() {
             return Ok(());

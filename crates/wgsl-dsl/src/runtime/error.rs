@@ -234,6 +234,26 @@ impl std::fmt::Debug for DeviceError {
     }
 }
 
+impl DispatchError {
+    /// `Ok` if `found` elements were given where `what` takes `expected`, else
+    /// [`DispatchError::Length`].
+    pub(crate) fn check_length(
+        what: &'static str,
+        expected: usize,
+        found: usize,
+    ) -> Result<(), Self> {
+        if found == expected {
+            Ok(())
+        } else {
+            Err(Self::Length {
+                what,
+                expected,
+                found,
+            })
+        }
+    }
+}
+
 impl std::fmt::Debug for DispatchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self, f)

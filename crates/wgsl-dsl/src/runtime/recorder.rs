@@ -123,13 +123,7 @@ impl Recorder<'_> {
         if sg != self.gpu.id || dg != self.gpu.id {
             return Err(DispatchError::WrongDevice("a copied buffer"));
         }
-        if src.len() != dst.len() {
-            return Err(DispatchError::Length {
-                what: "Recorder::copy",
-                expected: src.len(),
-                found: dst.len(),
-            });
-        }
+        DispatchError::check_length("Recorder::copy", src.len(), dst.len())?;
         if si == di {
             return Err(DispatchError::Wgpu(
                 "a buffer cannot be copied onto itself".into(),

@@ -103,14 +103,12 @@ where
             });
         }
         let texels = size[0] as usize * size[1] as usize;
-        if let Some(data) = init
-            && data.len() != texels
-        {
-            return Err(DispatchError::Length {
-                what: "GpuTexture::from_texels (width * height texels)",
-                expected: texels,
-                found: data.len(),
-            });
+        if let Some(data) = init {
+            DispatchError::check_length(
+                "GpuTexture::from_texels (width * height texels)",
+                texels,
+                data.len(),
+            )?;
         }
         let made = gpu.scoped(|| {
             let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
@@ -176,13 +174,11 @@ where
         if gpu.id != self.gpu_id {
             return Err(DispatchError::WrongDevice("the texture"));
         }
-        if data.len() != self.texels() {
-            return Err(DispatchError::Length {
-                what: "GpuTexture::write (width * height texels)",
-                expected: self.texels(),
-                found: data.len(),
-            });
-        }
+        DispatchError::check_length(
+            "GpuTexture::write (width * height texels)",
+            self.texels(),
+            data.len(),
+        )?;
         let bytes: &[u8] = bytemuck::cast_slice(data);
         gpu.scoped(|| {
             gpu.queue.write_texture(
