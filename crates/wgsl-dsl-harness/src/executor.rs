@@ -1,8 +1,10 @@
 //! [`Executor`]: what runs a kernel for the harness, through the positional (untyped) layer.
 //! The wgpu runtime and the CPU interpreter (`wgsl_dsl::interp`) implement it here.
 
+use bytemuck::Pod;
 use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter, Program};
 use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, Kernel};
+use wgsl_dsl::types::WgslType;
 use wgsl_dsl::{KernelBuilder, KernelSignature};
 
 use crate::data::{Data, StructValue};
@@ -13,11 +15,16 @@ pub type Error = Box<dyn std::error::Error>;
 /// Runs kernels on host data: compile, upload, dispatch with the buffers in binding order,
 /// read back. A struct value ([`Data::Struct`]) is read-only (a uniform); reading it back gives
 /// the uploaded value.
+///
+/// An executor provides its typed buffers; [`Executor::upload`] and [`Executor::read`] map
+/// [`Data`] onto them, [`Buffers::arg`] gives what [`Executor::dispatch`] binds.
 pub trait Executor {
     /// A compiled kernel.
     type Kernel;
-    /// One binding's buffer.
-    type Buffer;
+    /// A buffer of `T` elements.
+    type Typed<T: Pod + WgslType>: std::fmt::Debug;
+    /// What a dispatch binds: a typed buffer or a struct value's buffer.
+    type Arg: ?Sized + std::fmt::Debug;
     /// Build `kernel` for this executor's limits and compile it.
     ///
     /// # Errors
@@ -29,7 +36,14 @@ pub trait Executor {
     ///
     /// # Errors
     /// Allocation errors.
-    fn upload(&self, data: &Data) -> Result<Self::Buffer, Error>;
+    fn upload_slice<T: Pod + WgslType>(&self, data: &[T]) -> Result<Self::Typed<T>, Error>;
+    /// A buffer holding the struct value `s`.
+    ///
+    /// # Errors
+    /// Allocation errors.
+    fn upload_struct(&self, s: &StructValue) -> Result<Box<Self::Arg>, Error>;
+    /// `buffer` as a dispatch binds it.
+    fn arg<T: Pod + WgslType>(buffer: &Self::Typed<T>) -> &Self::Arg;
     /// Run `kernel` once over `workgroups` with `args` bound in binding order, and wait.
     ///
     /// # Errors
@@ -37,34 +51,78 @@ pub trait Executor {
     fn dispatch(
         &self,
         kernel: &Self::Kernel,
-        args: &[&Self::Buffer],
+        args: &[&Self::Arg],
         workgroups: [u32; 3],
     ) -> Result<(), Error>;
     /// The contents of `buffer`.
     ///
     /// # Errors
     /// Read-back errors.
-    fn read(&self, buffer: &Self::Buffer) -> Result<Data, Error>;
+    fn read_slice<T: Pod + WgslType>(&self, buffer: &Self::Typed<T>) -> Result<Vec<T>, Error>;
+
+    /// A buffer holding `data`.
+    ///
+    /// # Errors
+    /// Allocation errors.
+    fn upload(&self, data: &Data) -> Result<Buffers<Self>, Error> {
+        Ok(match data {
+            Data::F32(v) => Buffers::F32(self.upload_slice(v)?),
+            Data::U32(v) => Buffers::U32(self.upload_slice(v)?),
+            Data::I32(v) => Buffers::I32(self.upload_slice(v)?),
+            Data::Struct(s) => Buffers::Struct(self.upload_struct(s)?, s.clone()),
+        })
+    }
+    /// The contents of `buffer`.
+    ///
+    /// # Errors
+    /// Read-back errors.
+    fn read(&self, buffer: &Buffers<Self>) -> Result<Data, Error> {
+        Ok(match buffer {
+            Buffers::F32(b) => Data::F32(self.read_slice(b)?),
+            Buffers::U32(b) => Data::U32(self.read_slice(b)?),
+            Buffers::I32(b) => Data::I32(self.read_slice(b)?),
+            Buffers::Struct(_, value) => Data::Struct(value.clone()),
+        })
+    }
+}
+
+/// A binding's buffer on the executor `E`.
+#[derive(Debug)]
+pub enum Buffers<E: Executor + ?Sized> {
+    /// `f32` elements.
+    F32(E::Typed<f32>),
+    /// `u32` elements.
+    U32(E::Typed<u32>),
+    /// `i32` elements.
+    I32(E::Typed<i32>),
+    /// A struct value, and what was uploaded.
+    Struct(Box<E::Arg>, StructValue),
+}
+
+impl<E: Executor + ?Sized> Buffers<E> {
+    /// The buffer as [`Executor::dispatch`] binds it.
+    pub fn arg(&self) -> &E::Arg {
+        match self {
+            Buffers::F32(b) => E::arg(b),
+            Buffers::U32(b) => E::arg(b),
+            Buffers::I32(b) => E::arg(b),
+            Buffers::Struct(b, _) => b.as_ref(),
+        }
+    }
 }
 
 /// A binding's buffer on the GPU.
-#[derive(Debug)]
-pub enum GpuBuffers {
-    /// `f32` elements.
-    F32(GpuBuffer<f32>),
-    /// `u32` elements.
-    U32(GpuBuffer<u32>),
-    /// `i32` elements.
-    I32(GpuBuffer<i32>),
-    /// A struct value, and what was uploaded.
-    Struct(Box<dyn BindArg>, StructValue),
-}
+pub type GpuBuffers = Buffers<Gpu>;
+
+/// A binding's buffer in host memory, for the interpreter.
+pub type HostBuffers = Buffers<Interpreter>;
 
 /// The wgpu runtime: [`Gpu::compile`] of the kernel built for the adapter's limits,
 /// [`Gpu::dispatch`] with its checks, [`GpuBuffer::read`].
 impl Executor for Gpu {
     type Kernel = Kernel;
-    type Buffer = GpuBuffers;
+    type Typed<T: Pod + WgslType> = GpuBuffer<T>;
+    type Arg = dyn BindArg;
 
     fn compile(&self, kernel: &KernelBuilder) -> Result<Kernel, Error> {
         Ok(Gpu::compile(
@@ -77,55 +135,31 @@ impl Executor for Gpu {
         kernel.signature()
     }
 
-    fn upload(&self, data: &Data) -> Result<GpuBuffers, Error> {
-        Ok(match data {
-            Data::F32(v) => GpuBuffers::F32(GpuBuffer::from_slice(self, v)?),
-            Data::U32(v) => GpuBuffers::U32(GpuBuffer::from_slice(self, v)?),
-            Data::I32(v) => GpuBuffers::I32(GpuBuffer::from_slice(self, v)?),
-            Data::Struct(s) => GpuBuffers::Struct(s.upload(self)?, s.clone()),
-        })
+    fn upload_slice<T: Pod + WgslType>(&self, data: &[T]) -> Result<GpuBuffer<T>, Error> {
+        Ok(GpuBuffer::from_slice(self, data)?)
+    }
+
+    fn upload_struct(&self, s: &StructValue) -> Result<Box<dyn BindArg>, Error> {
+        Ok(s.upload(self)?)
+    }
+
+    fn arg<T: Pod + WgslType>(buffer: &GpuBuffer<T>) -> &Self::Arg {
+        buffer
     }
 
     fn dispatch(
         &self,
         kernel: &Kernel,
-        args: &[&GpuBuffers],
+        args: &[&dyn BindArg],
         workgroups: [u32; 3],
     ) -> Result<(), Error> {
-        let args: Vec<&dyn BindArg> = args
-            .iter()
-            .map(|b| match b {
-                GpuBuffers::F32(b) => b as &dyn BindArg,
-                GpuBuffers::U32(b) => b,
-                GpuBuffers::I32(b) => b,
-                GpuBuffers::Struct(b, _) => b.as_ref(),
-            })
-            .collect();
-        Gpu::dispatch(self, kernel, &args, workgroups)?;
+        Gpu::dispatch(self, kernel, args, workgroups)?;
         Ok(())
     }
 
-    fn read(&self, buffer: &GpuBuffers) -> Result<Data, Error> {
-        Ok(match buffer {
-            GpuBuffers::F32(b) => Data::F32(b.read(self)?),
-            GpuBuffers::U32(b) => Data::U32(b.read(self)?),
-            GpuBuffers::I32(b) => Data::I32(b.read(self)?),
-            GpuBuffers::Struct(_, value) => Data::Struct(value.clone()),
-        })
+    fn read_slice<T: Pod + WgslType>(&self, buffer: &GpuBuffer<T>) -> Result<Vec<T>, Error> {
+        Ok(buffer.read(self)?)
     }
-}
-
-/// A binding's buffer in host memory, for the interpreter.
-#[derive(Debug)]
-pub enum HostBuffers {
-    /// `f32` elements.
-    F32(HostBuffer<f32>),
-    /// `u32` elements.
-    U32(HostBuffer<u32>),
-    /// `i32` elements.
-    I32(HostBuffer<i32>),
-    /// A struct value, and what was uploaded.
-    Struct(Box<dyn HostArg>, StructValue),
 }
 
 /// The CPU interpreter: the kernel built with the default [`TargetLimits`]
@@ -136,7 +170,8 @@ pub enum HostBuffers {
 /// interpreter, an error here: a verified kernel reads nothing it did not write).
 impl Executor for Interpreter {
     type Kernel = Program;
-    type Buffer = HostBuffers;
+    type Typed<T: Pod + WgslType> = HostBuffer<T>;
+    type Arg = dyn HostArg;
 
     fn compile(&self, kernel: &KernelBuilder) -> Result<Program, Error> {
         Ok(Interpreter::compile(self, &kernel.build()?)?)
@@ -146,43 +181,32 @@ impl Executor for Interpreter {
         kernel.signature()
     }
 
-    fn upload(&self, data: &Data) -> Result<HostBuffers, Error> {
-        Ok(match data {
-            Data::F32(v) => HostBuffers::F32(HostBuffer::from_slice(v)),
-            Data::U32(v) => HostBuffers::U32(HostBuffer::from_slice(v)),
-            Data::I32(v) => HostBuffers::I32(HostBuffer::from_slice(v)),
-            Data::Struct(s) => HostBuffers::Struct(s.host(), s.clone()),
-        })
+    fn upload_slice<T: Pod + WgslType>(&self, data: &[T]) -> Result<HostBuffer<T>, Error> {
+        Ok(HostBuffer::from_slice(data))
+    }
+
+    fn upload_struct(&self, s: &StructValue) -> Result<Box<dyn HostArg>, Error> {
+        Ok(s.host())
+    }
+
+    fn arg<T: Pod + WgslType>(buffer: &HostBuffer<T>) -> &Self::Arg {
+        buffer
     }
 
     fn dispatch(
         &self,
         kernel: &Program,
-        args: &[&HostBuffers],
+        args: &[&dyn HostArg],
         workgroups: [u32; 3],
     ) -> Result<(), Error> {
-        let args: Vec<&dyn HostArg> = args
-            .iter()
-            .map(|b| match b {
-                HostBuffers::F32(b) => b as &dyn HostArg,
-                HostBuffers::U32(b) => b,
-                HostBuffers::I32(b) => b,
-                HostBuffers::Struct(b, _) => b.as_ref(),
-            })
-            .collect();
-        let report = Interpreter::dispatch(self, kernel, &args, workgroups)?;
+        let report = Interpreter::dispatch(self, kernel, args, workgroups)?;
         match report.warnings.first() {
             Some(w) => Err(format!("interpreter warning: {w}").into()),
             None => Ok(()),
         }
     }
 
-    fn read(&self, buffer: &HostBuffers) -> Result<Data, Error> {
-        Ok(match buffer {
-            HostBuffers::F32(b) => Data::F32(b.read()),
-            HostBuffers::U32(b) => Data::U32(b.read()),
-            HostBuffers::I32(b) => Data::I32(b.read()),
-            HostBuffers::Struct(_, value) => Data::Struct(value.clone()),
-        })
+    fn read_slice<T: Pod + WgslType>(&self, buffer: &HostBuffer<T>) -> Result<Vec<T>, Error> {
+        Ok(buffer.read())
     }
 }

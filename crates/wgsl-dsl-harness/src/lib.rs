@@ -51,7 +51,7 @@ mod executor;
 mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};
-pub use executor::{Error, Executor, GpuBuffers, HostBuffers};
+pub use executor::{Buffers, Error, Executor, GpuBuffers, HostBuffers};
 pub use verify::{VerifiedOp, agree, compare, run, verify};
 
 use rand::Rng as _;

@@ -5,7 +5,7 @@
 use wgsl_dsl::{BindingKind, KernelBuilder};
 
 use crate::data::{Case, Data, Expected};
-use crate::executor::{Error, Executor};
+use crate::executor::{Buffers, Error, Executor};
 
 /// A kernel paired with its specification (the project's "verified op", design decision 8).
 pub trait VerifiedOp {
@@ -35,7 +35,7 @@ pub fn run<E: Executor>(exec: &E, kernel: &E::Kernel, case: &Case) -> Result<Vec
         .iter()
         .map(|d| exec.upload(d))
         .collect::<Result<Vec<_>, _>>()?;
-    let args: Vec<&E::Buffer> = buffers.iter().collect();
+    let args: Vec<&E::Arg> = buffers.iter().map(Buffers::arg).collect();
     exec.dispatch(kernel, &args, case.workgroups)?;
     buffers.iter().map(|b| exec.read(b)).collect()
 }
