@@ -38,7 +38,24 @@ pub(super) fn math<O: WgslType>(fun: M, args: Vec<super::NodeRef>) -> Exp<O> {
 
 /// Built-ins that are one `Math` expression of their operands, one function each, written as
 /// its signature (every operand an `impl IntoExp`) and its `naga::MathFunction`.
+///
+/// `float vectors:` entries are generic over the float vectors `Vector<T, N>` and name `T` and
+/// `N` without declaring them.
 macro_rules! math_fns {
+    (float vectors: $($(#[$doc:meta])*
+        fn $name:ident ($($arg:ident: $arg_ty:ty),+) -> $ret:ty = $fun:ident;
+    )*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
+            $($arg: impl IntoExp<$arg_ty>),+
+        ) -> Exp<$ret>
+        where
+            D<N>: Dim,
+        {
+            math(M::$fun, vec![$($arg.into_exp().node),+])
+        }
+    )*};
     ($($(#[$doc:meta])*
         fn $name:ident $(<T: $bound:ident>)? ($($arg:ident: $arg_ty:ty),+) -> $ret:ty = $fun:ident;
     )*) => {$(
@@ -311,18 +328,12 @@ math_fns! {
     /// is.
     fn distance<T: Float>(a: T, b: T) -> T::Elem = Distance;
 }
-/// `normalize(e)` (WGSL spec §17.5.45). Vectors only.
-///
-/// **Undefined** for the zero vector (outside the domain, §17.5.45, §15.7.7), and where
-/// [`length`] is.
-#[track_caller]
-pub fn normalize<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
-    e: impl IntoExp<Vector<T, N>>,
-) -> Exp<Vector<T, N>>
-where
-    D<N>: Dim,
-{
-    math(M::Normalize, vec![e.into_exp().node])
+math_fns! { float vectors:
+    /// `normalize(e)` (WGSL spec §17.5.45). Vectors only.
+    ///
+    /// **Undefined** for the zero vector (outside the domain, §17.5.45, §15.7.7), and where
+    /// [`length`] is.
+    fn normalize(e: Vector<T, N>) -> Vector<T, N> = Normalize;
 }
 /// `transpose(m)` (WGSL spec §17.5.62).
 #[track_caller]

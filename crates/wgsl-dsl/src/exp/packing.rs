@@ -76,52 +76,18 @@ pub fn quantize_to_f16<T: ScalarOrVector<Elem = f32> + Float>(e: impl IntoExp<T>
     math(M::QuantizeToF16, vec![e.into_exp().node])
 }
 
-/// `faceForward(e1, e2, e3)`: `e1` if `dot(e2, e3) < 0`, else `-e1` (WGSL spec §17.5,
-/// `faceForward`).
-#[track_caller]
-pub fn face_forward<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
-    e1: impl IntoExp<Vector<T, N>>,
-    e2: impl IntoExp<Vector<T, N>>,
-    e3: impl IntoExp<Vector<T, N>>,
-) -> Exp<Vector<T, N>>
-where
-    D<N>: Dim,
-{
-    math(
-        M::FaceForward,
-        vec![e1.into_exp().node, e2.into_exp().node, e3.into_exp().node],
-    )
-}
-
-/// `reflect(e1, e2)`: the reflection of the incident `e1` at the surface of normal `e2`,
-/// `e1 - 2 dot(e2, e1) e2` (WGSL spec §17.5, `reflect`).
-#[track_caller]
-pub fn reflect<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
-    e1: impl IntoExp<Vector<T, N>>,
-    e2: impl IntoExp<Vector<T, N>>,
-) -> Exp<Vector<T, N>>
-where
-    D<N>: Dim,
-{
-    math(M::Reflect, vec![e1.into_exp().node, e2.into_exp().node])
-}
-
-/// `refract(e1, e2, e3)`: the refraction of the incident `e1` at the surface of normal `e2`
-/// with the ratio of indices `e3`: with `k = 1 - e3^2 (1 - dot(e2, e1)^2)`, the zero vector
-/// if `k < 0`, else `e3 e1 - (e3 dot(e2, e1) + sqrt(k)) e2` (WGSL spec §17.5, `refract`).
-#[track_caller]
-pub fn refract<T: Scalar + Float + Numeric<Elem = T>, const N: usize>(
-    e1: impl IntoExp<Vector<T, N>>,
-    e2: impl IntoExp<Vector<T, N>>,
-    e3: impl IntoExp<T>,
-) -> Exp<Vector<T, N>>
-where
-    D<N>: Dim,
-{
-    math(
-        M::Refract,
-        vec![e1.into_exp().node, e2.into_exp().node, e3.into_exp().node],
-    )
+math_fns! { float vectors:
+    /// `faceForward(e1, e2, e3)`: `e1` if `dot(e2, e3) < 0`, else `-e1` (WGSL spec §17.5,
+    /// `faceForward`).
+    fn face_forward(e1: Vector<T, N>, e2: Vector<T, N>, e3: Vector<T, N>) -> Vector<T, N>
+        = FaceForward;
+    /// `reflect(e1, e2)`: the reflection of the incident `e1` at the surface of normal `e2`,
+    /// `e1 - 2 dot(e2, e1) e2` (WGSL spec §17.5, `reflect`).
+    fn reflect(e1: Vector<T, N>, e2: Vector<T, N>) -> Vector<T, N> = Reflect;
+    /// `refract(e1, e2, e3)`: the refraction of the incident `e1` at the surface of normal `e2`
+    /// with the ratio of indices `e3`: with `k = 1 - e3^2 (1 - dot(e2, e1)^2)`, the zero vector
+    /// if `k < 0`, else `e3 e1 - (e3 dot(e2, e1) + sqrt(k)) e2` (WGSL spec §17.5, `refract`).
+    fn refract(e1: Vector<T, N>, e2: Vector<T, N>, e3: T) -> Vector<T, N> = Refract;
 }
 
 /// `determinant(m)` of a square matrix (WGSL spec §17.5, `determinant`).
