@@ -162,8 +162,8 @@ impl Executor for Gpu {
     }
 }
 
-/// The CPU interpreter: the kernel built with the default [`TargetLimits`]
-/// (`wgsl_dsl::TargetLimits`, WebGPU's), [`Interpreter::compile`], [`Interpreter::dispatch`]
+/// The CPU interpreter: the kernel built with the default
+/// [`TargetLimits`](wgsl_dsl::TargetLimits) (WebGPU's), [`Interpreter::compile`], [`Interpreter::dispatch`]
 /// with the runtime's argument checks. Besides a wrong result, the harness fails a kernel the
 /// interpreter finds at fault: an out-of-bounds access, a data race, a divergent barrier
 /// (errors), or a read of a variable before anything was written to it (a warning of the
