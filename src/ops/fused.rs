@@ -42,25 +42,28 @@ pub fn all() -> Vec<MlpOp> {
         }
         let sgd = c.grad_update_sgd();
         if seen.insert(sgd.config().name()) {
-            ops.push(grad_op(sgd, sgd.config()));
+            ops.push(grad_op(sgd, sgd.config(), FusedOptimizer::Sgd));
         }
         let adam = c.grad_update_adam();
         if seen.insert(adam.config().name()) {
-            ops.push(grad_op(adam, adam.config()));
+            ops.push(grad_op(adam, adam.config(), FusedOptimizer::Adam));
         }
     }
     ops
 }
 
-/// The op of the `grad_update` kernel `def` of configuration `g`.
+/// The op of the `grad_update` kernel `def` of configuration `g`, checked against the spec of
+/// `optimizer` (given by the caller, not read from `g`, so that a kernel whose configuration
+/// names the wrong optimizer fails).
 fn grad_op<K: KernelDef<Size = (usize, usize, usize)> + Clone + 'static>(
     def: K,
     g: GradUpdate,
+    optimizer: FusedOptimizer,
 ) -> MlpOp {
     MlpOp::new(
         def,
         move |def, rng, s| grad_case(&g, def, rng, s),
-        move |case| grad_spec(case, g.optimizer),
+        move |case| grad_spec(case, optimizer),
     )
 }
 
