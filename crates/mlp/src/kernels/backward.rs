@@ -16,7 +16,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::tiled::{Operand, WORKGROUP, tile_grid, tiled_product};
-use super::uniforms::{LinearDims, LinearDimsFields, layer_sizes};
+use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 
 /// Workgroup size of `bias_grad`.
 pub const BIAS_GRAD_WORKGROUP: u32 = 64;
@@ -47,7 +47,7 @@ impl KernelDef for LinearBackwardWeight {
     fn build(&self) -> KernelBuilder {
         let mut k = KernelBuilder::new("linear_backward_weight", WORKGROUP);
         let LinearBackwardWeightBindings { dims, dy, x, grads } = k.bindings();
-        let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &dims);
+        let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy^T [outputs, batch]: A[o, b] = dy[b, o].
         let a = Operand::transposed(&dy, outputs.clone(), batch.clone(), None);
         // B = x [batch, inputs].
@@ -96,7 +96,7 @@ impl KernelDef for LinearBackwardInputRelu {
             x_act,
             dx,
         } = k.bindings();
-        let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &dims);
+        let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy [batch, outputs]; B = W [outputs, inputs].
         let a = Operand::row_major(&dy, batch.clone(), outputs.clone(), None);
         let b = Operand::row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));

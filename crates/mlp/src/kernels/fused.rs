@@ -32,7 +32,7 @@ use super::product::{
 };
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
-    SgdParams, SgdParamsFields, layer_sizes,
+    SgdParams, SgdParamsFields, load_layer_dims,
 };
 
 /// The most hidden units one `softmax_head` invocation holds (`per`), and the most classes.
@@ -390,7 +390,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         partial,
         batch_labels,
     } = k.bindings();
-    let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &d);
+    let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &d);
     let start = k.let_(
         "start",
         (gp.first_step().load() + state.at(1u32).load()) * gp.batch_size().load(),
@@ -715,7 +715,7 @@ fn layer_update(
     params: &Buffer<f32, ReadWrite>,
     opt: &OptimizerRefs,
 ) {
-    let [batch, inputs, outputs, w_off] = layer_sizes(k, d);
+    let [batch, inputs, outputs, w_off] = load_layer_dims(k, d);
     let b_off = k.let_("bias_offset", d.bias_offset().load());
     // A = dz^T [outputs, batch]: A[o, r] = dz[r, o]; rows (o) contiguous.
     let a = Source {

@@ -9,7 +9,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::tiled::{Operand, tile_grid, tiled_product};
-use super::uniforms::{LinearDims, LinearDimsFields, layer_sizes};
+use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 use crate::reference::Activation;
 
 /// The bindings of the linear forward kernels.
@@ -47,7 +47,7 @@ impl KernelDef for Linear {
     fn build(&self) -> KernelBuilder {
         let mut k = KernelBuilder::new(self.name(), super::tiled::WORKGROUP);
         let LinearBindings { dims, x, params, y } = k.bindings();
-        let [batch, inputs, outputs, w_off] = layer_sizes(&mut k, &dims);
+        let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         let b_off = k.let_("bias_offset", dims.bias_offset().load());
         // A = x [batch, inputs], row-major.
         let a = Operand::row_major(&x, batch.clone(), inputs.clone(), None);

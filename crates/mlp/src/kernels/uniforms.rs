@@ -39,20 +39,6 @@ pub struct LinearDims {
     pub _pad2: u32,
 }
 
-/// `[batch, inputs, outputs, weight_offset]` of `dims`, bound in `k` under those names (the
-/// weight offset as `weight_offset`), in this order.
-pub(crate) fn layer_sizes(
-    k: &mut KernelBuilder,
-    dims: &Place<LinearDims, ReadOnly>,
-) -> [Exp<u32>; 4] {
-    [
-        k.let_("batch", dims.batch().load()),
-        k.let_("inputs", dims.inputs().load()),
-        k.let_("outputs", dims.outputs().load()),
-        k.let_("weight_offset", dims.weight_offset().load()),
-    ]
-}
-
 /// Sizes of the softmax cross-entropy.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, WgslStruct)]
@@ -164,6 +150,20 @@ pub struct EvalParams {
     pub batch_size: u32,
     /// Padding.
     pub _pad0: u32,
+}
+
+/// `[batch, inputs, outputs, weight_offset]` of a layer's `dims`, each bound in `k` by a `let`
+/// of that name, in this order (the start of every kernel that reads one layer).
+pub(crate) fn load_layer_dims(
+    k: &mut KernelBuilder,
+    dims: &Place<LinearDims, ReadOnly>,
+) -> [Exp<u32>; 4] {
+    [
+        k.let_("batch", dims.batch().load()),
+        k.let_("inputs", dims.inputs().load()),
+        k.let_("outputs", dims.outputs().load()),
+        k.let_("weight_offset", dims.weight_offset().load()),
+    ]
 }
 
 #[cfg(test)]
