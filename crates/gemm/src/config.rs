@@ -160,7 +160,7 @@ impl SimtConfig {
     /// the fitting tile with the most workgroups; `vec4` loads and stores where the stored row
     /// lengths are multiples of 4.
     pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
-        choose(&SIMT_TILES, problem, target, |tile| {
+        choose_tile(&SIMT_TILES, problem, target, |tile| {
             SimtConfig::with_tile(problem, tile)
         })
     }
@@ -329,7 +329,7 @@ impl CoopConfig {
         target: &TargetLimits,
         subgroup_size: u32,
     ) -> CoopConfig {
-        choose(&COOP_TILES, problem, target, |tile| {
+        choose_tile(&COOP_TILES, problem, target, |tile| {
             CoopConfig::with_tile(problem, input, tile, subgroup_size)
         })
     }
@@ -514,7 +514,7 @@ fn vector_letters(a: bool, b: bool, c: bool) -> String {
 /// The configuration of the first (largest) of `tiles` that fits `target` and gives `problem` at
 /// least [`PARALLEL_TARGET`] workgroups; else of the fitting tile with the most workgroups (the
 /// larger tile on ties); else of the last (smallest) tile.
-fn choose<C: TileConfig + Copy>(
+fn choose_tile<C: TileConfig + Copy>(
     tiles: &[(u32, u32, u32, u32, u32)],
     problem: &Problem,
     target: &TargetLimits,
