@@ -348,11 +348,26 @@ fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan,
         OptimizerConfig::Adam { .. } => Optimizer::Adam,
     };
     if args.optimizer.is_some_and(|o| o != kind) {
+        let name = match kind {
+            Optimizer::Sgd => "sgd",
+            Optimizer::Adam => "adam",
+        };
         return Err(CliError::path(
             path,
             format!(
-                "the checkpoint was trained with {kind:?}; its optimizer state cannot continue \
-                 another optimizer"
+                "the checkpoint was trained with --optimizer {name}; its optimizer state cannot \
+                 continue another optimizer"
+            ),
+        ));
+    }
+    let taken = c.optimizer_state.step;
+    if c.schedule.factor(taken) == 0.0 {
+        return Err(CliError::path(
+            path,
+            format!(
+                "the checkpoint's learning-rate schedule has ended (step {taken}): the learning \
+                 rate is 0 and resuming would not change the model; to continue a run later, \
+                 train it with --schedule constant or --schedule step"
             ),
         ));
     }
@@ -440,6 +455,61 @@ mod tests {
         ));
         let err = plan(&["--optimizer", "adam", "--momentum", "0.5"]).unwrap_err();
         assert!(matches!(err, CliError::Usage(_)), "{err}");
+    }
+
+    /// A checkpoint whose cosine has reached 0 is refused before any training (resuming it
+    /// would spend epochs without changing the model); one step before the end it resumes.
+    #[test]
+    fn resuming_an_ended_schedule_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = MlpConfig {
+            inputs: 784,
+            hidden: vec![3],
+            classes: CLASSES,
+        };
+        let params = mlp::params::Params::init(&config, 0);
+        // SGD's velocity: one slot per tensor, as long as it.
+        let velocity: Vec<Vec<f32>> = params
+            .layers
+            .iter()
+            .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
+            .collect();
+        for (step, ended) in [(9, false), (10, true)] {
+            let c = Checkpoint {
+                config: config.clone(),
+                params: params.clone(),
+                optimizer: OptimizerConfig::Sgd {
+                    lr: 0.1,
+                    momentum: 0.9,
+                    weight_decay: 0.0,
+                },
+                optimizer_state: mlp::model::OptimizerState {
+                    step,
+                    slots: velocity.clone(),
+                },
+                schedule: mlp::schedule::LrSchedule {
+                    warmup_steps: 0,
+                    decay: mlp::schedule::Decay::Cosine {
+                        steps: 10,
+                        final_factor: 0.0,
+                    },
+                },
+                epoch: 1,
+                batch_size: 64,
+                seed: 0,
+                history: Vec::new(),
+            };
+            let path = dir.path().join(format!("step{step}.safetensors"));
+            c.save(&path).unwrap();
+            let result = plan(&["--resume", path.to_str().unwrap()]);
+            match (ended, result) {
+                (false, Ok(_)) => {}
+                (true, Err(CliError::Path { reason, .. })) => {
+                    assert!(reason.contains("has ended (step 10)"), "{reason}");
+                }
+                (_, other) => panic!("step {step}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -15,16 +15,7 @@ pub struct Report {
 impl Observer for Report {
     fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::Started(s) => {
-                eprintln!("learning-rate schedule: {}", s.schedule);
-                if s.schedule.factor(s.optimizer_step) == 0.0 {
-                    eprintln!(
-                        "warning: the checkpoint's learning-rate schedule has ended (step {}): \
-                         the learning rate is 0 and training will not change the model",
-                        s.optimizer_step
-                    );
-                }
-            }
+            Event::Started(s) => eprintln!("learning-rate schedule: {}", s.schedule),
             Event::EpochStarted {
                 epoch,
                 last_epoch,
