@@ -1,5 +1,5 @@
 //! Checkpoints: round trips (SGD and Adam, odd sizes), files written by earlier versions, and the
-//! errors for corrupt, truncated and mismatched files. No GPU needed.
+//! errors for corrupt, truncated, mismatched and non-finite files. No GPU needed.
 
 use std::path::Path;
 
@@ -235,6 +235,86 @@ fn bad_metadata() {
         matches!(&err, CheckpointError::MissingTensor { name, .. } if name == "optimizer.v.layers.1.bias"),
         "{err}"
     );
+}
+
+/// `bytes` with element `index` of tensor `name` set to `value`.
+fn with_element(bytes: &[u8], name: &str, index: usize, value: f32) -> Vec<u8> {
+    let (header, meta) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let (start, end) = meta.info(name).unwrap().data_offsets;
+    let at = 8 + header + start + 4 * index;
+    assert!(at + 4 <= 8 + header + end, "{name} has no element {index}");
+    let mut bytes = bytes.to_vec();
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    bytes
+}
+
+/// A file whose header is valid but whose tensors hold NaN or an infinity (a parameter, an
+/// optimizer slot) is refused, naming the tensor and the element.
+#[test]
+fn non_finite_tensors_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let good = adam().to_bytes(&path).unwrap();
+    for (name, index, value) in [
+        ("layers.1.weight", 123, f32::NAN),
+        ("layers.2.bias", 9, f32::INFINITY),
+        ("optimizer.v.layers.0.bias", 0, f32::NEG_INFINITY),
+    ] {
+        let err = load_error(&path, &with_element(&good, name, index, value));
+        match &err {
+            CheckpointError::NonFinite {
+                name: n,
+                index: i,
+                value: v,
+                ..
+            } => {
+                assert_eq!((n.as_str(), *i), (name, index));
+                assert_eq!(v.to_bits(), value.to_bits());
+            }
+            other => panic!("{name}: expected a non-finite error, got {other}"),
+        }
+        let msg = err.to_string();
+        for needle in [
+            "m.safetensors",
+            name,
+            &format!("index {index}"),
+            "non-finite",
+        ] {
+            assert!(msg.contains(needle), "`{needle}` not in `{msg}`");
+        }
+    }
+    // The unpatched bytes still load.
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(Checkpoint::load(&path).unwrap(), adam());
+}
+
+/// Saving refuses what loading would refuse, and writes nothing: a parameter or slot that is NaN
+/// or infinite, or a history number (serde_json would write it as `null`).
+#[test]
+fn non_finite_checkpoint_is_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut c = sgd();
+    c.params.layers[1].weight[7] = f32::NAN;
+    match c.save(&path).unwrap_err() {
+        CheckpointError::NonFinite { name, index, .. } => {
+            assert_eq!((name.as_str(), index), ("layers.1.weight", 7));
+        }
+        other => panic!("expected a non-finite error, got {other}"),
+    }
+    let mut c = adam();
+    c.optimizer_state.slots[8][2] = f32::INFINITY;
+    let err = c.save(&path).unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::NonFinite { name, index: 2, .. } if name == "optimizer.v.layers.1.weight"),
+        "{err}"
+    );
+    let mut c = sgd();
+    c.history[1].train_loss = f32::NAN;
+    let err = c.save(&path).unwrap_err();
+    assert!(matches!(err, CheckpointError::Inconsistent { .. }), "{err}");
+    assert!(err.to_string().contains("epoch 2"), "{err}");
+    assert_eq!(leftovers(dir.path(), &[]), Vec::<String>::new());
 }
 
 #[test]

@@ -25,7 +25,9 @@
 //!
 //! Files are written atomically ([`write_atomic`]): a temporary file in the same directory,
 //! flushed to disk, then renamed over the destination, so a reader sees the old file or the new
-//! one, never a part. Loading checks every shape against the config in the metadata.
+//! one, never a part. Loading checks every shape against the config in the metadata, and that
+//! no tensor holds NaN or an infinity; saving refuses such tensors, so it never writes a file
+//! that would not load.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -103,6 +105,19 @@ pub enum CheckpointError {
         expected: Vec<usize>,
         /// The element type and shape found, e.g. `F32 [10, 128]`.
         found: String,
+    },
+    /// A tensor holds NaN or an infinity: found loading (a damaged file, or one written by a run
+    /// that diverged) or refused saving (nothing is written then).
+    #[error("{}: tensor `{name}` has a non-finite value ({value}) at index {index}", path.display())]
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// The tensor's name.
+        name: String,
+        /// The first non-finite element's index in the row-major data.
+        index: usize,
+        /// That element (NaN, inf or -inf).
+        value: f32,
     },
     /// Saving a checkpoint whose parameters or slots do not match its config.
     #[error("{}: cannot save: {reason}", path.display())]
@@ -197,12 +212,27 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// [`CheckpointError::NonFinite`] for the first NaN or infinity in tensor `name`, if any.
+fn check_finite(path: &Path, name: &str, data: &[f32]) -> Result<(), CheckpointError> {
+    match data.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(index) => Err(CheckpointError::NonFinite {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+            index,
+            value: data[index],
+        }),
+    }
+}
+
 impl Checkpoint {
     /// Serializes into safetensors bytes.
     ///
     /// # Errors
-    /// [`CheckpointError::Inconsistent`] if the parameters or slots do not match the config
-    /// (`path` is only used to name the destination in the error).
+    /// [`CheckpointError::Inconsistent`] if the parameters or slots do not match the config or
+    /// the history holds a non-finite number, [`CheckpointError::NonFinite`] if a tensor holds
+    /// NaN or an infinity (`path` is only used to name the destination in the error): such a
+    /// file could not be loaded again.
     pub fn to_bytes(&self, path: &Path) -> Result<Vec<u8>, CheckpointError> {
         let inconsistent = |reason: String| CheckpointError::Inconsistent {
             path: path.to_path_buf(),
@@ -228,6 +258,7 @@ impl Checkpoint {
         let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
         let params = self.params.layers.iter().flat_map(|l| [&l.weight, &l.bias]);
         for ((name, shape), data) in param_tensors(&self.config).into_iter().zip(params) {
+            check_finite(path, &name, data)?;
             named.push((name, shape, f32_bytes(data)));
         }
         for ((name, shape), data) in slot_names.into_iter().zip(&self.optimizer_state.slots) {
@@ -237,7 +268,20 @@ impl Checkpoint {
                     data.len()
                 )));
             }
+            check_finite(path, &name, data)?;
             named.push((name, shape, f32_bytes(data)));
+        }
+        // serde_json writes NaN and infinities as `null`, which would not load again.
+        if let Some(r) = self.history.iter().find(|r| {
+            !(r.train_loss.is_finite()
+                && r.test_accuracy.is_finite()
+                && r.train_seconds.is_finite()
+                && r.eval_seconds.is_finite())
+        }) {
+            return Err(inconsistent(format!(
+                "the history of epoch {} holds a non-finite number: {r:?}",
+                r.epoch
+            )));
         }
         let c = self;
         let metadata: HashMap<String, String> = [
@@ -293,11 +337,13 @@ impl Checkpoint {
     }
 
     /// Parses safetensors bytes (`path` names the source in errors), checking every tensor's
-    /// element type and shape against the config in the metadata.
+    /// element type and shape against the config in the metadata, and that every element of
+    /// every tensor (parameters and optimizer slots) is finite.
     ///
     /// # Errors
     /// [`CheckpointError::Format`] for a corrupt or truncated file, [`CheckpointError::Metadata`],
-    /// [`CheckpointError::Config`], [`CheckpointError::MissingTensor`], [`CheckpointError::Shape`].
+    /// [`CheckpointError::Config`], [`CheckpointError::MissingTensor`], [`CheckpointError::Shape`],
+    /// [`CheckpointError::NonFinite`].
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
         let st = SafeTensors::deserialize(bytes).map_err(|source| CheckpointError::Format {
             path: path.to_path_buf(),
@@ -357,10 +403,13 @@ impl Checkpoint {
                     found: format!("{:?} {:?}", t.dtype(), t.shape()),
                 });
             }
-            Ok(t.data()
+            let data: Vec<f32> = t
+                .data()
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect())
+                .collect();
+            check_finite(path, name, &data)?;
+            Ok(data)
         };
         let mut tensors = param_tensors(&config)
             .into_iter()

@@ -208,7 +208,21 @@ fn corrupt_truncated_and_mismatched_checkpoints() {
     let mut c = bytes.clone();
     c[8..20].fill(b'!');
     std::fs::write(&corrupt, &c).unwrap();
-    for (path, needle) in [(&truncated, "truncated"), (&corrupt, "corrupt")] {
+    // A valid header and shapes, but a NaN in the first weight.
+    let nan = dir.path().join("nan.safetensors");
+    let (header, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let at = 8 + header + meta.info("layers.0.weight").unwrap().data_offsets.0;
+    let mut n = bytes.clone();
+    n[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&nan, &n).unwrap();
+    for (path, needle) in [
+        (&truncated, "truncated"),
+        (&corrupt, "corrupt"),
+        (
+            &nan,
+            "tensor `layers.0.weight` has a non-finite value (NaN) at index 0",
+        ),
+    ] {
         let p = path.to_str().unwrap();
         fails(&mnist(&["eval", "--model", p]), 1, &[needle, p]);
         fails(&mnist(&["predict", "--model", p, "x.png"]), 1, &[needle]);
