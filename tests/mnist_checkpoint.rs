@@ -364,6 +364,35 @@ fn failed_write_keeps_the_old_file_and_leaves_no_temporary() {
     assert!(matches!(err, CheckpointError::Io { .. }), "{err}");
 }
 
+/// Files written atomically get the mode `File::create` gives a new file (0o666 less the umask,
+/// read here from a file made that way), not a temporary file's 0o600; writing over a file keeps
+/// its mode, whatever it is.
+#[cfg(unix)]
+#[test]
+fn written_files_get_the_mode_of_a_plain_create() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let plain = dir.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    let expected = mode(&plain);
+    assert_eq!(expected & !0o666, 0, "{expected:o}");
+    let path = dir.path().join("m.safetensors");
+    write_atomic(&path, b"old").unwrap();
+    assert_eq!(mode(&path), expected, "new: {:o}", mode(&path));
+    write_atomic(&path, b"new content").unwrap();
+    assert_eq!(mode(&path), expected, "overwritten: {:o}", mode(&path));
+    let saved = dir.path().join("saved.safetensors");
+    sgd().save(&saved).unwrap();
+    assert_eq!(mode(&saved), expected, "saved: {:o}", mode(&saved));
+    for kept in [0o640, 0o604] {
+        std::fs::set_permissions(&saved, std::fs::Permissions::from_mode(kept)).unwrap();
+        adam().save(&saved).unwrap();
+        assert_eq!(mode(&saved), kept, "{:o}", mode(&saved));
+    }
+    assert_eq!(Checkpoint::load(&saved).unwrap(), adam());
+}
+
 fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("crates/mlp/tests/fixtures")

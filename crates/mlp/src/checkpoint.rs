@@ -30,7 +30,11 @@
 //! that would not load.
 
 use std::collections::HashMap;
+#[cfg(unix)]
+use std::fs::Permissions;
 use std::io::Write;
+#[cfg(unix)]
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -490,6 +494,11 @@ impl Meta<'_> {
 /// a part: a temporary file in the same directory, written, flushed to disk (`fsync`), renamed
 /// over `path`, then the directory flushed (on Unix) so the rename itself survives a crash.
 ///
+/// On Unix the file gets the permissions writing it with [`std::fs::File::create`] would give:
+/// an existing regular file at `path` keeps its permission bits; a new one gets `0o666` less the
+/// umask (the temporary is created with mode `0o666`, which `open(2)` masks with the umask, not
+/// the `0o600` a temporary file gets by default).
+///
 /// # Errors
 /// The operating system's error from any of those steps; the temporary file is removed then.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -497,10 +506,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".partial")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-").suffix(".partial");
+    #[cfg(unix)]
+    builder.permissions(Permissions::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir)?;
+    #[cfg(unix)]
+    if let Ok(old) = std::fs::metadata(path)
+        && old.is_file()
+    {
+        // Only the permission bits: set-user/group-ID would not survive a write in place either.
+        let mode = old.permissions().mode() & 0o777;
+        tmp.as_file()
+            .set_permissions(Permissions::from_mode(mode))?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

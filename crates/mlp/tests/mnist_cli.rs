@@ -315,6 +315,16 @@ fn train_eval_predict() {
     let final_line = stdout.lines().find(|l| l.starts_with("done:")).unwrap();
     let accuracy = final_line.rsplit(' ').next().unwrap().to_string();
     assert!(image::open(&plot).is_ok());
+    // Both files get the mode `File::create` gives (0o666 less the umask), not 0o600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        assert_eq!(mode(&model), mode(&plain), "{:o}", mode(&model));
+        assert_eq!(mode(&plot), mode(&plain), "{:o}", mode(&plot));
+    }
 
     let out = mnist(&["eval", "--model", m, "--limit-test", "200"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
