@@ -248,7 +248,7 @@ fn corrupt_truncated_and_mismatched_checkpoints() {
     fails(
         &mnist(&["train", "--resume", g, "--optimizer", "adam"]),
         1,
-        &["trained with Sgd"],
+        &["trained with --optimizer sgd"],
     );
 }
 
