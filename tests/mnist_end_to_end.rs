@@ -112,6 +112,61 @@ fn history_accuracy(out: &mlp::train::Outcome, epoch: usize) -> f64 {
     out.checkpoint.history[epoch].test_accuracy
 }
 
+/// A NaN that enters in a run's last update (after the last loss was read: here a NaN SGD
+/// velocity, one step per epoch) is divergence: the run fails with
+/// [`TrainError::NonFiniteState`] and writes no checkpoint.
+#[test]
+fn divergence_in_the_last_update_is_reported_and_nothing_saved() {
+    let gpu = Gpu::new().expect("a GPU or software adapter");
+    let data = mnist(32, 10);
+    let config = MlpConfig::default();
+    let params = mlp::params::Params::init(&config, 0);
+    let mut velocity: Vec<Vec<f32>> = params
+        .layers
+        .iter()
+        .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
+        .collect();
+    velocity[3][7] = f32::NAN;
+    let checkpoint = Checkpoint {
+        config,
+        params,
+        optimizer: OptimizerConfig::Sgd {
+            lr: 0.1,
+            momentum: 0.9,
+            weight_decay: 0.0,
+        },
+        optimizer_state: mlp::model::OptimizerState {
+            step: 0,
+            slots: velocity,
+        },
+        schedule: LrSchedule::CONSTANT,
+        epoch: 0,
+        batch_size: 32,
+        seed: 0,
+        history: Vec::new(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let settings = TrainSettings {
+        epochs: 1,
+        batch_size: 32,
+        seed: 0,
+        steps_per_chunk: 1,
+        pipeline: true,
+        save: Some(path.clone()),
+        schedule: None,
+    };
+    let start = Start::Resume(Box::new(checkpoint));
+    match train(&gpu, &data, start, &settings, &mut ()) {
+        Err(TrainError::NonFiniteState { epoch: 1, what }) => {
+            assert_eq!(what, "the parameters");
+        }
+        other => panic!("{:?}", other.map(|o| o.test_accuracy)),
+    }
+    assert!(!path.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// One epoch, save, resume for a second: the same parameters and optimizer state as two epochs
 /// straight (same shuffles, Adam's step count restored).
 #[test]

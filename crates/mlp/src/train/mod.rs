@@ -75,6 +75,19 @@ pub enum TrainError {
         /// The loss read back.
         loss: f32,
     },
+    /// The parameters or the optimizer state became NaN or infinite in an update after the
+    /// last loss was read (each step's loss is computed before its update); found when the run
+    /// takes its checkpoint, which is then neither saved nor returned.
+    #[error(
+        "training diverged: {what} hold a non-finite value after epoch {epoch}; \
+         try a smaller learning rate"
+    )]
+    NonFiniteState {
+        /// The epoch (from 1) after which the state was read.
+        epoch: usize,
+        /// `"the parameters"` or `"the optimizer state"`.
+        what: &'static str,
+    },
 }
 
 /// Where training starts.
@@ -140,7 +153,8 @@ pub struct Outcome {
 ///
 /// # Errors
 /// [`TrainError::Settings`] (zero batch size or chunk, empty data), [`TrainError::InputSize`],
-/// [`TrainError::Diverged`], [`TrainError::Model`], [`TrainError::Checkpoint`].
+/// [`TrainError::Diverged`], [`TrainError::NonFiniteState`], [`TrainError::Model`],
+/// [`TrainError::Checkpoint`].
 pub fn train(
     gpu: &Gpu,
     data: &Mnist,
@@ -352,7 +366,8 @@ impl EpochProgress {
     }
 }
 
-/// Reads the model back into a checkpoint after `epoch`.
+/// Reads the model back into a checkpoint after `epoch`; [`TrainError::NonFiniteState`] if a
+/// parameter or optimizer slot is NaN or infinite.
 fn snapshot(
     gpu: &Gpu,
     model: &GpuMlp,
@@ -361,11 +376,28 @@ fn snapshot(
     settings: &TrainSettings,
     history: &[EpochRecord],
 ) -> Result<Checkpoint, TrainError> {
+    let params = model.params(gpu)?;
+    let optimizer_state = model.optimizer_state(gpu)?;
+    let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
+    let what = if !params
+        .layers
+        .iter()
+        .all(|l| finite(&l.weight) && finite(&l.bias))
+    {
+        Some("the parameters")
+    } else if !optimizer_state.slots.iter().all(|s| finite(s)) {
+        Some("the optimizer state")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        return Err(TrainError::NonFiniteState { epoch, what });
+    }
     Ok(Checkpoint {
         config: model.config().clone(),
-        params: model.params(gpu)?,
+        params,
         optimizer: optimizer.clone(),
-        optimizer_state: model.optimizer_state(gpu)?,
+        optimizer_state,
         epoch,
         batch_size: settings.batch_size,
         seed: settings.seed,
