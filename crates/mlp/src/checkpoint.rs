@@ -319,7 +319,8 @@ impl Checkpoint {
     /// Writes the checkpoint to `path` atomically (see [`write_atomic`]).
     ///
     /// # Errors
-    /// [`CheckpointError::Inconsistent`], [`CheckpointError::Io`].
+    /// [`CheckpointError::Inconsistent`], [`CheckpointError::NonFinite`] (nothing is written
+    /// then), [`CheckpointError::Io`].
     pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
         let bytes = self.to_bytes(path)?;
         write_atomic(path, &bytes).map_err(|source| CheckpointError::Io {
@@ -497,7 +498,8 @@ impl Meta<'_> {
 /// On Unix the file gets the permissions writing it with [`std::fs::File::create`] would give:
 /// an existing regular file at `path` keeps its permission bits; a new one gets `0o666` less the
 /// umask (the temporary is created with mode `0o666`, which `open(2)` masks with the umask, not
-/// the `0o600` a temporary file gets by default).
+/// the `0o600` a temporary file gets by default). A symbolic or hard link at `path` is replaced
+/// by the new file, not written through.
 ///
 /// # Errors
 /// The operating system's error from any of those steps; the temporary file is removed then.

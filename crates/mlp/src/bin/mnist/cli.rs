@@ -130,7 +130,8 @@ pub struct TrainArgs {
     /// Save a checkpoint (safetensors) here after every epoch.
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
-    /// Continue from a checkpoint (parameters, optimizer state, epoch count).
+    /// Continue from a checkpoint (parameters, optimizer state, epoch count, learning-rate
+    /// schedule; a finished cosine, the default schedule, cannot be continued).
     #[arg(long, value_name = "PATH")]
     pub resume: Option<PathBuf>,
     /// Write a PNG of training loss and test accuracy per epoch here.

@@ -9,7 +9,7 @@ use mlp::checkpoint::Checkpoint;
 use mlp::config::MlpConfig;
 use mlp::data::CLASSES;
 use mlp::model::OptimizerConfig;
-use mlp::schedule::{DecaySpec, ScheduleSpec};
+use mlp::schedule::{Decay, DecaySpec, ScheduleSpec};
 use mlp::train::{Start, TrainSettings};
 
 use crate::cli::{Cli, Command, DataArgs, EvalArgs, Optimizer, PredictArgs, Schedule, TrainArgs};
@@ -332,7 +332,9 @@ fn fresh(args: &TrainArgs) -> Result<ModelPlan, CliError> {
 }
 
 /// Continue from `c`: the model's shape and optimizer kind are the checkpoint's (asking for
-/// others is an error); the learning rate, momentum, batch size and seed may be changed.
+/// others is an error); the learning rate, momentum, batch size and seed may be changed. A
+/// checkpoint whose schedule has brought the learning rate to 0 (a cosine at its end) is
+/// refused: resuming it would not change the model.
 fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan, CliError> {
     if let Some(h) = args.hidden.as_ref().filter(|h| **h != c.config.hidden) {
         return Err(CliError::path(
@@ -362,12 +364,20 @@ fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan,
     }
     let taken = c.optimizer_state.step;
     if c.schedule.factor(taken) == 0.0 {
+        let (why, instead) = match c.schedule.decay {
+            Decay::Cosine { .. } => ("has ended", "--schedule constant or --schedule step"),
+            // A step decay reaches 0 only by f64 underflow, after hundreds of decays.
+            _ => (
+                "has decayed the rate to 0",
+                "a slower --step-gamma or --step-epochs",
+            ),
+        };
         return Err(CliError::path(
             path,
             format!(
-                "the checkpoint's learning-rate schedule has ended (step {taken}): the learning \
-                 rate is 0 and resuming would not change the model; to continue a run later, \
-                 train it with --schedule constant or --schedule step"
+                "the checkpoint's learning-rate schedule {why} (step {taken}): the learning rate \
+                 is 0 and resuming would not change the model; to continue a run later, train \
+                 it with {instead}"
             ),
         ));
     }
@@ -489,7 +499,7 @@ mod tests {
                 },
                 schedule: mlp::schedule::LrSchedule {
                     warmup_steps: 0,
-                    decay: mlp::schedule::Decay::Cosine {
+                    decay: Decay::Cosine {
                         steps: 10,
                         final_factor: 0.0,
                     },
