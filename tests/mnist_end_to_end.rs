@@ -121,24 +121,18 @@ fn divergence_in_the_last_update_is_reported_and_nothing_saved() {
     let data = mnist(32, 10);
     let config = MlpConfig::default();
     let params = mlp::params::Params::init(&config, 0);
-    let mut velocity: Vec<Vec<f32>> = params
-        .layers
-        .iter()
-        .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
-        .collect();
-    velocity[3][7] = f32::NAN;
+    let optimizer = OptimizerConfig::Sgd {
+        lr: 0.1,
+        momentum: 0.9,
+        weight_decay: 0.0,
+    };
+    let mut state = mlp::model::OptimizerState::zeroed(&optimizer, &params);
+    state.slots[3][7] = f32::NAN; // the velocity of layers.1.bias
     let checkpoint = Checkpoint {
         config,
         params,
-        optimizer: OptimizerConfig::Sgd {
-            lr: 0.1,
-            momentum: 0.9,
-            weight_decay: 0.0,
-        },
-        optimizer_state: mlp::model::OptimizerState {
-            step: 0,
-            slots: velocity,
-        },
+        optimizer,
+        optimizer_state: state,
         schedule: LrSchedule::CONSTANT,
         epoch: 0,
         batch_size: 32,

@@ -171,21 +171,17 @@ fn small_checkpoint(dir: &Path) -> PathBuf {
         classes: 10,
     };
     let params = Params::init(&config, 1);
-    let slots = params
-        .layers
-        .iter()
-        .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
-        .collect();
+    let optimizer = OptimizerConfig::Sgd {
+        lr: 0.1,
+        momentum: 0.9,
+        weight_decay: 0.0,
+    };
     let path = dir.join("small.safetensors");
     Checkpoint {
         config,
+        optimizer_state: OptimizerState::zeroed(&optimizer, &params),
         params,
-        optimizer: OptimizerConfig::Sgd {
-            lr: 0.1,
-            momentum: 0.9,
-            weight_decay: 0.0,
-        },
-        optimizer_state: OptimizerState { step: 0, slots },
+        optimizer,
         epoch: 0,
         batch_size: 64,
         seed: 0,

@@ -1,6 +1,7 @@
 //! The optimizer's configuration and its saved state.
 
 use crate::error::MlpError;
+use crate::params::Params;
 
 /// The optimizer and its hyperparameters.
 ///
@@ -83,4 +84,57 @@ pub struct OptimizerState {
     pub step: u64,
     /// Per-tensor slots, in the order above.
     pub slots: Vec<Vec<f32>>,
+}
+
+impl OptimizerState {
+    /// The state of `optimizer` before its first step on `params`: step 0, every slot zero
+    /// (what training starts from).
+    pub fn zeroed(optimizer: &OptimizerConfig, params: &Params) -> OptimizerState {
+        let lens: Vec<usize> = params
+            .layers
+            .iter()
+            .flat_map(|l| [l.weight.len(), l.bias.len()])
+            .collect();
+        let slots = (0..optimizer.slots_per_tensor())
+            .flat_map(|_| lens.iter().map(|&len| vec![0.0; len]))
+            .collect();
+        OptimizerState { step: 0, slots }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MlpConfig;
+
+    /// One zero slot per tensor and slot, in the documented order (Adam: every `m`, then every
+    /// `v`), each as long as its tensor.
+    #[test]
+    fn zeroed_state_has_the_checkpoint_layout() {
+        let config = MlpConfig {
+            inputs: 5,
+            hidden: vec![3],
+            classes: 2,
+        };
+        let params = Params::init(&config, 0);
+        let lens = [15, 3, 6, 2];
+        let adam = OptimizerConfig::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+        };
+        let sgd = OptimizerConfig::Sgd {
+            lr: 0.1,
+            momentum: 0.0,
+            weight_decay: 0.0,
+        };
+        for (optimizer, slots) in [(adam, 2), (sgd, 1)] {
+            let s = OptimizerState::zeroed(&optimizer, &params);
+            assert_eq!(s.step, 0);
+            let got: Vec<usize> = s.slots.iter().map(Vec::len).collect();
+            assert_eq!(got, lens.repeat(slots));
+            assert!(s.slots.iter().flatten().all(|&x| x == 0.0));
+        }
+    }
 }

@@ -423,6 +423,7 @@ impl ModelPlan {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use mlp::model::OptimizerState;
 
     use super::*;
 
@@ -478,24 +479,19 @@ mod tests {
             classes: CLASSES,
         };
         let params = mlp::params::Params::init(&config, 0);
-        // SGD's velocity: one slot per tensor, as long as it.
-        let velocity: Vec<Vec<f32>> = params
-            .layers
-            .iter()
-            .flat_map(|l| [vec![0.0; l.weight.len()], vec![0.0; l.bias.len()]])
-            .collect();
+        let sgd = OptimizerConfig::Sgd {
+            lr: 0.1,
+            momentum: 0.9,
+            weight_decay: 0.0,
+        };
         for (step, ended) in [(9, false), (10, true)] {
             let c = Checkpoint {
                 config: config.clone(),
                 params: params.clone(),
-                optimizer: OptimizerConfig::Sgd {
-                    lr: 0.1,
-                    momentum: 0.9,
-                    weight_decay: 0.0,
-                },
-                optimizer_state: mlp::model::OptimizerState {
+                optimizer: sgd.clone(),
+                optimizer_state: OptimizerState {
                     step,
-                    slots: velocity.clone(),
+                    ..OptimizerState::zeroed(&sgd, &params)
                 },
                 schedule: mlp::schedule::LrSchedule {
                     warmup_steps: 0,
