@@ -269,6 +269,14 @@ fn images_of_the_wrong_size_or_format() {
         1,
         &["digit.png"],
     );
+    // A PGM header for 28x28 with 10 of its 784 pixels.
+    let short = dir.path().join("short.pgm");
+    std::fs::write(&short, [&b"P5\n28 28\n255\n"[..], &[7u8; 10]].concat()).unwrap();
+    fails(
+        &mnist(&["predict", "--model", m, short.to_str().unwrap()]),
+        1,
+        &["short.pgm", "truncated"],
+    );
     let none = dir.path().join("none.pgm");
     fails(
         &mnist(&["predict", "--model", m, none.to_str().unwrap()]),

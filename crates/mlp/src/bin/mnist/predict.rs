@@ -31,7 +31,12 @@ pub fn read_image(
         .with_guessed_format()
         .map_err(|e| fail(e.to_string()))?
         .decode()
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| match e {
+            image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                fail("the image is truncated: the file ends before its last pixel".into())
+            }
+            e => fail(e.to_string()),
+        })?;
     if (img.width() as usize, img.height() as usize) != (side, side) {
         return Err(fail(format!(
             "the image is {}x{}, the model takes {side}x{side} (resize it first; see `mnist \
