@@ -53,6 +53,16 @@ pub enum Optimizer {
     Adam,
 }
 
+impl Optimizer {
+    /// As typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Optimizer::Sgd => "sgd",
+            Optimizer::Adam => "adam",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Schedule {
     /// The same learning rate at every step.

@@ -350,15 +350,12 @@ fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan,
         OptimizerConfig::Adam { .. } => Optimizer::Adam,
     };
     if args.optimizer.is_some_and(|o| o != kind) {
-        let name = match kind {
-            Optimizer::Sgd => "sgd",
-            Optimizer::Adam => "adam",
-        };
         return Err(CliError::path(
             path,
             format!(
-                "the checkpoint was trained with --optimizer {name}; its optimizer state cannot \
-                 continue another optimizer"
+                "the checkpoint was trained with --optimizer {}; its optimizer state cannot \
+                 continue another optimizer",
+                kind.name()
             ),
         ));
     }
