@@ -1,4 +1,4 @@
-//! Running a kernel on random operands and checking it against the [`spec`](crate::spec): what
+//! Running a kernel on random operands and checking it against the [`spec`]: what
 //! the tests and the `gemm check` command share.
 
 use rand::rngs::StdRng;

@@ -3,7 +3,7 @@
 //! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage, `array<vec4<f32>>` or
 //! `array<f32>`), `c` (read-write storage). Grid: [`SimtConfig::grid`].
 //!
-//! Each workgroup computes the `block_m x block_n` tile of `C` that [`tile_coords`] gives it;
+//! Each workgroup computes the `block_m x block_n` tile of `C` that `stage::tile_coords` gives it;
 //! invocation `(tx, ty)` computes `thread_m x thread_n` elements of it, kept in registers as
 //! `vec4`s: rows `ty * 4 + g * block_m / (thread_m / 4) + 0..4` for each group `g` of four,
 //! columns likewise (groups of four far apart, so that the invocations of a subgroup read

@@ -330,7 +330,7 @@ fn parse_head(s: &str) -> Result<HeadTiles, String> {
 /// from the dataset through the permutation. With `start = (gp.first_step + state[1]) *
 /// gp.batch_size` and `s = workgroup_id.z`:
 /// `partial[s, r, o] = sum over k in part s of images[order[start + r], k] * W0[o, k]` for
-/// `r < dims.batch`, `o < dims.outputs`, parts of [`split_len`]`(inputs, splits, tk)`; and
+/// `r < dims.batch`, `o < dims.outputs`, parts of [`split_len`](super::product::split_len)`(inputs, splits, tk)`; and
 /// `batch_labels[r] = labels[order[start + r]]`. Order entries must be below
 /// `gp.dataset_len`.
 ///
@@ -640,9 +640,9 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
 /// The optimizer a `grad_update` kernel applies in its epilogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FusedOptimizer {
-    /// [`super::optim::sgd_update`]'s rule.
+    /// [`sgd_update`](super::optim::SgdUpdate)'s rule.
     Sgd,
-    /// [`super::optim::adam_update`]'s rule, with `t = state[0]`.
+    /// [`adam_update`](super::optim::AdamUpdate)'s rule, with `t = state[0]`.
     Adam,
 }
 
@@ -918,7 +918,7 @@ grad_update_kernel! {
     ///   v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`, `c = -expm1(t ln b)`;
     ///
     /// with `lr_t` the scheduled learning rate after `state[0] - 1` steps
-    /// ([`super::optim::scheduled_lr`], computed once per invocation).
+    /// (`optim::scheduled_lr`, computed once per invocation).
     ///
     /// The first workgroups take the last layer's tiles (`dz = dlogits`, `x = hidden`), the others
     /// the first layer's (`dz = dhidden`, `x` the batch gathered from the dataset with the step's

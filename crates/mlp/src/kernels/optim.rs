@@ -1,7 +1,7 @@
 //! Optimizer kernels over the flat parameter buffer: SGD (with momentum and weight decay) and
 //! Adam (Kingma & Ba 2015). Hyperparameters come from a uniform, so one pipeline serves every
 //! step; Adam's step number `t` and the position in the learning-rate schedule
-//! ([`crate::schedule`], [`scheduled_lr`]) come from the GPU step state ([`super::step`]),
+//! ([`crate::schedule`], `scheduled_lr`) come from the GPU step state ([`super::step`]),
 //! because a chunk of steps is recorded into one submission and the host cannot change a
 //! uniform between its steps.
 
@@ -40,7 +40,7 @@ pub struct SgdUpdateBindings {
 
 /// Kernel `sgd_update`, PyTorch's `torch.optim.SGD` (dampening 0, no Nesterov):
 /// `g = grad + weight_decay * p; v = momentum * v + g; p -= lr_t * v`, with `lr_t` the
-/// scheduled learning rate after `state[0]` steps ([`scheduled_lr`]). Bindings:
+/// scheduled learning rate after `state[0]` steps (`scheduled_lr`). Bindings:
 /// [`SgdUpdateBindings`]. Problem size: `len`, on a [`grid_2d`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SgdUpdate;
@@ -195,7 +195,7 @@ pub struct AdamUpdateBindings {
 
 /// Kernel `adam_update`, Algorithm 1 of Kingma & Ba 2015 with `t = state[0] + 1`:
 /// `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr_t (m / c1) / (sqrt(v / c2) + eps)`
-/// with `lr_t` the scheduled learning rate after `state[0]` steps ([`scheduled_lr`]),
+/// with `lr_t` the scheduled learning rate after `state[0]` steps (`scheduled_lr`),
 /// with the bias corrections `c = 1 - beta^t` computed as `-expm1(t ln beta)` (from the
 /// uniform's `log_beta1`, `log_beta2`) so that they keep full precision when `1 - beta^t` is
 /// small. Bindings: [`AdamUpdateBindings`]. Problem size: `len`, on a [`grid_2d`]. Written
