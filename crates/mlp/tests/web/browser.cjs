@@ -64,7 +64,7 @@ async function main() {
       "--disable-component-update",
       "--no-first-run",
     ],
-    viewport: { width: 960, height: 720 },
+    viewport: { width: 960, height: 1000 },
     timeout: TIMEOUT,
   });
   const out = {};
@@ -87,12 +87,12 @@ async function main() {
     await page.waitForFunction((n) => window.mnist.results.length >= n, images.length, { timeout: TIMEOUT });
     out.files = await page.evaluate(() => window.mnist.results);
 
-    // Strokes on the canvas: a "7" (a bar, then a diagonal), through the mouse's pointer events.
+    // Strokes on the canvas: a "1" (a slanted stroke), through the mouse's pointer events.
     await page.click("#clear");
     const box = await page.locator("#canvas").boundingBox();
     const p = (fx, fy) => [box.x + fx * box.width, box.y + fy * box.height];
     const strokes = [
-      [[0.25, 0.2], [0.75, 0.2], [0.45, 0.85]],
+      [[0.56, 0.15], [0.44, 0.85]],
     ];
     for (const s of strokes) {
       await page.mouse.move(...p(...s[0]));
