@@ -8,7 +8,7 @@ pub mod fused;
 use mlp::kernels::backward::{BiasGrad, LinearBackwardInputRelu, LinearBackwardWeight};
 use mlp::kernels::eval::ArgmaxAccuracy;
 use mlp::kernels::gather::{GatherBatch, rows_of_step};
-use mlp::kernels::linear::Linear;
+use mlp::kernels::linear::{Linear, LinearDirect};
 use mlp::kernels::loss::{MeanLoss, SoftmaxCrossEntropy};
 use mlp::kernels::optim::{AdamUpdate, SgdUpdate, adam_params};
 use mlp::kernels::step::{AdvanceStep, BeginChunk, STATE_LEN};
@@ -121,6 +121,12 @@ pub fn all() -> Vec<MlpOp> {
             linear_spec(c, Activation::Relu)
         }),
         MlpOp::new(Linear(Activation::Identity), linear_case, |c| {
+            linear_spec(c, Activation::Identity)
+        }),
+        MlpOp::new(LinearDirect(Activation::Relu), linear_case, |c| {
+            linear_spec(c, Activation::Relu)
+        }),
+        MlpOp::new(LinearDirect(Activation::Identity), linear_case, |c| {
             linear_spec(c, Activation::Identity)
         }),
         MlpOp::new(
@@ -262,7 +268,7 @@ pub(crate) fn layer_from_flat(flat: &[f64], dims: &LinearDims) -> RefLayer {
     }
 }
 
-fn linear_case(def: &Linear, rng: &mut Rng, s: &CaseSizes) -> Case {
+fn linear_case<K: KernelDef<Size = (usize, usize)>>(def: &K, rng: &mut Rng, s: &CaseSizes) -> Case {
     let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
     Case {
         buffers: vec![

@@ -36,10 +36,13 @@
 //!
 //! ## The pipeline
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
-//! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
+//! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu);
+//! beside the runtime, [`export`] writes a kernel's WGSL, its ABI as a manifest and a
+//! JavaScript module for other hosts (a browser page, an engine loading `.wgsl`).
 
 mod consteval;
 pub mod exp;
+pub mod export;
 #[doc(hidden)]
 pub mod handle;
 #[cfg(feature = "runtime")]

@@ -438,6 +438,14 @@ pub(crate) fn capability_hint(needed: Capabilities) -> &'static str {
 /// it (WGSL's reserved words and built-in function names, the reserved prefixes `__` and
 /// `_naga`), appends `_` to names ending in a digit or reserved, and `_1` ... to repeated names.
 fn emitted_entry_point(module: &naga::Module) -> String {
+    wgsl_names(module)
+        .remove(&naga::proc::NameKey::EntryPoint(0))
+        .unwrap_or_default()
+}
+
+/// Every name naga's WGSL writer gives `module`'s items (entry points, global variables,
+/// struct types and members, ...): its namer, reset as the writer resets it.
+pub(crate) fn wgsl_names(module: &naga::Module) -> naga::FastHashMap<naga::proc::NameKey, String> {
     let mut names = naga::FastHashMap::default();
     naga::proc::Namer::default().reset(
         module,
@@ -448,8 +456,6 @@ fn emitted_entry_point(module: &naga::Module) -> String {
         &mut names,
     );
     names
-        .remove(&naga::proc::NameKey::EntryPoint(0))
-        .unwrap_or_default()
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

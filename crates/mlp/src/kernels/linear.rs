@@ -67,3 +67,61 @@ impl KernelDef for Linear {
         tile_grid(batch, outputs)
     }
 }
+
+/// Workgroup size of the direct linear kernels ([`LinearDirect`]).
+pub const DIRECT_WORKGROUP: u32 = 64;
+
+/// The same `y = act(x W^T + b)` as [`Linear`] (same bindings, [`LinearBindings`], and
+/// arguments), with one invocation per output `y[row, col]` and its dot product in one loop
+/// over `inputs`, in order, without workgroup memory: kernels `linear_direct_relu` and
+/// `linear_direct_identity`. Slower than the tiled product on GPUs, but a few hundred bytes of
+/// WGSL where the tiled product's generated code is tens of kilobytes: Chromium's software
+/// WebGPU (SwiftShader) did not finish compiling `linear_relu` in five minutes, so the web
+/// page (`mnist export-web`) runs these. Problem size: `(batch, outputs)` of `y`; workgroups
+/// `[ceil(outputs / 64), batch, 1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearDirect(pub Activation);
+
+impl LinearDirect {
+    /// The kernel's entry point name: `linear_direct_relu` or `linear_direct_identity`.
+    pub fn name(&self) -> &'static str {
+        match self.0 {
+            Activation::Relu => "linear_direct_relu",
+            Activation::Identity => "linear_direct_identity",
+        }
+    }
+}
+
+impl KernelDef for LinearDirect {
+    type Args<'a> = LinearArgs<'a>;
+    type Size = (usize, usize);
+    fn build(&self) -> KernelBuilder {
+        let mut k = KernelBuilder::new(self.name(), [DIRECT_WORKGROUP, 1, 1]);
+        let LinearBindings { dims, x, params, y } = k.bindings();
+        let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
+        let b_off = k.let_("bias_offset", dims.bias_offset().load());
+        let col = k.let_("col", global_invocation_id().x());
+        let row = k.let_("row", global_invocation_id().y());
+        k.if_(row.lt(&batch), |k| {
+            k.if_(col.lt(&outputs), |k| {
+                let x_row = k.let_("x_row", &row * &inputs);
+                let w_row = k.let_("w_row", &w_off + &col * &inputs);
+                let acc = k.var("acc", 0.0f32);
+                k.for_range("i", 0u32, inputs.clone(), |k, i| {
+                    let term = x.at(&x_row + &i).load() * params.at(&w_row + &i).load();
+                    k.update(&acc, |a| a + term);
+                });
+                let z = acc.load() + params.at(&b_off + &col).load();
+                let z = match self.0 {
+                    Activation::Relu => max(z, 0.0f32),
+                    Activation::Identity => z,
+                };
+                k.store(&y.at(&row * &outputs + &col), z);
+            });
+        });
+        k
+    }
+    fn workgroups(&self, (batch, outputs): (usize, usize)) -> [u32; 3] {
+        [(outputs as u32).div_ceil(DIRECT_WORKGROUP), batch as u32, 1]
+    }
+}

@@ -17,7 +17,9 @@
 //! | `sgd_update` / `adam_update` | [`SgdUpdate`](optim::SgdUpdate) / [`AdamUpdate`](optim::AdamUpdate) | [`optim`] | the optimizer, over all parameters at once |
 //! | `advance_step` | [`AdvanceStep`](step::AdvanceStep) | [`step`] | step counter and cursor on the GPU |
 //!
-//! plus `begin_chunk` ([`BeginChunk`](step::BeginChunk)) before a chunk and `argmax_accuracy`
+//! plus `begin_chunk` ([`BeginChunk`](step::BeginChunk)) before a chunk, `linear_direct_relu` /
+//! `linear_direct_identity` ([`LinearDirect`](linear::LinearDirect): the forward without tiles,
+//! for the web page of `mnist export-web`) and `argmax_accuracy`
 //! ([`ArgmaxAccuracy`](eval::ArgmaxAccuracy)) for evaluation. Shapes are `[batch, features]`,
 //! row-major; parameters, gradients and optimizer slots are flat buffers in the layout of
 //! [`crate::params`]. On GPUs a model with one hidden layer trains with the three kernels of
@@ -50,6 +52,8 @@ pub fn all() -> Vec<KernelBuilder> {
         gather::GatherBatch.build(),
         linear::Linear(Activation::Relu).build(),
         linear::Linear(Activation::Identity).build(),
+        linear::LinearDirect(Activation::Relu).build(),
+        linear::LinearDirect(Activation::Identity).build(),
         loss::SoftmaxCrossEntropy.build(),
         loss::MeanLoss.build(),
         backward::LinearBackwardWeight.build(),

@@ -128,6 +128,49 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         Self::allocate(gpu, len, None)
     }
 
+    /// A caller's wgpu buffer, made on `gpu`'s device, as a buffer of
+    /// `buffer.size() / size_of::<T>()` elements of `T` (design decision 19): bound whole, so
+    /// a kernel's `arrayLength` counts every element. The buffer is shared, not copied: work
+    /// the caller records on it and the kernels dispatched with it are ordered by wgpu as
+    /// usual. A storage binding needs `STORAGE` usage, a uniform binding `UNIFORM`
+    /// (checked at every dispatch, [`DispatchError::Usage`]); [`GpuBuffer::read`] needs
+    /// `COPY_SRC` and [`GpuBuffer::write`] `COPY_DST`, which wgpu checks.
+    ///
+    /// That `buffer` belongs to `gpu`'s device cannot be checked here: a buffer of another
+    /// device is refused by wgpu when it is bound ([`DispatchError::Wgpu`]).
+    ///
+    /// # Errors
+    /// [`DispatchError::Usage`] if the buffer has neither `STORAGE` nor `UNIFORM` usage;
+    /// [`DispatchError::NotWholeElements`] if its size is not a multiple of
+    /// `size_of::<T>()`.
+    pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer) -> Result<Self, DispatchError> {
+        let bindable = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::UNIFORM;
+        if !buffer.usage().intersects(bindable) {
+            return Err(DispatchError::Usage {
+                what: format!("a wgpu buffer as GpuBuffer<{}>", std::any::type_name::<T>()),
+                needed: bindable,
+                found: buffer.usage(),
+            });
+        }
+        let elem = size_of::<T>() as u64;
+        let bytes = buffer.size();
+        if elem == 0 || !bytes.is_multiple_of(elem) {
+            return Err(DispatchError::NotWholeElements {
+                bytes,
+                elem: std::any::type_name::<T>(),
+                elem_size: elem,
+            });
+        }
+        Ok(GpuBuffer {
+            len: (bytes / elem) as usize,
+            buffer,
+            gpu_id: gpu.id,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
+            _elem: PhantomData,
+        })
+    }
+
     /// Replace the contents with `data` (queued: ordered before work submitted after it).
     ///
     /// # Errors

@@ -192,9 +192,9 @@ fn check_resource(kernel: &str, b: &BindingDesc, a: &Arg<'_>) -> Result<(), Disp
                 format.wgsl_name()
             )
         }
-        Resource::Buffer(_) => match &b.ty {
+        Resource::Buffer(buffer) => match &b.ty {
             Ty::Texture(_) => format!("a buffer of {}", (a.ty)().wgsl_name()),
-            _ => return Ok(()),
+            _ => return check_usage(kernel, b, buffer.usage()),
         },
     };
     let expected = match &b.ty {
@@ -217,6 +217,28 @@ fn check_resource(kernel: &str, b: &BindingDesc, a: &Arg<'_>) -> Result<(), Disp
         expected,
         found,
     })
+}
+
+/// A buffer bound to `b` has the usage its kind needs (`UNIFORM` or `STORAGE`): always true
+/// of the runtime's own buffers, not of a caller's ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)).
+fn check_usage(
+    kernel: &str,
+    b: &BindingDesc,
+    found: wgpu::BufferUsages,
+) -> Result<(), DispatchError> {
+    let needed = match b.kind {
+        BindingKind::Uniform => wgpu::BufferUsages::UNIFORM,
+        _ => wgpu::BufferUsages::STORAGE,
+    };
+    if found.contains(needed) {
+        Ok(())
+    } else {
+        Err(DispatchError::Usage {
+            what: format!("kernel `{kernel}`, binding {} `{}`", b.binding, b.name),
+            needed,
+            found,
+        })
+    }
 }
 
 /// One dispatch argument as the checks see it, whichever executor runs the kernel (the GPU

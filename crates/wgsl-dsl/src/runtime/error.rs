@@ -45,6 +45,60 @@ pub enum DeviceError {
     /// A buffer or texture made on one [`Gpu`](super::Gpu) was read with another.
     #[error("a buffer or texture was used with a different Gpu than the one that created it")]
     WrongDevice,
+    /// A caller's adapter ([`Gpu::from_wgpu`](super::Gpu::from_wgpu)) cannot run compute
+    /// shaders (`wgpu::DownlevelFlags::COMPUTE_SHADERS` is missing, as on some GL adapters).
+    #[error("adapter `{adapter}` cannot run compute shaders")]
+    NoComputeShaders {
+        /// The adapter's name.
+        adapter: String,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs capabilities the
+    /// caller's device was not opened with.
+    #[error(
+        "kernel `{kernel}` needs {capabilities:?}: open the device with the wgpu features \
+         {features:?} (`DeviceDescriptor::required_features`){}",
+        crate::shader::capability_hint(*capabilities)
+    )]
+    MissingFeatures {
+        /// The kernel.
+        kernel: String,
+        /// The wgpu features that provide them (empty for
+        /// `SHADER_FLOAT16_IN_FLOAT32`, which comes with every adapter but WebGL's).
+        features: wgpu::Features,
+        /// The naga capabilities missing.
+        capabilities: Capabilities,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs more of a limit than
+    /// the caller's device was opened with.
+    #[error(
+        "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device} (open the \
+         device with a higher `DeviceDescriptor::required_limits.{limit}`, up to the adapter's)",
+        binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
+        limit.unit()
+    )]
+    InsufficientLimit {
+        /// The kernel.
+        kernel: String,
+        /// Which limit.
+        limit: super::DeviceLimit,
+        /// The binding concerned (its number and name), for the per-binding limits.
+        binding: Option<String>,
+        /// What the kernel needs.
+        needed: u64,
+        /// The device's value of the limit.
+        device: u64,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) multiplies cooperative
+    /// matrices in a configuration the adapter does not offer.
+    #[error(
+        "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer"
+    )]
+    UnsupportedCooperativeShape {
+        /// The kernel.
+        kernel: String,
+        /// The configuration it uses.
+        shape: CoopShape,
+    },
 }
 
 /// What is wrong with a kernel, its arguments, or a recorded command. `Debug` prints the
@@ -194,6 +248,31 @@ pub enum DispatchError {
         expected: usize,
         /// The length given.
         found: usize,
+    },
+    /// A buffer lacks the usage a binding (or [`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu))
+    /// needs: `STORAGE` for a storage binding, `UNIFORM` for a uniform one. Only a caller's
+    /// wgpu buffer can lack them: the runtime's own buffers have both.
+    #[error("{what}: the buffer's usages {found:?} lack {needed:?}")]
+    Usage {
+        /// The kernel and binding, or the conversion.
+        what: String,
+        /// The usage needed (either one, for `from_wgpu`).
+        needed: wgpu::BufferUsages,
+        /// The buffer's usages.
+        found: wgpu::BufferUsages,
+    },
+    /// A caller's wgpu buffer is not a whole number of elements
+    /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)).
+    #[error(
+        "a wgpu buffer of {bytes} bytes is not a whole number of {elem} ({elem_size} bytes each)"
+    )]
+    NotWholeElements {
+        /// The buffer's size.
+        bytes: u64,
+        /// The element type.
+        elem: &'static str,
+        /// Its size.
+        elem_size: u64,
     },
     /// A kernel, buffer or recorder made on one [`Gpu`](super::Gpu) was used with another.
     #[error("{0} was created on a different Gpu")]

@@ -9,6 +9,7 @@ use naga::valid::Capabilities;
 
 use super::bind_cache::BindGroupCache;
 use super::error::{DeviceError, DispatchError, error_chain};
+use super::limits::Shortfall;
 use super::pipeline::Compiled;
 use crate::shader::TargetLimits;
 use crate::types::{CoopShape, ScalarTy};
@@ -250,8 +251,128 @@ impl Gpu {
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
             log::error!("uncaptured wgpu error: {}", error_chain(&e));
         }));
+        Ok(Gpu::assemble(
+            adapter,
+            device,
+            queue,
+            lost,
+            options.readback_timeout,
+        ))
+    }
+
+    /// A `Gpu` on a device the caller opened (design decision 19): kernels compiled on it
+    /// run among the caller's own work, on the caller's buffers
+    /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)), recorded into the caller's
+    /// command encoder or compute pass ([`TypedKernel::record_in_encoder`],
+    /// [`TypedKernel::record_in_pass`]). `adapter` must be the adapter `device` was opened
+    /// on (its downlevel flags and cooperative-matrix configurations are read from it);
+    /// `adapter`, `device` and `queue` are cloned (wgpu handles), so the caller keeps using
+    /// its own.
+    ///
+    /// Each of `kernels` is checked against the device now, as [`Gpu::compile`] would check
+    /// it ([`check_limits`](super::check_limits)): the features its capabilities need
+    /// (`SUBGROUP`, `SUBGROUP_BARRIER`, `SHADER_F16`, `EXPERIMENTAL_COOPERATIVE_MATRIX`: the
+    /// device must have been opened with them, in `DeviceDescriptor::required_features`), then
+    /// every limit ([`DeviceLimit`](super::DeviceLimit): workgroup size and memory, bindings
+    /// per stage, binding sizes; the device's limits are those it was opened with,
+    /// `DeviceDescriptor::required_limits`, not the adapter's), then cooperative-matrix
+    /// shapes. Pass `&[]` to check nothing beyond compute support; [`Gpu::compile`] checks
+    /// each kernel again either way.
+    ///
+    /// Unlike [`Gpu::new`], this installs neither a device-lost callback nor an
+    /// uncaptured-error handler: the caller's stay. A lost device is then reported by the
+    /// errors of the calls that fail on it ([`DispatchError::Wgpu`], [`DeviceError::Map`])
+    /// rather than as [`DeviceError::Lost`]. Errors of this crate's own calls are caught in
+    /// wgpu error scopes as with [`Gpu::new`] (pushed and popped around each call, so they
+    /// nest inside the caller's scopes).
+    ///
+    /// # Errors
+    /// [`DeviceError::NoComputeShaders`] if the adapter cannot run compute shaders (a GL
+    /// adapter without them); [`DeviceError::MissingFeatures`] naming the first kernel whose
+    /// capabilities need features the device was not opened with, and those features;
+    /// [`DeviceError::InsufficientLimit`] naming the first kernel and limit the device's
+    /// limits do not cover, the kernel's need and the device's value;
+    /// [`DeviceError::UnsupportedCooperativeShape`] for a cooperative-matrix configuration
+    /// the adapter does not offer.
+    pub fn from_wgpu(
+        adapter: &wgpu::Adapter,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        kernels: &[&crate::Shader],
+    ) -> Result<Gpu, DeviceError> {
+        let info = adapter.get_info();
+        if !adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        {
+            return Err(DeviceError::NoComputeShaders {
+                adapter: info.name.clone(),
+            });
+        }
+        let gpu = Gpu::assemble(
+            adapter.clone(),
+            device.clone(),
+            queue.clone(),
+            Arc::new(Mutex::new(None)),
+            GpuOptions::default().readback_timeout,
+        );
+        for shader in kernels {
+            gpu.check_device_for(shader)?;
+        }
+        Ok(gpu)
+    }
+
+    /// Whether this device runs `shader`: [`Gpu::from_wgpu`]'s check of one kernel.
+    fn check_device_for(&self, shader: &crate::Shader) -> Result<(), DeviceError> {
+        let sig = &shader.signature;
+        let kernel = sig.name.clone();
+        super::limits::check_device(shader, self.limits(), self.capabilities()).map_err(
+            |e| match e {
+                Shortfall::Capabilities(missing) => DeviceError::MissingFeatures {
+                    kernel: kernel.clone(),
+                    features: features_for(missing),
+                    capabilities: missing,
+                },
+                Shortfall::Limit {
+                    limit,
+                    binding,
+                    needed,
+                    device,
+                } => DeviceError::InsufficientLimit {
+                    kernel: kernel.clone(),
+                    limit,
+                    binding,
+                    needed,
+                    device,
+                },
+            },
+        )?;
+        let supported = self.cooperative_shapes();
+        if let Some(shape) = sig
+            .cooperative_shapes
+            .iter()
+            .find(|s| !supported.contains(s))
+        {
+            return Err(DeviceError::UnsupportedCooperativeShape {
+                kernel,
+                shape: *shape,
+            });
+        }
+        Ok(())
+    }
+
+    /// The `Gpu` around an opened device.
+    fn assemble(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        lost: Arc<Mutex<Option<String>>>,
+        readback_timeout: Duration,
+    ) -> Gpu {
+        let info = adapter.get_info();
         let limits = device.limits();
-        Ok(Gpu {
+        Gpu {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             adapter,
             device,
@@ -262,8 +383,8 @@ impl Gpu {
             pipelines: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
             bind_groups: Mutex::new(BindGroupCache::default()),
-            readback_timeout: options.readback_timeout,
-        })
+            readback_timeout,
+        }
     }
 
     /// The adapter's name, vendor, device type, driver and backend.
@@ -649,4 +770,27 @@ pub(crate) fn take_mapped<T: bytemuck::Pod>(
     };
     buffer.unmap();
     Ok(out)
+}
+
+/// The wgpu features that give the naga `capabilities` (as [`Gpu::capabilities`] maps them
+/// back). `SHADER_FLOAT16_IN_FLOAT32` comes from a downlevel flag, not a feature.
+fn features_for(capabilities: Capabilities) -> wgpu::Features {
+    let mut f = wgpu::Features::empty();
+    for (cap, feature) in [
+        (Capabilities::SUBGROUP, wgpu::Features::SUBGROUP),
+        (
+            Capabilities::SUBGROUP_BARRIER,
+            wgpu::Features::SUBGROUP_BARRIER,
+        ),
+        (Capabilities::SHADER_FLOAT16, wgpu::Features::SHADER_F16),
+        (
+            Capabilities::COOPERATIVE_MATRIX,
+            wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        ),
+    ] {
+        if capabilities.contains(cap) {
+            f |= feature;
+        }
+    }
+    f
 }

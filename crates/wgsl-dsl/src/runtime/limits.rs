@@ -150,19 +150,57 @@ pub fn check_limits(
     limits: &wgpu::Limits,
     capabilities: Capabilities,
 ) -> Result<(), DispatchError> {
+    let kernel = || shader.signature.name.clone();
+    check_device(shader, limits, capabilities).map_err(|e| match e {
+        Shortfall::Capabilities(needed) => DispatchError::MissingCapability {
+            kernel: kernel(),
+            needed,
+        },
+        Shortfall::Limit {
+            limit,
+            binding,
+            needed,
+            device,
+        } => DispatchError::ExceedsDevice {
+            kernel: kernel(),
+            limit,
+            binding,
+            needed,
+            device,
+        },
+    })
+}
+
+/// What [`check_device`] found missing: capabilities, or the first limit exceeded (with the
+/// binding concerned, the kernel's need and the device's value).
+#[derive(Debug)]
+pub(crate) enum Shortfall {
+    Capabilities(Capabilities),
+    Limit {
+        limit: DeviceLimit,
+        binding: Option<String>,
+        needed: u64,
+        device: u64,
+    },
+}
+
+/// [`check_limits`]'s checks, in its order, for the errors of the runtime's two stages
+/// ([`DispatchError`] when compiling, [`DeviceError`](super::DeviceError) when a caller's
+/// device is wrapped by [`Gpu::from_wgpu`](super::Gpu::from_wgpu)).
+pub(crate) fn check_device(
+    shader: &Shader,
+    limits: &wgpu::Limits,
+    capabilities: Capabilities,
+) -> Result<(), Shortfall> {
     let sig = &shader.signature;
     let missing = sig.capabilities - capabilities;
     if !missing.is_empty() {
-        return Err(DispatchError::MissingCapability {
-            kernel: sig.name.clone(),
-            needed: missing,
-        });
+        return Err(Shortfall::Capabilities(missing));
     }
     let check = |limit: DeviceLimit, binding: Option<&crate::BindingDesc>, needed: u64| {
         let device = limit.of(limits);
         if needed > device {
-            Err(DispatchError::ExceedsDevice {
-                kernel: sig.name.clone(),
+            Err(Shortfall::Limit {
                 limit,
                 binding: binding.map(|b| format!("{} `{}`", b.binding, b.name)),
                 needed,

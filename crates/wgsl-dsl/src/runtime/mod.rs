@@ -48,12 +48,21 @@
 //!   [`DispatchError::Wgpu`], never as a panic.
 //! - [`GpuBuffer::read`] and [`Gpu::wait`] give up after [`GpuOptions::readback_timeout`] and
 //!   report a lost device.
+//!
+//! ## Inside an existing wgpu program
+//! [`Gpu::from_wgpu`] takes the caller's adapter, device and queue (checking the kernels it
+//! will run against them), [`GpuBuffer::from_wgpu`] the caller's buffers, and
+//! [`TypedKernel::record_in_encoder`] / [`TypedKernel::record_in_pass`] record checked
+//! dispatches among the caller's own commands; [`WgpuShader`] gives a plain wgpu program
+//! a kernel's shader module, bind group layout entries and entry point. The crate's
+//! `byod` example is such a program.
 
 mod bind_cache;
 mod buffer;
 mod dispatch;
 mod error;
 mod gpu;
+mod interop;
 mod limits;
 mod pipeline;
 mod profile;
@@ -68,6 +77,7 @@ pub(crate) use buffer::{padded_size, vec4_length};
 pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
 pub use error::{DeviceError, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};
+pub use interop::WgpuShader;
 pub use limits::{DeviceLimit, check_limits, interpreter_limits};
 pub(crate) use pipeline::{BindingLayout, binding_layouts};
 pub use pipeline::{Kernel, ceil_div};

@@ -144,53 +144,7 @@ impl Gpu {
     fn build_pipeline(&self, shader: &Shader) -> Result<Compiled, DispatchError> {
         let sig = &shader.signature;
         let layouts = binding_layouts(shader)?;
-        let entries: Vec<wgpu::BindGroupLayoutEntry> = sig
-            .bindings
-            .iter()
-            .map(|b| {
-                let buffer = |ty| wgpu::BindingType::Buffer {
-                    ty,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                };
-                Ok(wgpu::BindGroupLayoutEntry {
-                    binding: b.binding,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: match (b.kind, &b.ty) {
-                        (BindingKind::Texture, crate::types::Ty::Texture(t)) => {
-                            super::texture::binding_type(*t)
-                        }
-                        (BindingKind::StorageRead, _) => {
-                            buffer(wgpu::BufferBindingType::Storage { read_only: true })
-                        }
-                        (BindingKind::Uniform, _) => buffer(wgpu::BufferBindingType::Uniform),
-                        (BindingKind::StorageReadWrite, _) => {
-                            buffer(wgpu::BufferBindingType::Storage { read_only: false })
-                        }
-                        (BindingKind::Texture, other) => {
-                            return Err(DispatchError::Layout {
-                                kernel: sig.name.clone(),
-                                message: format!(
-                                    "binding `{}` is a texture binding of type {}",
-                                    b.name,
-                                    other.wgsl_name()
-                                ),
-                            });
-                        }
-                    },
-                    count: None,
-                })
-            })
-            .collect::<Result<_, DispatchError>>()?;
-        if let Some(b) = sig.bindings.iter().find(|b| b.group != 0) {
-            return Err(DispatchError::Layout {
-                kernel: sig.name.clone(),
-                message: format!(
-                    "binding `{}` is in group {}; the runtime binds group 0 only",
-                    b.name, b.group
-                ),
-            });
-        }
+        let entries = layout_entries(sig)?;
         let label = Some(sig.name.as_str());
         self.scoped(|| {
             let module = self
@@ -230,6 +184,64 @@ impl Gpu {
             }
         })
     }
+}
+
+/// The bind group layout entries of a kernel's bindings, in order: group 0 only; storage
+/// read, storage read-write, uniform, storage texture or sampled texture per binding, compute
+/// stage, no dynamic offsets or minimum sizes (the dispatch checks sizes).
+///
+/// # Errors
+/// [`DispatchError::Layout`] for a binding outside group 0 or a texture binding of a
+/// non-texture type.
+pub(crate) fn layout_entries(
+    sig: &KernelSignature,
+) -> Result<Vec<wgpu::BindGroupLayoutEntry>, DispatchError> {
+    if let Some(b) = sig.bindings.iter().find(|b| b.group != 0) {
+        return Err(DispatchError::Layout {
+            kernel: sig.name.clone(),
+            message: format!(
+                "binding `{}` is in group {}; the runtime binds group 0 only",
+                b.name, b.group
+            ),
+        });
+    }
+    sig.bindings
+        .iter()
+        .map(|b| {
+            let buffer = |ty| wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            };
+            Ok(wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: match (b.kind, &b.ty) {
+                    (BindingKind::Texture, crate::types::Ty::Texture(t)) => {
+                        super::texture::binding_type(*t)
+                    }
+                    (BindingKind::StorageRead, _) => {
+                        buffer(wgpu::BufferBindingType::Storage { read_only: true })
+                    }
+                    (BindingKind::Uniform, _) => buffer(wgpu::BufferBindingType::Uniform),
+                    (BindingKind::StorageReadWrite, _) => {
+                        buffer(wgpu::BufferBindingType::Storage { read_only: false })
+                    }
+                    (BindingKind::Texture, other) => {
+                        return Err(DispatchError::Layout {
+                            kernel: sig.name.clone(),
+                            message: format!(
+                                "binding `{}` is a texture binding of type {}",
+                                b.name,
+                                other.wgsl_name()
+                            ),
+                        });
+                    }
+                },
+                count: None,
+            })
+        })
+        .collect()
 }
 
 /// The size and stride of each declared binding's store type, from the module.

@@ -33,6 +33,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Classify 28x28 images (PNG or PGM; gray, colour, with or without alpha) with a saved model.
     Predict(PredictArgs),
+    /// Write a static web page that runs a saved model on WebGPU: draw a digit, see the
+    /// probabilities.
+    ExportWeb(crate::web::ExportWebArgs),
 }
 
 #[derive(Args, Debug)]

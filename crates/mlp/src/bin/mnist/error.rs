@@ -39,6 +39,9 @@ pub enum CliError {
         /// Why.
         source: PlotError,
     },
+    /// The kernels could not be exported (`mnist export-web`).
+    #[error(transparent)]
+    Export(#[from] wgsl_dsl::export::ExportError),
     /// A file or directory given on the command line cannot be used.
     #[error("{}: {reason}", path.display())]
     Path {

@@ -6,6 +6,7 @@
 //! cargo run --release -p mlp --bin mnist -- train --save m.safetensors --plot m.png
 //! cargo run --release -p mlp --bin mnist -- eval --model m.safetensors
 //! cargo run --release -p mlp --bin mnist -- predict --model m.safetensors digit.png
+//! cargo run --release -p mlp --bin mnist -- export-web --model m.safetensors --out web  # a page
 //! ```
 //!
 //! The command line goes through three stages: [`cli`] parses it (clap), [`plan`] resolves it
@@ -19,6 +20,7 @@ mod error;
 mod plan;
 mod predict;
 mod report;
+mod web;
 
 use std::process::ExitCode;
 
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Plan::Train(plan) => run_train(plan),
         Plan::Eval(plan) => run_eval(plan),
         Plan::Predict(plan) => run_predict(plan),
+        Plan::ExportWeb(args) => web::run(&args),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -65,7 +68,9 @@ fn usage_error(e: &clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            eprintln!("error: a command is required: train, eval or predict (see `mnist --help`)");
+            eprintln!(
+                "error: a command is required: train, eval, predict or export-web (see `mnist --help`)"
+            );
             ExitCode::from(2)
         }
         _ => {

@@ -65,6 +65,8 @@ pub enum Plan {
     Eval(EvalPlan),
     /// `mnist predict`.
     Predict(PredictPlan),
+    /// `mnist export-web` (its arguments need no resolving).
+    ExportWeb(crate::web::ExportWebArgs),
 }
 
 /// Which data, and how much of it.
@@ -161,6 +163,7 @@ impl Plan {
                 images,
                 batch: defaults::EVAL_BATCH,
             }),
+            Command::ExportWeb(args) => Plan::ExportWeb(args),
         })
     }
 }

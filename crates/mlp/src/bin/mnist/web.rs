@@ -1,0 +1,161 @@
+//! `mnist export-web`: a static page that runs a saved model on WebGPU in a browser. The
+//! inference kernels are the model's own (`linear_direct_relu`, `linear_direct_identity`,
+//! `softmax_cross_entropy`; the tiled `linear_relu` takes Chromium's SwiftShader minutes to
+//! compile), exported by `wgsl_dsl::export` with their typed JavaScript
+//! bindings; the page (`crates/mlp/web/`, built into the binary) reads a picture into the
+//! 784 inputs by the rule `mnist predict` applies ([`mlp::data::picture`], mirrored in
+//! `picture.js`), so the page and `mnist predict` give the same probabilities for the same
+//! PNG.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use mlp::checkpoint::{Checkpoint, write_atomic};
+use mlp::kernels::linear::DIRECT_WORKGROUP;
+use mlp::kernels::linear::LinearDirect;
+use mlp::kernels::loss::{SOFTMAX_WORKGROUP, SoftmaxCrossEntropy};
+use mlp::params::tensor_offsets;
+use mlp::reference::Activation;
+use wgsl_dsl::Shader;
+use wgsl_dsl::runtime::KernelDef;
+
+use crate::error::CliError;
+use crate::report::say;
+
+/// The `--help` text after the options of `mnist export-web`.
+pub const HELP: &str = "The page needs a browser with WebGPU (it says so when there is none) \
+     and any static HTTP server (browsers do not run modules from file:// pages), e.g. \
+     `python3 -m http.server -d DIR 8000`, then http://localhost:8000/. Draw a digit with the \
+     mouse, a pen or a finger, or drop 28x28 PNG files: the page reads them as `mnist predict` \
+     does (its --help gives the rule for colour and transparency) and shows the ten class \
+     probabilities.";
+
+/// The rows the page classifies in one batch of dispatches.
+const MAX_BATCH: usize = 128;
+
+/// The page's own files (`crates/mlp/web/`), written beside the exported kernels.
+const TEMPLATE: [(&str, &str); 4] = [
+    ("index.html", include_str!("../../../web/index.html")),
+    ("app.js", include_str!("../../../web/app.js")),
+    ("picture.js", include_str!("../../../web/picture.js")),
+    ("style.css", include_str!("../../../web/style.css")),
+];
+
+#[derive(Args, Debug)]
+#[command(after_help = HELP)]
+pub struct ExportWebArgs {
+    /// A checkpoint written by `mnist train --save`.
+    #[arg(long, value_name = "PATH")]
+    pub model: PathBuf,
+    /// The directory to write the page into (created if missing; the page's files in it are
+    /// replaced, other files are left alone).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// The inference kernels, built for WebGPU's default limits (which every WebGPU device has).
+fn inference_kernels() -> Result<Vec<Shader>, CliError> {
+    let build = |k: wgsl_dsl::KernelBuilder| k.build().map_err(mlp::error::MlpError::from);
+    Ok(vec![
+        build(LinearDirect(Activation::Relu).build())?,
+        build(LinearDirect(Activation::Identity).build())?,
+        build(SoftmaxCrossEntropy.build())?,
+    ])
+}
+
+/// `model.json`: the model's shape, where each layer's tensors are in `weights.bin`, and what
+/// the page needs to size the dispatches (the kernels' tiles).
+fn model_json(c: &Checkpoint, model: &Path, side: usize) -> serde_json::Value {
+    let sizes = c.config.layer_sizes();
+    let layers: Vec<serde_json::Value> = sizes
+        .iter()
+        .zip(tensor_offsets(&c.config))
+        .enumerate()
+        .map(|(l, (&(inputs, outputs), (w, b)))| {
+            serde_json::json!({
+                "inputs": inputs,
+                "outputs": outputs,
+                "weight_offset": w,
+                "bias_offset": b,
+                "activation": if l + 1 == sizes.len() { "identity" } else { "relu" },
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "format_version": 1,
+        "checkpoint": model.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "epoch": c.epoch,
+        "side": side,
+        "inputs": c.config.inputs,
+        "hidden": c.config.hidden,
+        "classes": c.config.classes,
+        "params": c.config.num_params(),
+        "weights": "weights.bin",
+        "layers": layers,
+        "linear_workgroup": DIRECT_WORKGROUP,
+        "softmax_workgroup": SOFTMAX_WORKGROUP,
+        "max_batch": MAX_BATCH,
+    })
+}
+
+/// `mnist export-web --model PATH --out DIR`.
+///
+/// # Errors
+/// [`CliError::Checkpoint`] for a checkpoint that cannot be read; [`CliError::Path`] for a
+/// model that does not take square images or a file that cannot be written;
+/// [`CliError::Export`], [`CliError::Model`] if the kernels do not export (never for the
+/// model's own kernels).
+pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
+    let c = Checkpoint::load(&args.model)?;
+    let side = (c.config.inputs as f64).sqrt().round() as usize;
+    if side * side != c.config.inputs {
+        return Err(CliError::path(
+            &args.model,
+            format!(
+                "the model takes {} features, not a square image",
+                c.config.inputs
+            ),
+        ));
+    }
+    let shaders = inference_kernels()?;
+    let refs: Vec<&Shader> = shaders.iter().collect();
+    let export = wgsl_dsl::export::export(&refs)?;
+    let weights: Vec<u8> = c
+        .params
+        .flatten()
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let mut model = serde_json::to_string_pretty(&model_json(&c, &args.model, side))
+        .map_err(|e| CliError::path(&args.model, e))?;
+    model.push('\n');
+
+    let out = &args.out;
+    std::fs::create_dir_all(out).map_err(|e| CliError::path(out, e))?;
+    let mut files: Vec<(&str, &[u8])> = export
+        .files()
+        .iter()
+        .map(|f| (f.name.as_str(), f.contents.as_bytes()))
+        .collect();
+    files.extend(TEMPLATE.iter().map(|(n, t)| (*n, t.as_bytes())));
+    files.push(("model.json", model.as_bytes()));
+    files.push(("weights.bin", &weights));
+    for (name, bytes) in &files {
+        let path = out.join(name);
+        write_atomic(&path, bytes).map_err(|e| CliError::path(&path, e))?;
+    }
+    say(&format!(
+        "wrote the page to {} ({} files: index.html, kernels.js and {} kernels, model.json, \
+         weights.bin of {} parameters)",
+        out.display(),
+        files.len(),
+        shaders.len(),
+        c.config.num_params()
+    ));
+    say(&format!(
+        "open it through any static server, e.g. `python3 -m http.server -d {} 8000`, then \
+         http://localhost:8000/",
+        out.display()
+    ));
+    Ok(())
+}

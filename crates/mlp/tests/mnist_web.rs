@@ -1,0 +1,270 @@
+//! `mnist export-web` in a real browser: a small model is trained (`mnist train
+//! --limit-train`), its page exported, served on loopback and opened in headless Chromium
+//! (Debian's `/usr/bin/chromium`, WebGPU on SwiftShader) through playwright-core
+//! (`tests/web/browser.cjs`). 100 MNIST test images, saved as PNG (90 opaque gray, 10 as white
+//! strokes on transparency), are chosen in the page's file input; its predictions must equal
+//! `mnist predict`'s and its probabilities those `mnist predict` computes (the same picture
+//! rule and the model on lavapipe) within 1e-5. Then strokes drawn on the canvas with the
+//! mouse (pointer events) must show a prediction, and the page without `navigator.gpu` must
+//! say that the browser has no WebGPU.
+//!
+//! Needs node, playwright-core (`.ci/run` installs it into `.web-test/`, or set `NODE_PATH`)
+//! and chromium (`MNIST_WEB_CHROMIUM` for another path). Without them the test is skipped
+//! with a message, unless `CI` is set: then it fails. `MNIST_WEB_SCREENSHOT=path.png` keeps
+//! the page's screenshot (the README's is made so).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use image::{GrayImage, Luma, Rgba, RgbaImage};
+use mlp::checkpoint::Checkpoint;
+use mlp::data::picture;
+use mlp::data::{Mnist, Split};
+use mlp::model::GpuMlp;
+use wgsl_dsl::runtime::Gpu;
+
+const IMAGES: usize = 100;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mnist(args: &[&std::ffi::OsStr]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_mnist"))
+        .args(args)
+        .output()
+        .expect("run mnist");
+    assert!(
+        out.status.success(),
+        "mnist {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// What the browser side needs, or why it is missing.
+fn browser() -> Result<(PathBuf, std::ffi::OsString), String> {
+    let chromium = std::env::var_os("MNIST_WEB_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    if !chromium.is_file() {
+        return Err(format!(
+            "no chromium at {} (apt-get install chromium)",
+            chromium.display()
+        ));
+    }
+    let node_path = std::env::var_os("NODE_PATH")
+        .unwrap_or_else(|| root().join(".web-test/node_modules").into_os_string());
+    let probe = Command::new("node")
+        .args(["-e", "require('playwright-core')"])
+        .env("NODE_PATH", &node_path)
+        .output();
+    match probe {
+        Err(e) => Err(format!("no node ({e})")),
+        Ok(o) if !o.status.success() => Err(format!(
+            "node cannot load playwright-core from NODE_PATH={} (npm install --prefix .web-test \
+             playwright-core)",
+            node_path.to_string_lossy()
+        )),
+        Ok(_) => Ok((chromium, node_path)),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct FileResult {
+    name: String,
+    reading: Option<String>,
+    prediction: Option<usize>,
+    probabilities: Option<Vec<f64>>,
+    error: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct CanvasResult {
+    prediction: usize,
+    probabilities: Vec<f64>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PageRun {
+    status: String,
+    files: Vec<FileResult>,
+    canvas: CanvasResult,
+    shown: String,
+    no_webgpu: String,
+}
+
+/// `mnist predict`'s lines: `PATH: CLASS (P%)  [0:p0 1:p1 ...]`.
+fn parse_predict(stdout: &str) -> Vec<(String, usize, Vec<f64>)> {
+    stdout
+        .lines()
+        .map(|line| {
+            let (path, rest) = line.split_once(": ").unwrap_or_else(|| panic!("{line}"));
+            let (class, probs) = rest.split_once(" (").expect("class");
+            let probs = probs.split_once('[').expect("[").1.trim_end_matches(']');
+            let probs = probs
+                .split_whitespace()
+                .map(|kv| kv.split_once(':').expect("k:v").1.parse().expect("p"))
+                .collect();
+            let name = Path::new(path).file_name().expect("name").to_string_lossy();
+            (name.into_owned(), class.parse().expect("class"), probs)
+        })
+        .collect()
+}
+
+#[test]
+fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
+    let (chromium, node_path) = match browser() {
+        Ok(b) => b,
+        Err(why) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED the browser test of `mnist export-web`: {why}");
+            return;
+        }
+        Err(why) => panic!("CI is set, and the browser test cannot run: {why}"),
+    };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let work = dir.path();
+    let data = root().join("data/mnist");
+    let model = work.join("m.safetensors");
+    mnist(&[
+        "train".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--limit-train".as_ref(),
+        "2000".as_ref(),
+        "--limit-test".as_ref(),
+        "100".as_ref(),
+        "--epochs".as_ref(),
+        "1".as_ref(),
+        "--hidden".as_ref(),
+        "24".as_ref(),
+        "--seed".as_ref(),
+        "5".as_ref(),
+        "--save".as_ref(),
+        model.as_os_str(),
+    ]);
+    let page = work.join("page");
+    let out = mnist(&[
+        "export-web".as_ref(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--out".as_ref(),
+        page.as_os_str(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("http.server"));
+
+    // 100 test images as PNG: 90 opaque gray, 10 white strokes on transparency.
+    let test = Mnist::load_split(&data, Split::Test).expect("test set");
+    let side = test.cols as u32;
+    let mut images = Vec::new();
+    for i in 0..IMAGES {
+        let px: Vec<u8> = test.images[i * 784..(i + 1) * 784]
+            .iter()
+            .map(|&v| (v * 255.0).round() as u8)
+            .collect();
+        let path = work.join(format!("digit{i:03}.png"));
+        if i % 10 == 9 {
+            RgbaImage::from_fn(side, side, |x, y| {
+                Rgba([255, 255, 255, px[(y * side + x) as usize]])
+            })
+            .save(&path)
+            .expect("png");
+        } else {
+            GrayImage::from_fn(side, side, |x, y| Luma([px[(y * side + x) as usize]]))
+                .save(&path)
+                .expect("png");
+        }
+        images.push(path);
+    }
+
+    // `mnist predict`: its printed classes and probabilities (3 decimals), and the same
+    // computation in full precision: the picture rule, then the model on the GPU.
+    let mut args: Vec<&std::ffi::OsStr> = vec!["predict".as_ref(), "--model".as_ref()];
+    args.push(model.as_os_str());
+    args.extend(images.iter().map(|p| p.as_os_str()));
+    let printed = parse_predict(&String::from_utf8_lossy(&mnist(&args).stdout));
+    assert_eq!(printed.len(), IMAGES);
+    let checkpoint = Checkpoint::load(&model).expect("checkpoint");
+    let mut pixels = Vec::new();
+    for p in &images {
+        let img = image::open(p).expect("decode");
+        pixels.extend(picture::pixels(&img, false).values);
+    }
+    let gpu = Gpu::new().expect("a GPU adapter (lavapipe)");
+    let mut mlp = GpuMlp::new(
+        &gpu,
+        &checkpoint.config,
+        &checkpoint.params,
+        &checkpoint.optimizer,
+        None,
+        IMAGES,
+    )
+    .expect("model");
+    let probs = mlp.predict_proba(&gpu, &pixels).expect("predict");
+
+    // The browser.
+    let shot = work.join("page.png");
+    let mut cmd = Command::new("node");
+    cmd.arg(root().join("crates/mlp/tests/web/browser.cjs"))
+        .arg(&page)
+        .arg(&shot)
+        .args(&images)
+        .env("NODE_PATH", &node_path)
+        .env("MNIST_WEB_CHROMIUM", &chromium);
+    let out = cmd.output().expect("run node");
+    assert!(
+        out.status.success(),
+        "the browser run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: PageRun = serde_json::from_slice(&out.stdout).expect("the browser run's JSON");
+    assert!(run.status.contains("on WebGPU"), "{}", run.status);
+    assert_eq!(run.files.len(), IMAGES);
+    let mut worst = 0.0f64;
+    for (i, ((f, (name, class, rounded)), want)) in run
+        .files
+        .iter()
+        .zip(&printed)
+        .zip(probs.chunks(10))
+        .enumerate()
+    {
+        assert_eq!(&f.name, name);
+        assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
+        let reading = if i % 10 == 9 { "drawing" } else { "opaque" };
+        assert_eq!(f.reading.as_deref(), Some(reading), "{}", f.name);
+        assert_eq!(f.prediction, Some(*class), "{}: the prediction", f.name);
+        let got = f.probabilities.as_ref().expect("probabilities");
+        assert_eq!(got.len(), 10);
+        for d in 0..10 {
+            let diff = (got[d] - f64::from(want[d])).abs();
+            worst = worst.max(diff);
+            assert!(
+                diff <= 1e-5,
+                "{} class {d}: page {} vs predict {}",
+                f.name,
+                got[d],
+                want[d]
+            );
+            assert!(
+                (got[d] - rounded[d]).abs() <= 5e-4 + 1e-6,
+                "{} class {d}: page {} vs printed {}",
+                f.name,
+                got[d],
+                rounded[d]
+            );
+        }
+    }
+    eprintln!("page vs mnist predict: {IMAGES} images, largest probability difference {worst:.2e}");
+
+    let c = &run.canvas;
+    assert!(c.prediction < 10);
+    assert_eq!(run.shown, c.prediction.to_string());
+    let sum: f64 = c.probabilities.iter().sum();
+    assert!(
+        (sum - 1.0).abs() < 1e-4,
+        "the drawing's probabilities sum to {sum}"
+    );
+    assert!(run.no_webgpu.contains("no WebGPU"), "{}", run.no_webgpu);
+    if let Some(keep) = std::env::var_os("MNIST_WEB_SCREENSHOT") {
+        std::fs::copy(&shot, keep).expect("keep the screenshot");
+    }
+}
