@@ -438,7 +438,12 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
     let target = gpu.target_limits();
     println!("{}", adapter_line(gpu));
     let mut simt_tiles = SIMT_TILES[..2].to_vec();
-    simt_tiles.extend([(128, 128, 16, 8, 8)]);
+    simt_tiles.extend([
+        (128, 128, 16, 8, 8),
+        (256, 128, 8, 8, 8),
+        (128, 256, 8, 8, 8),
+        (128, 128, 8, 4, 8),
+    ]);
     let mut gemms = Vec::new();
     for tile in simt_tiles {
         let c = SimtConfig::with_tile(&p, tile);
@@ -448,7 +453,15 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
     }
     let subgroup = gpu.adapter_info().subgroup_min_size;
     let mut coop_tiles = COOP_TILES[..1].to_vec();
-    coop_tiles.extend([(128, 128, 32, 64, 64)]);
+    coop_tiles.extend([
+        (128, 128, 32, 64, 64),
+        (128, 128, 32, 32, 64),
+        (128, 128, 16, 64, 32),
+        (256, 128, 16, 64, 64),
+        (128, 256, 16, 64, 64),
+        (128, 64, 32, 32, 32),
+        (64, 128, 32, 32, 32),
+    ]);
     for &tile in &coop_tiles {
         let c = CoopConfig::with_tile(&p, CoopInput::F16, tile, subgroup);
         if c.fits(&target) {
