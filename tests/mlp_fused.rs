@@ -15,8 +15,8 @@ fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
     let ops = fused::all();
     assert_eq!(
         ops.len(),
-        8,
-        "two configurations: forward, head, SGD and Adam updates"
+        12,
+        "three configurations: forward, head, SGD and Adam updates"
     );
     for op in &ops {
         for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {

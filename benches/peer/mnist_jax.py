@@ -6,7 +6,11 @@ shuffled every epoch, batches of --batch-size with the last one partial (469 ste
 one jitted `lax.scan` over its steps (compiled before the first epoch is timed). Float32 matmuls at
 full precision (`jax_default_matmul_precision = highest`: no TF32), as ours and PyTorch's.
 
-    python3 benches/peer/mnist_jax.py --epochs 3 --batch-size 128 --lr 0.1 --optimizer sgd
+    python3 benches/peer/mnist_jax.py --epochs 3 --batch-size 128 --lr 0.1 --optimizer sgd --unroll 4
+
+--unroll N is `lax.scan(..., unroll=N)`: XLA compiles N steps into one loop iteration, so it can
+fuse and schedule across step boundaries and pays the loop's per-iteration overhead 1/N as often.
+The best N differs by batch size (mnist_side_by_side.py sweeps 1, 2, 4, 8, 16 and prints each).
 
 The last, partial batch is the scan's last step with the missing rows masked out of the mean
 loss, so every step's gradient is the mean over its real examples. Prints one line per epoch:
@@ -58,6 +62,8 @@ def loss_of(params, x, y, mask):
 def main():
     p = mnist_peer.parser("compiling")
     p.add_argument("--limit-train", type=int, default=None)
+    p.add_argument("--unroll", type=int, default=1,
+                   help="steps per iteration of the epoch's lax.scan (its `unroll` argument)")
     a = p.parse_args()
     d = Path(a.data)
     xtr = idx(d / "train-images.idx3-ubyte.gz").reshape(-1, 784).astype(np.float32) / 255
@@ -105,7 +111,8 @@ def main():
             params, opt = update(params, grads, opt)
             return (params, opt), loss
 
-        (params, opt), losses = jax.lax.scan(step, (params, opt), jnp.arange(steps))
+        (params, opt), losses = jax.lax.scan(step, (params, opt), jnp.arange(steps),
+                                             unroll=a.unroll)
         return params, opt, losses
 
     @jax.jit

@@ -1,23 +1,34 @@
 #!/usr/bin/env python3
-"""One run of BENCHMARKS.md's MNIST table: `mnist train` and its peers (PyTorch eager, PyTorch with
-one step as a CUDA graph, JAX with the epoch as one jitted lax.scan, Burn on wgpu), the same
-784-128-10 network, initialisation scheme, batches and optimizer per setting, one after another
-on the same machine. Prints each program's epoch lines as they come, then the table: median epoch
-time over epochs 2..E (the first pays compilation and warm-up), test accuracy after the last
-epoch, and each peer's time over ours.
+"""One run of BENCHMARKS.md's MNIST table: `mnist train` and its peers, each at its best, the
+same 784-128-10 network, initialisation scheme, batches and optimizer per setting, one after
+another on the same machine. Prints each program's epoch lines as they come, then the tables:
+median epoch time over epochs 2..E (the first pays compilation and warm-up), test accuracy after
+the last epoch, and per setting the best peer and ours / best (below 1: ours is faster).
 
     python3 benches/peer/mnist_side_by_side.py --mnist target/release/mnist \\
-        --burn benches/peer/burn/target/release/mnist-burn --epochs 5
+        --burn benches/peer/burn/target/release/mnist-burn --epochs 5 --peers all --prepare-together
 
---prepare-together starts every Python peer at once: each loads the data, compiles (JAX) or
-captures its graph (PyTorch), then waits; the timed epochs still run one program at a time (a
-peer starts its epochs when the previous program has finished). This overlaps the peers'
-start-up and compilation (tens of seconds each) without sharing the GPU while anything is timed.
+Peers (--peers, comma-separated; `all` is every one below except torch-eager):
+- torch-eager: PyTorch, one Python call per operation.
+- torch-graph: one training step captured as a CUDA graph, replayed per step.
+- torch-epoch: the whole epoch captured as ONE CUDA graph, replayed once per epoch.
+- torch-compile: torch.compile(mode="max-autotune-no-cudagraphs") of the step's parts, per step.
+- torch-compile-ro: torch.compile(mode="reduce-overhead") (Inductor's own CUDA graphs), per step.
+- torch-compile-epoch: max-autotune-no-cudagraphs kernels, the whole epoch as one CUDA graph.
+- jax-u1, jax-u2, jax-u4, jax-u8, jax-u16: JAX, the epoch as one jitted lax.scan with
+  unroll=N (`jax` is jax-u1, the repository's peer before the sweep).
+- burn: Burn on wgpu (fusion, autotune), benches/peer/burn.
+
+--prepare-together starts every Python peer at once: each loads the data, compiles (JAX,
+torch.compile) or captures its graph (PyTorch), then waits; the timed epochs still run one
+program at a time, and only after every peer is prepared (or --prepare-deadline has passed:
+one not prepared by then is stopped and reported), so nothing compiles while anything is timed.
 
 --variant NAME=SPEC (repeatable) also runs `mnist train` with MLP_FUSED_CONFIG=SPEC (another
 configuration of the fused kernels, see crates/mlp/src/kernels/fused.rs `choose_with`) as the
-column `mnist:NAME`; --profile adds `--profile` to every `mnist train` and prints a table of
-the profiles' GPU time per step and per-kernel means.
+column `mnist:NAME`; --mnist-args adds arguments to every `mnist train` (e.g. `--precision
+f16`); --profile adds `--profile` to every `mnist train` and prints a table of the profiles' GPU
+time per step and per-kernel means.
 
 A peer that is missing (no torch, no jax, no Burn binary) or fails shows as `-` with its error
 in the log above the table.
@@ -35,8 +46,28 @@ SETTINGS = {
     "adam128": ("Adam lr 1e-3, batch 128", "adam", 128, 0.001, 0.0),
     "default64": ("SGD lr 0.05 momentum 0.9, batch 64 (mnist's default before schedules)", "sgd", 64, 0.05, 0.9),
 }
-PEERS = ["mnist", "torch-eager", "torch-graph", "jax", "burn"]
-PYTHON_PEERS = ("torch-eager", "torch-graph", "jax")
+# Peer name -> the arguments of its script (mnist_torch.py or mnist_jax.py), or None for Burn.
+TORCH_PEERS = {
+    "torch-eager": ["--mode", "eager"],
+    "torch-graph": ["--mode", "graph"],
+    "torch-epoch": ["--mode", "epoch-graph"],
+    "torch-compile": ["--mode", "eager", "--compile", "max-autotune-no-cudagraphs"],
+    "torch-compile-ro": ["--mode", "eager", "--compile", "reduce-overhead"],
+    "torch-compile-epoch": ["--mode", "epoch-graph", "--compile", "max-autotune-no-cudagraphs"],
+}
+UNROLLS = (1, 2, 4, 8, 16)
+JAX_PEERS = {f"jax-u{u}": ["--unroll", str(u)] for u in UNROLLS}
+JAX_PEERS["jax"] = ["--unroll", "1"]
+ALL = [q for q in TORCH_PEERS if q != "torch-eager"] + [f"jax-u{u}" for u in UNROLLS] + ["burn"]
+PEERS = ["mnist"] + ALL
+PYTHON_PEERS = tuple(TORCH_PEERS) + tuple(JAX_PEERS)
+# With --prepare-together, a peer starts preparing only once the peer named here (same setting)
+# is prepared: it then finds the compiled kernels and autotuning results of that one in the
+# compilers' caches (JAX's compilation cache with XLA's per-fusion autotuning cache, Inductor's
+# FX graph and autotuning caches) instead of compiling and autotuning the same products again
+# at the same time.
+AFTER = {**{f"jax-u{u}": "jax-u1" for u in UNROLLS if u != 1},
+         "torch-compile-epoch": "torch-compile", "torch-compile-ro": "torch-compile"}
 # Optional: another build of mnist (e.g. main's, before a change), run like "mnist".
 BASELINE = "mnist-baseline"
 
@@ -46,7 +77,7 @@ def is_ours(peer):
 
 
 def command(peer, a, opt, batch, lr, mom):
-    data = ["--data", str(ROOT / "data" / "mnist")]
+    data = ["--data", a.data]
     common = ["--epochs", str(a.epochs), "--batch-size", str(batch), "--lr", str(lr),
               "--seed", str(a.seed), *data]
     if is_ours(peer):
@@ -57,13 +88,14 @@ def command(peer, a, opt, batch, lr, mom):
              "--steps-per-chunk", str(a.steps_per_chunk)]
         if a.profile:
             c.append("--profile")
+        c += a.mnist_args.split()
         return c + (["--optimizer", "adam"] if opt == "adam" else ["--momentum", str(mom)])
     peer_opts = ["--optimizer", opt] + (["--momentum", str(mom)] if opt == "sgd" else [])
-    if peer.startswith("torch"):
-        mode = peer.split("-")[1]
-        return [sys.executable, str(HERE / "mnist_torch.py"), "--mode", mode, *common, *peer_opts]
-    if peer == "jax":
-        return [sys.executable, str(HERE / "mnist_jax.py"), *common, *peer_opts]
+    if peer in TORCH_PEERS:
+        return [sys.executable, str(HERE / "mnist_torch.py"), *TORCH_PEERS[peer], *common,
+                *peer_opts]
+    if peer in JAX_PEERS:
+        return [sys.executable, str(HERE / "mnist_jax.py"), *JAX_PEERS[peer], *common, *peer_opts]
     if peer == "burn":
         return [a.burn, *common, *peer_opts]
     raise ValueError(peer)
@@ -131,9 +163,63 @@ def report(s, peer, out, t0, results, profiles):
                 print(f"   | {line}", flush=True)
 
 
+def prepare(a, settings, others, tmp):
+    """Start the Python peers (at most --prepare-jobs preparing at once, each after the peer it
+    waits for, AFTER), wait until each is prepared (its --ready file) or --prepare-deadline has
+    passed, stop the ones not prepared. Returns {(setting, peer): (cmd, proc, ready, go, log)}."""
+    t0 = time.time()
+    queue = []
+    for tier in (0, 1):
+        for s in settings:
+            for peer in others:
+                if peer in PYTHON_PEERS and (peer in AFTER) == (tier == 1):
+                    queue.append((s, peer))
+    started, preparing, done = {}, {}, {}
+    deadline = t0 + a.prepare_deadline
+    while (queue or preparing) and time.time() < deadline:
+        for key in list(queue):
+            if len(preparing) >= a.prepare_jobs:
+                break
+            s, peer = key
+            dep = AFTER.get(peer)
+            if dep and dep in others and done.get((s, dep)) is None:
+                continue
+            queue.remove(key)
+            title, opt, batch, lr, mom = SETTINGS[s]
+            ready, go = tmp / f"{s}-{peer}.ready", tmp / f"{s}-{peer}.go"
+            cmd = command(peer, a, opt, batch, lr, mom) + ["--ready", str(ready), "--go", str(go)]
+            log = open(tmp / f"{s}-{peer}.err", "w+")
+            try:
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+            except OSError as e:
+                print(f"## {s} {peer}: failed to start: {e}", flush=True)
+                done[key] = "failed"
+                continue
+            started[key] = preparing[key] = (cmd, proc, ready, go, log)
+        for key, (_, proc, ready, _, _) in list(preparing.items()):
+            if ready.exists() or proc.poll() is not None:
+                state = "ready" if ready.exists() else f"exited {proc.returncode}"
+                print(f"## prepared {key[0]} {key[1]}: {state} at {time.time() - t0:.1f} s",
+                      flush=True)
+                done[key] = state
+                del preparing[key]
+        time.sleep(0.05)
+    for key, (_, proc, _, _, _) in preparing.items():
+        proc.kill()
+        del started[key]
+        print(f"## {key[0]} {key[1]}: not prepared in {a.prepare_deadline:.0f} s: stopped",
+              flush=True)
+    for key in queue:
+        print(f"## {key[0]} {key[1]}: not started in {a.prepare_deadline:.0f} s", flush=True)
+    print(f"## {sum(v == 'ready' for v in done.values())} of {len(started) + len(queue)} peers "
+          f"prepared in {time.time() - t0:.1f} s", flush=True)
+    return started
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mnist", default=str(ROOT / "target" / "release" / "mnist"))
+    p.add_argument("--data", default=str(ROOT / "data" / "mnist"), help="the MNIST files")
     p.add_argument("--burn", default=str(HERE / "burn" / "target" / "release" / "mnist-burn"))
     p.add_argument("--baseline", default=None,
                    help="another mnist binary, shown as the column mnist-baseline")
@@ -142,69 +228,68 @@ def main():
                    help="seed of initialisation and shuffling, passed to every program")
     p.add_argument("--steps-per-chunk", type=int, default=100)
     p.add_argument("--settings", default=",".join(SETTINGS), help="of " + ",".join(SETTINGS))
-    p.add_argument("--peers", default=",".join(PEERS), help="of " + ",".join(PEERS))
+    p.add_argument("--peers", default="mnist,all",
+                   help="of " + ",".join(["mnist", "torch-eager", "jax"] + ALL) + ", or all")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                    help="also run mnist with MLP_FUSED_CONFIG=SPEC as the column mnist:NAME")
     p.add_argument("--variant-settings", default=None,
                    help="settings the variants run in (default: all)")
+    p.add_argument("--mnist-args", default="", help="more arguments of every `mnist train`")
     p.add_argument("--profile", action="store_true", help="mnist train --profile")
     p.add_argument("--prepare-together", action="store_true",
                    help="start every Python peer at once, time them one at a time")
-    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--prepare-deadline", type=float, default=240,
+                   help="seconds the peers prepared together may take; later ones are stopped")
+    p.add_argument("--prepare-jobs", type=int, default=12,
+                   help="peers preparing at the same time (compilers are CPU-bound)")
+    p.add_argument("--timeout", type=float, default=300, help="seconds one timed program may take")
     a = p.parse_args()
     # JAX preallocates 75% of the GPU per process: peers prepared together would run out.
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    # torch.compile's worker pools (one per CPU per process) would multiply the processes.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    # JAX's persistent compilation cache (which also turns on XLA's per-fusion autotuning
+    # cache inside it): the unroll variants of a setting share their products' autotuning.
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(tempfile.gettempdir()) / "jax_cache"))
     settings = a.settings.split(",")
-    peers = a.peers.split(",")
+    peers = []
+    for q in a.peers.split(","):
+        for r in (ALL if q == "all" else [q]):
+            if r not in peers:
+                peers.append(r)
     if a.baseline:
         peers.insert(1, BASELINE)
     variants = dict(v.split("=", 1) for v in a.variant)
     variant_settings = set((a.variant_settings or a.settings).split(","))
     ours_columns = [q for q in peers if is_ours(q)] + [f"mnist:{n}" for n in variants]
+    others = [q for q in peers if not is_ours(q)]
     results, profiles = {}, {}
     started = {}
     tmp = Path(tempfile.mkdtemp(prefix="side_by_side_"))
     if a.prepare_together:
-        t0 = time.time()
-        for s in settings:
-            title, opt, batch, lr, mom = SETTINGS[s]
-            for peer in peers:
-                if peer not in PYTHON_PEERS:
-                    continue
-                ready, go = tmp / f"{s}-{peer}.ready", tmp / f"{s}-{peer}.go"
-                cmd = command(peer, a, opt, batch, lr, mom) + ["--ready", str(ready), "--go", str(go)]
-                try:
-                    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                            text=True)
-                except OSError as e:
-                    print(f"## {s} {peer}: failed to start: {e}", flush=True)
-                    continue
-                started[(s, peer)] = (cmd, proc, ready, go)
-        deadline = time.time() + a.timeout
-        while time.time() < deadline and any(
-                not r.exists() and p.poll() is None for _, p, r, _ in started.values()):
-            time.sleep(0.05)
-        print(f"## {len(started)} peers prepared together in {time.time() - t0:.1f} s", flush=True)
+        started = prepare(a, settings, others, tmp)
     for s in settings:
         title, opt, batch, lr, mom = SETTINGS[s]
-        columns = [q for q in peers if not is_ours(q)]
         runs = [q for q in ours_columns if not q.startswith("mnist:") or s in variant_settings]
-        for peer in runs + columns:
+        for peer in runs + others:
             t0 = time.time()
             if (s, peer) in started:
-                cmd, proc, ready, go = started[(s, peer)]
+                cmd, proc, ready, go, log = started[(s, peer)]
                 print(f"## {s} {peer}: {' '.join(cmd)}", flush=True)
                 go.touch()
                 try:
-                    out, err = proc.communicate(timeout=a.timeout)
+                    out, _ = proc.communicate(timeout=a.timeout)
                     if proc.returncode != 0:
-                        print(f"   exit {proc.returncode}: {err.strip()[-1500:]}", flush=True)
+                        log.seek(0)
+                        print(f"   exit {proc.returncode}: {log.read().strip()[-1500:]}", flush=True)
                 except subprocess.TimeoutExpired as e:
                     proc.kill()
                     out = ""
                     print(f"   failed: {e}", flush=True)
                 report(s, peer, out, t0, results, profiles)
                 continue
+            if peer in PYTHON_PEERS and a.prepare_together:
+                continue  # failed to start, reported above
             env = dict(os.environ)
             base = peer.split(":")[0] if peer.startswith("mnist:") else peer
             if peer.startswith("mnist:"):
@@ -221,10 +306,9 @@ def main():
                 out = ""
                 print(f"   failed: {e}", flush=True)
             report(s, peer, out, t0, results, profiles)
-    for _, proc, _, _ in started.values():
+    for _, proc, _, _, _ in started.values():
         if proc.poll() is None:
             proc.kill()
-    columns = ours_columns + [q for q in peers if not is_ours(q)]
     if profiles:
         print()
         print("profiles (`mnist train --profile`): GPU us per step (chunk timed whole), host us per "
@@ -232,9 +316,15 @@ def main():
         for (s, peer), (step, host, kernels) in profiles.items():
             ks = ", ".join(f"{k} {v:.2f}" for k, v in kernels.items() if k != "begin_chunk")
             print(f"{s:10} {peer:22} step {step} host {host} | {ks}")
+    print_tables(a, settings, ours_columns, others, results)
+
+
+def print_tables(a, settings, ours_columns, others, results):
+    """Per setting: each program's time and accuracy; then ours against the best peer."""
     print()
     print(f"median epoch time over epochs 2..{a.epochs} (ms), test accuracy after epoch {a.epochs}; "
-          "ratio = peer's time / ours (above 1: ours is faster)")
+          "ratio = ours / that program (below 1: ours is faster)")
+    columns = ours_columns + others
     print("| setting | " + " | ".join(columns) + " |")
     print("|" + "---|" * (len(columns) + 1))
     for s in settings:
@@ -247,9 +337,33 @@ def main():
                 continue
             cell = f"{r[0]:.2f} ms, {r[1]:.2f}%"
             if peer != "mnist" and ours:
-                cell += f" ({r[0] / ours[0]:.2f}x)"
+                cell += f" ({ours[0] / r[0]:.2f})"
             cells.append(cell)
         print(f"| {SETTINGS[s][0]} | " + " | ".join(cells) + " |")
+    print()
+    print("ours against the best of each peer family and the best peer overall (ms per epoch; "
+          "ours / best: below 1, ours is faster)")
+    families = {"PyTorch": [q for q in others if q.startswith("torch")],
+                "JAX": [q for q in others if q.startswith("jax")],
+                "Burn": [q for q in others if q == "burn"]}
+    families = {f: qs for f, qs in families.items() if qs}
+    print("| setting | ours | " + " | ".join(f"best {f}" for f in families)
+          + " | best peer | ours / best |")
+    print("|" + "---|" * (len(families) + 4))
+    for s in settings:
+        ours = results.get((s, "mnist"))
+        cells, overall = [], None
+        for f, qs in families.items():
+            timed = [(results[(s, q)][0], q) for q in qs if (s, q) in results]
+            best = min(timed) if timed else None
+            cells.append(f"{best[0]:.2f} ({best[1]})" if best else "-")
+            if best and (overall is None or best < overall):
+                overall = best
+        ours_cell = f"{ours[0]:.2f}" if ours else "-"
+        best_cell = f"{overall[0]:.2f} ({overall[1]})" if overall else "-"
+        ratio = f"{ours[0] / overall[0]:.2f}" if ours and overall else "-"
+        print(f"| {SETTINGS[s][0]} | {ours_cell} | " + " | ".join(cells)
+              + f" | {best_cell} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,27 @@ SGD (momentum 0 unless given) or Adam; per-epoch time without the evaluation.
 
     python3 benches/peer/mnist_torch.py --epochs 3 --batch-size 128 --lr 0.1 --optimizer sgd
     python3 benches/peer/mnist_torch.py --mode graph --epochs 3 --batch-size 128 --lr 0.1
+    python3 benches/peer/mnist_torch.py --mode epoch-graph --epochs 3 --batch-size 128 --lr 0.1
+    python3 benches/peer/mnist_torch.py --compile max-autotune-no-cudagraphs --mode epoch-graph ...
 
 --mode eager: one Python call per operation. --mode graph: one training step (gather, forward,
 loss, backward, optimizer) captured as a CUDA graph per batch size (the full batches and the last,
 partial one) and replayed; the host copies the step's slice of the permutation into the graph's
-index buffer, then replays. Float32 throughout (TF32 off, PyTorch's default for matmuls).
+index buffer, then replays. --mode epoch-graph: the whole epoch (every step, each reading its
+slice of one permutation buffer) captured as ONE CUDA graph; per epoch the host writes a new
+permutation into that buffer and replays the graph once (no per-step host work at all).
 
-Prints one line per epoch: `epoch E ms M acc A`.
+--compile MODE: the step's forward and loss (with its backward, through AOTAutograd) and the
+optimizer step each go through `torch.compile(mode=MODE, dynamic=False)` (Inductor: fused Triton
+kernels; `max-autotune-no-cudagraphs` also autotunes the matrix products; `reduce-overhead` also
+replays Inductor's own CUDA graphs, so it is used with --mode eager). Compilation and the
+capture happen before --ready, outside the timed epochs, with the warm-up steps they need undone
+(parameters and optimizer state restored), so every mode trains from the same start.
+
+Float32 throughout (TF32 off, PyTorch's default for matmuls). Prints one line per epoch:
+`epoch E ms M acc A`.
 """
+import contextlib
 import time
 from pathlib import Path
 
@@ -29,7 +42,10 @@ def idx(path):
 
 def main():
     p = mnist_peer.parser("the set-up")
-    p.add_argument("--mode", choices=["eager", "graph"], default="eager")
+    p.add_argument("--mode", choices=["eager", "graph", "epoch-graph"], default="eager")
+    p.add_argument("--compile", default="none",
+                   choices=["none", "default", "max-autotune-no-cudagraphs", "reduce-overhead"],
+                   help="torch.compile mode of the step's parts (none: eager kernels)")
     p.add_argument("--device", default="cuda")
     a = p.parse_args()
     torch.manual_seed(a.seed)
@@ -42,7 +58,7 @@ def main():
     xte = idx(d / "t10k-images.idx3-ubyte.gz").reshape(-1, 784).float().div(255).to(dev)
     yte = idx(d / "t10k-labels.idx1-ubyte.gz").long().to(dev)
     model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev)
-    graph = a.mode == "graph"
+    graph = a.mode in ("graph", "epoch-graph")
     if a.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
     else:
@@ -51,40 +67,72 @@ def main():
     n = xtr.shape[0]
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
-    def step(index):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(xtr[index]), ytr[index])
-        loss.backward()
+    def loss_of(index):
+        return loss_fn(model(xtr[index]), ytr[index])
+
+    def optimizer_step():
         opt.step()
+
+    if a.compile != "none":
+        loss_of = torch.compile(loss_of, mode=a.compile, dynamic=False)
+        optimizer_step = torch.compile(optimizer_step, mode=a.compile, dynamic=False)
+
+    # Inductor's CUDA graphs (reduce-overhead) reuse their output memory on the next replay: a
+    # new step has to be marked, or the backward reads a forward output already overwritten.
+    mark_step = (torch.compiler.cudagraph_mark_step_begin if a.compile == "reduce-overhead"
+                 else (lambda: None))
+
+    def step(index):
+        mark_step()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_of(index)
+        loss.backward()
+        optimizer_step()
         return loss
 
+    saved = [q.detach().clone() for q in model.parameters()]
+    sizes = sorted({a.batch_size, n % a.batch_size} - {0})
+    # Warm-up (compilation, cuBLAS and autograd set-up) at every batch size, on a side stream as
+    # graph capture requires; undone below.
+    side = torch.cuda.Stream() if dev.type == "cuda" else None
+    if side is not None:
+        side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side) if side is not None else contextlib.nullcontext():
+        for bs in sizes:
+            index = torch.arange(bs, device=dev)
+            for _ in range(3):
+                step(index)
+    if side is not None:
+        torch.cuda.current_stream().wait_stream(side)
+    sync()
     graphs = {}
-    if graph:
-        # Capture one step per batch size; the warm-up steps it needs are undone afterwards, so
-        # training starts from the same parameters and optimizer state as the eager mode.
-        saved = [q.detach().clone() for q in model.parameters()]
-        sizes = sorted({a.batch_size, n % a.batch_size} - {0})
+    perm_buf = torch.zeros(n, dtype=torch.long, device=dev)
+    if a.mode == "graph":
+        # One step per batch size, replayed with the step's indices copied in.
         for bs in sizes:
             index = torch.zeros(bs, dtype=torch.long, device=dev)
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    step(index)
-            torch.cuda.current_stream().wait_stream(side)
             g = torch.cuda.CUDAGraph()
             opt.zero_grad(set_to_none=True)
             with torch.cuda.graph(g):
                 step(index)
             graphs[bs] = (index, g)
-        with torch.no_grad():
-            for q, s in zip(model.parameters(), saved):
-                q.copy_(s)
-            for state in opt.state.values():
-                for v in state.values():
-                    if torch.is_tensor(v):
-                        v.zero_()
-        sync()
+    elif a.mode == "epoch-graph":
+        # Every step of an epoch, each reading its slice of perm_buf, as one graph.
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            for s in range(0, n, a.batch_size):
+                step(perm_buf[s:s + a.batch_size])
+        graphs["epoch"] = g
+    # Undo the warm-up (and the capture, which runs nothing): the same start as eager mode.
+    with torch.no_grad():
+        for q, s in zip(model.parameters(), saved):
+            q.copy_(s)
+        for state in opt.state.values():
+            for v in state.values():
+                if torch.is_tensor(v):
+                    v.zero_()
+    sync()
 
     with torch.no_grad():
         model(xte).argmax(1)
@@ -95,14 +143,18 @@ def main():
         sync()
         t0 = time.perf_counter()
         perm = torch.randperm(n, device=dev)
-        for s in range(0, n, a.batch_size):
-            batch = perm[s:s + a.batch_size]
-            if graph:
-                index, g = graphs[batch.shape[0]]
-                index.copy_(batch)
-                g.replay()
-            else:
-                step(batch)
+        if a.mode == "epoch-graph":
+            perm_buf.copy_(perm)
+            graphs["epoch"].replay()
+        else:
+            for s in range(0, n, a.batch_size):
+                batch = perm[s:s + a.batch_size]
+                if a.mode == "graph":
+                    index, g = graphs[batch.shape[0]]
+                    index.copy_(batch)
+                    g.replay()
+                else:
+                    step(batch)
         sync()
         ms = (time.perf_counter() - t0) * 1000
         with torch.no_grad():

@@ -298,9 +298,12 @@ pub struct CoopConfig {
 }
 
 /// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel, largest first.
-/// (At 4096^3 on the H200, 128x128 tiles ran at 122 TFLOP/s with eight 64x32 subgroup tiles,
-/// 94 with four 64x64.)
-pub const COOP_TILES: [(u32, u32, u32, u32, u32); 5] = [
+/// (At 4096^3 on the H200, `gemm sweep` of 2026-12-01, benches/notes/round3/call1: 128x256
+/// tiles of eight 64x64 subgroup tiles, 16 deep, ran at 142 TFLOP/s, 256x128 at 134; 128x128
+/// tiles at 123 with eight 64x32 subgroup tiles, 94 with four 64x64, 72 with eight 64x32 16
+/// deep. Eight 64x64 subgroups 32 deep would need 54 KiB of workgroup memory, past the 48.)
+pub const COOP_TILES: [(u32, u32, u32, u32, u32); 6] = [
+    (128, 256, 16, 64, 64),
     (128, 128, 32, 64, 32),
     (128, 64, 32, 64, 32),
     (64, 64, 32, 32, 32),
@@ -511,9 +514,10 @@ fn vector_letters(a: bool, b: bool, c: bool) -> String {
         .collect()
 }
 
-/// The configuration of the first (largest) of `tiles` that fits `target` and gives `problem` at
-/// least [`PARALLEL_TARGET`] workgroups; else of the fitting tile with the most workgroups (the
-/// larger tile on ties); else of the last (smallest) tile.
+/// The configuration of the first (largest) of `tiles` that fits `target`, is no wider or
+/// taller than `problem` (a 256-wide tile on 128 columns would compute as much outside `C` as
+/// inside) and gives `problem` at least [`PARALLEL_TARGET`] workgroups; else of the fitting tile
+/// with the most workgroups (the larger tile on ties); else of the last (smallest) tile.
 fn choose_tile<C: TileConfig + Copy>(
     tiles: &[(u32, u32, u32, u32, u32)],
     problem: &Problem,
@@ -529,8 +533,13 @@ fn choose_tile<C: TileConfig + Copy>(
         let b = c.blocks();
         (c.workgroups(problem), b.block_m * b.block_n)
     };
+    let within = |c: &&C| {
+        let b = c.blocks();
+        b.block_m <= problem.m.max(16) && b.block_n <= problem.n.max(16)
+    };
     fitting
         .iter()
+        .filter(within)
         .find(|c| c.workgroups(problem) >= PARALLEL_TARGET)
         .or_else(|| fitting.iter().max_by_key(workgroups_and_area))
         .copied()
@@ -641,12 +650,20 @@ mod tests {
     fn cooperative_tiles_fit_the_h200_and_shrink_for_small_problems() {
         let p = Problem::new(4096, 4096, 4096, Layout::AB);
         let c = CoopConfig::choose(&p, CoopInput::F16, &h200(), 32);
-        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 32));
+        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 256, 16));
         assert_eq!((c.warps(), c.threads()), (8, 256));
-        // 2 x (128 x 40 + 32 x 136) f16 x 2 bytes + 8 x 1 KiB of f32 staging.
-        assert_eq!(c.workgroup_bytes(), 2 * (128 * 40 + 32 * 136) * 2 + 8192);
+        // 2 x (128 x 24 + 16 x 264) f16 x 2 bytes + 8 x 1 KiB of f32 staging.
+        assert_eq!(c.workgroup_bytes(), 2 * (128 * 24 + 16 * 264) * 2 + 8192);
         assert!(c.fits(&h200()) && !c.direct);
-        assert_eq!(c.kernel_name(), "coop_f16_ab_128x128x32_w64x32_s32_vvv");
+        assert_eq!(c.kernel_name(), "coop_f16_ab_128x256x16_w64x64_s32_vvv");
+        // 1024^2: 32 tiles of 128x256 are too few, 64 of 128x128 too, 128 of 128x64 enough.
+        let c = CoopConfig::choose(
+            &Problem::new(1024, 1024, 1024, Layout::AB),
+            CoopInput::F16,
+            &h200(),
+            32,
+        );
+        assert_eq!((c.block_m, c.block_n), (128, 64));
         // Transposed operands are staged as stored: A^T is K rows of M.
         let t = CoopConfig::choose(
             &Problem::new(4096, 4096, 4096, Layout::AtBt),
@@ -654,8 +671,13 @@ mod tests {
             &h200(),
             32,
         );
-        assert_eq!(t.a_tile_shape(), (32, 136));
-        assert_eq!(t.b_tile_shape(), (128, 40));
+        assert_eq!(t.a_tile_shape(), (16, 136));
+        assert_eq!(t.b_tile_shape(), (256, 24));
+        assert!(t.fits(&h200()));
+        // 128 columns: no 256-wide tile, although it would give enough workgroups.
+        let narrow = Problem::new(60000, 128, 784, Layout::ABt);
+        let c = CoopConfig::choose(&narrow, CoopInput::F32, &h200(), 32);
+        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 32));
         // The MLP's forward at batch 128: 16x16 tiles, one subgroup each.
         let f = Problem::new(128, 128, 784, Layout::ABt);
         let c = CoopConfig::choose(&f, CoopInput::F32, &h200(), 32);

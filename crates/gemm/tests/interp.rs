@@ -170,15 +170,21 @@ fn cooperative_kernels_on_the_interpreter_match_the_specification_on_odd_sizes()
 
 #[test]
 fn the_large_cooperative_tile_on_the_interpreter_matches_the_specification() {
-    // The 128x128 tile of eight 64x32 subgroups, as used from 1024^3 up, with edges on
-    // every side; and the vec4 accesses, on sizes that are multiples of 4 but not of 16.
+    // The 128x256 tile of eight 64x64 subgroups 16 deep, as used from 2048^3 up, and the
+    // 128x128 tile of eight 64x32 subgroups 32 deep, with edges on every side (K = 19: two
+    // steps of 16, one of 32); and the vec4 accesses, on sizes that are multiples of 4 but not
+    // of 16.
     let mut seed = 200;
     for layout in Layout::ALL {
         let p = Problem::new(17, 33, 19, layout);
-        let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[0], 32);
-        check_coop(&config, &p, seed);
+        assert_eq!(COOP_TILES[0], (128, 256, 16, 64, 64));
+        for tile in [COOP_TILES[0], COOP_TILES[1]] {
+            let config = CoopConfig::with_tile(&p, CoopInput::F16, tile, 32);
+            check_coop(&config, &p, seed);
+            seed += 1;
+        }
         let p = Problem::new(20, 36, 24, layout);
-        let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[3], 32);
+        let config = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[4], 32);
         assert!(config.vector_a && config.vector_b && config.vector_c);
         check_coop(&config, &p, seed + 2);
         seed += 4;

@@ -1118,12 +1118,17 @@ fn grad_update(
 }
 
 /// The configurations the tests verify and the snapshots pin: the CPU's (32 x 32 tiles, one
-/// group, no split, a head of 64 invocations of one unit each), and a GPU-like one with shallow
-/// steps so that the verified sizes walk several of them: the forward in the GPU's 32 x 32
-/// tiles of four groups, 4 deep, with `K` split in 3 (parts left empty at some sizes), a head of 32 invocations
-/// of two units each for up to 12 classes, and the gradients in 16 x 32 tiles of 2 x 4 per
-/// invocation in two groups 8 deep.
-pub fn verified_configs() -> [FusedConfig; 2] {
+/// group, no split, a head of 64 invocations of one unit each), and two GPU-like ones with
+/// shallow steps so that the verified sizes walk several of them. The first: the forward in
+/// the GPU's 32 x 32 tiles of four groups, 4 deep, with `K` split in 3 (parts left empty at
+/// some sizes), a head of 32 invocations of two units each for up to 12 classes, and the
+/// gradients in 16 x 32 tiles of 2 x 4 per invocation in two groups 8 deep. The second, the
+/// shapes [`Tiles::for_product`] takes at small batches and long `K`: the forward in the
+/// 16 x 16 tiles of four groups ([`super::product::SMALL`]), 4 deep, `K` in 2 parts, and the
+/// gradients in eight groups (16 x 16 tiles of 2 x 4, 4 deep: 256 invocations, within the
+/// interpreter's and WebGPU's default limits, where the GPU's 32 x 32 tiles of eight groups
+/// take 512).
+pub fn verified_configs() -> [FusedConfig; 3] {
     let sizes = [(61, 45), (45, 11)];
     let cpu = FusedConfig::choose(&sizes, 37, Target::Cpu).expect("fusable");
     let grad = Tiles {
@@ -1148,7 +1153,25 @@ pub fn verified_configs() -> [FusedConfig; 2] {
         first_grad: grad,
         grad,
     };
-    [cpu, gpu]
+    let deep = Tiles {
+        tm: 16,
+        tn: 16,
+        tk: 4,
+        rm: 2,
+        rn: 4,
+        kg: 8,
+    };
+    let small_batch = FusedConfig {
+        forward: Tiles {
+            tk: 4,
+            ..super::product::SMALL
+        },
+        splits: 2,
+        first_grad: deep,
+        grad: deep,
+        ..gpu
+    };
+    [cpu, gpu, small_batch]
 }
 
 /// Every fused kernel in the [`verified_configs`], each once (for the snapshots).
@@ -1184,20 +1207,23 @@ mod tests {
         assert_eq!(cpu.forward, super::super::product::LARGE);
         assert_eq!(cpu.head.suffix(), "h128x1c10");
         let gpu = FusedConfig::choose(&sizes, 128, H200).expect("fusable");
-        assert_eq!(gpu.forward.suffix(), "t32x32x16r4x4g4");
-        assert_eq!(gpu.splits, 13);
-        assert_eq!(gpu.forward_grid(128, 128), [4, 4, 13]);
+        assert_eq!(gpu.forward.suffix(), "t16x16x16r2x2g4");
+        assert_eq!(gpu.splits, 7);
+        assert_eq!(gpu.forward_grid(128, 128), [8, 8, 7]);
         assert_eq!(gpu.head_grid(128), [128, 1, 1]);
         assert_eq!(
             gpu.forward_name(),
-            "forward_gather_s13_t32x32x16r4x4g4_tiles"
+            "forward_gather_s7_t16x16x16r2x2g4_tiles"
         );
-        assert_eq!(gpu.head_name(), "softmax_head_s13_h128x1c10_rows");
+        assert_eq!(gpu.head_name(), "softmax_head_s7_h128x1c10_rows");
         assert_eq!(gpu.first_grad, gpu.grad);
         assert_eq!(gpu.grad.suffix(), "t32x32x16r4x4g4");
-        // Batch 1024: 128 forward tiles, K in 4 parts.
+        // Batch 1024: 128 forward tiles of 32 x 32, K in 4 parts; the gradients walk K = 1024
+        // in 8 groups.
         let b1024 = FusedConfig::choose(&sizes, 1024, H200).expect("fusable");
+        assert_eq!(b1024.forward.suffix(), "t32x32x16r4x4g4");
         assert_eq!(b1024.splits, 4);
+        assert_eq!(b1024.grad.suffix(), "t32x32x16r4x4g8");
         // One layer, or a too wide last hidden layer: not fused.
         assert!(FusedConfig::choose(&[(784, 10)], 64, Target::Cpu).is_none());
         assert!(FusedConfig::choose(&[(784, 5000), (5000, 10)], 64, Target::Cpu).is_none());

@@ -207,27 +207,51 @@ impl Tiles {
     }
 
     /// The tiles for `C [m, n] = A [m, k] B [k, n]` on `target`: [`LARGE`] on a CPU; on a GPU
-    /// [`GROUPED`], or as many groups (2, 1) and as deep a slice (16, 8) as the target's
+    /// 32 x 32 tiles ([`GROUPED`]), or 16 x 16 ([`SMALL`]) when `C` has fewer than
+    /// [`SMALL_BELOW`] tiles of 32 x 32, with 8 groups when `k` is at least [`DEEP_K`] and
+    /// 4 otherwise, or as many groups (2, 1) and as deep a slice (16, 8) as the target's
     /// invocations and workgroup memory allow, 8 deep when `k` is shorter than a step of 16.
-    /// `m` and `n` decide the split ([`split_k`]), not the tiles: on the H200, 32 x 32 tiles of
-    /// 4 x 4 outputs per invocation beat 16 x 16 tiles of 2 x 2 also where they give 4 times
-    /// fewer workgroups (benches/NOTES.md).
-    pub fn for_product(_m: usize, _n: usize, k: usize, target: Target) -> Tiles {
+    /// Measured on the H200 (benches/notes/round3/call1): the batch-128 forward (128 x 128 x
+    /// 784: 16 tiles of 32 x 32) took 12.1 us per dispatch in 16 x 16 tiles against 13.8 us,
+    /// the batch-1024 forward (128 tiles) 35.4 against 31.8 us; the batch-1024 weight gradient
+    /// (`K` = 1024) 33.1 us with 8 groups against 37.4 us with 4, the same at `K` = 128.
+    pub fn for_product(m: usize, n: usize, k: usize, target: Target) -> Tiles {
         match target {
             Target::Cpu => LARGE,
-            Target::Gpu { .. } => [(4, 16), (2, 16), (1, 16), (4, 8), (2, 8), (1, 8)]
-                .iter()
-                .map(|&(kg, tk)| Tiles { kg, tk, ..GROUPED })
-                .filter(|t| t.tk == 8 || k >= t.depth() as usize)
-                .find(|t| t.fits(target))
-                .unwrap_or(Tiles {
-                    kg: 1,
-                    tk: 8,
-                    ..GROUPED
-                }),
+            Target::Gpu { .. } => {
+                let [x, y, _] = GROUPED.grid(m, n);
+                let base = if (x as usize) * (y as usize) < SMALL_BELOW {
+                    SMALL
+                } else {
+                    GROUPED
+                };
+                let groups: &[u32] = if k >= DEEP_K {
+                    &[8, 4, 2, 1]
+                } else {
+                    &[4, 2, 1]
+                };
+                [16, 8]
+                    .iter()
+                    .flat_map(|&tk| groups.iter().map(move |&kg| (kg, tk)))
+                    .map(|(kg, tk)| Tiles { kg, tk, ..base })
+                    .filter(|t| t.tk == 8 || k >= t.depth() as usize)
+                    .find(|t| t.fits(target))
+                    .unwrap_or(Tiles {
+                        kg: 1,
+                        tk: 8,
+                        ..base
+                    })
+            }
         }
     }
 }
+
+/// [`Tiles::for_product`] takes 16 x 16 tiles for a product of fewer 32 x 32 tiles than this.
+pub const SMALL_BELOW: usize = 64;
+
+/// [`Tiles::for_product`] takes 8 groups of invocations (512 per workgroup) for a `K` this long
+/// or longer, where the target allows them.
+pub const DEEP_K: usize = 1024;
 
 /// How many parts to split `K` into for a product of `tiles_count` workgroups of `depth`-deep
 /// steps whose consumer sums the parts: 1 on a CPU; on a GPU enough parts to reach the
@@ -764,18 +788,33 @@ mod tests {
 
     #[test]
     fn gpus_get_grouped_tiles_within_their_limits_and_split_k() {
-        // The 128 x 784 -> 128 forward at batch 128: 16 tiles; 784 = 13 steps of 64, 32 parts
-        // wanted, so 13 of one step each.
+        // The 128 x 784 -> 128 forward at batch 128: 16 tiles of 32 x 32, so 64 of 16 x 16;
+        // 784 = 13 steps of 64, 8 parts wanted, so 7 of two steps (the last of one).
         let t = Tiles::for_product(128, 128, 784, H200);
-        assert_eq!(t, GROUPED);
-        assert_eq!(t.grid(128, 128), [4, 4, 1]);
+        assert_eq!(t, SMALL);
+        assert_eq!(t.grid(128, 128), [8, 8, 1]);
+        assert_eq!(split_k(64, 784, 64, H200), 7);
+        assert_eq!(split_len(784, 7, 64), 128);
+        // 32 x 32 tiles at 16 (13 parts of one step) and more.
         assert_eq!(split_k(16, 784, 64, H200), 13);
         assert_eq!(split_len(784, 13, 64), 64);
-        // Batch 1024: 128 tiles, 4 parts of 4 steps (the last of 1).
+        // Batch 1024: 128 tiles of 32 x 32, 4 parts of 4 steps (the last of 1).
+        assert_eq!(Tiles::for_product(1024, 128, 784, H200), GROUPED);
         assert_eq!(split_k(128, 784, 64, H200), 4);
-        // WebGPU's default 16 KiB of workgroup memory allow two groups.
+        // Its weight gradient walks K = 1024: 8 groups, 8 steps of 128.
+        let deep = Tiles::for_product(128, 785, 1024, H200);
+        assert_eq!(deep, Tiles { kg: 8, ..GROUPED });
+        assert_eq!((deep.invocations(), deep.depth()), (512, 128));
+        assert_eq!(Tiles::for_product(128, 785, 1023, H200), GROUPED);
+        // WebGPU's default 16 KiB of workgroup memory allow two groups of 32 x 32 tiles, its
+        // 256 invocations four groups, not eight.
         assert_eq!(
-            Tiles::for_product(128, 128, 784, Target::gpu(512)),
+            Tiles::for_product(1024, 128, 784, Target::gpu(512)),
+            Tiles { kg: 2, ..GROUPED }
+        );
+        assert_eq!(Tiles::for_product(128, 128, 784, Target::gpu(512)), SMALL);
+        assert_eq!(
+            Tiles::for_product(128, 785, 4096, Target::gpu(512)),
             Tiles { kg: 2, ..GROUPED }
         );
         // A short K gets 8-deep slices; a device of 64 invocations one group, 32 KiB of
