@@ -152,9 +152,15 @@ fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     for (name, data) in [
         ("ok-raw", idx_input(&images, &labels)),
         ("ok-gzip", idx_input(&gzip(&images), &gzip(&labels))),
-        ("bad-label", idx_input(&images, &idx_file(1, &[3], &[1, 12, 9]))),
+        (
+            "bad-label",
+            idx_input(&images, &idx_file(1, &[3], &[1, 12, 9])),
+        ),
         ("bad-count", idx_input(&images, &idx_file(1, &[2], &[1, 7]))),
-        ("bad-truncated", idx_input(&images[..images.len() - 1], &labels)),
+        (
+            "bad-truncated",
+            idx_input(&images[..images.len() - 1], &labels),
+        ),
         ("bad-rank", idx_input(&labels, &images)),
     ] {
         out.push(("idx", name.to_string(), data));
@@ -179,19 +185,30 @@ fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             "ok-ascii.pgm",
             format!(
                 "P2\n28 28\n255\n{}\n",
-                gray.as_raw().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")
+                gray.as_raw()
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )
             .into_bytes(),
         ),
         (
             "ok-gray.pam",
-            [&b"P7\nWIDTH 28\nHEIGHT 28\nDEPTH 1\nMAXVAL 255\nTUPLTYPE GRAYSCALE\nENDHDR\n"[..], gray.as_raw()].concat(),
+            [
+                &b"P7\nWIDTH 28\nHEIGHT 28\nDEPTH 1\nMAXVAL 255\nTUPLTYPE GRAYSCALE\nENDHDR\n"[..],
+                gray.as_raw(),
+            ]
+            .concat(),
         ),
         (
             "bad-size.png",
             encoded(image::GrayImage::new(20, 28).into(), Png),
         ),
-        ("bad-truncated.pgm", [&b"P5\n28 28\n255\n"[..], &[9; 100]].concat()),
+        (
+            "bad-truncated.pgm",
+            [&b"P5\n28 28\n255\n"[..], &[9; 100]].concat(),
+        ),
     ] {
         out.push(("picture", name.to_string(), data));
     }
@@ -257,7 +274,10 @@ fn the_seed_corpus_is_what_it_says() {
             count += 1;
         }
         for (t, name, _) in all_seeds() {
-            assert!(t != target || names.contains(&name), "{target}/{name} is missing");
+            assert!(
+                t != target || names.contains(&name),
+                "{target}/{name} is missing"
+            );
         }
     }
     assert_eq!(count, all_seeds().len());
