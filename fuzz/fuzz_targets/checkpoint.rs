@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             let text = e.to_string();
-            assert!(!text.is_empty() && !text.contains('\n'), "not one line: {text:?}");
+            assert!(
+                !text.is_empty() && !text.contains('\n'),
+                "not one line: {text:?}"
+            );
         }
     }
 });

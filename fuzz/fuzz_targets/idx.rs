@@ -14,7 +14,10 @@ use mlp::data::{CLASSES, Dataset, read_idx_from};
 #[track_caller]
 fn one_line(e: &impl std::fmt::Display) {
     let text = e.to_string();
-    assert!(!text.is_empty() && !text.contains('\n'), "not one line: {text:?}");
+    assert!(
+        !text.is_empty() && !text.contains('\n'),
+        "not one line: {text:?}"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
