@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use mlp::checkpoint::{Checkpoint, CheckpointError, EpochRecord, write_atomic};
+use mlp::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointWarning, Corrupted, EpochRecord, FORMAT_WITHOUT_DIGESTS,
+    write_atomic,
+};
 use mlp::config::MlpConfig;
 use mlp::model::{OptimizerConfig, OptimizerState};
 use mlp::params::Params;
@@ -54,6 +57,7 @@ fn checkpoint(
                 eval_seconds: 0.5 * e as f64,
             })
             .collect(),
+        train_images: Some(6101),
     }
 }
 
@@ -186,6 +190,18 @@ fn patched(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     bytes
 }
 
+/// `bytes` as a file written before the digests would have them: format `wgsl-dsl-mlp/1`, no
+/// `sha256` entry. The checks behind the digests (values, shapes, finiteness) are tested on
+/// such files: in a file with digests, a changed byte is a digest mismatch first.
+fn without_digests(bytes: &[u8]) -> Vec<u8> {
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let mut metadata = meta.metadata().clone().unwrap();
+    assert!(metadata.remove("sha256").is_some());
+    metadata.insert("format".into(), FORMAT_WITHOUT_DIGESTS.into());
+    safetensors::serialize(st.tensors(), Some(metadata)).unwrap()
+}
+
 /// The error of loading `bytes` written to `path`.
 #[track_caller]
 fn load_error(path: &Path, bytes: &[u8]) -> CheckpointError {
@@ -197,7 +213,7 @@ fn load_error(path: &Path, bytes: &[u8]) -> CheckpointError {
 fn shape_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
-    let bytes = sgd().to_bytes(&path).unwrap();
+    let bytes = without_digests(&sgd().to_bytes(&path).unwrap());
     // The metadata now claims 44 hidden units where the tensors have 45.
     let err = load_error(&path, &patched(&bytes, "[45,13]", "[44,13]"));
     match &err {
@@ -213,7 +229,7 @@ fn shape_mismatch() {
 fn bad_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
-    let good = adam().to_bytes(&path).unwrap();
+    let good = without_digests(&adam().to_bytes(&path).unwrap());
     let metadata_key = |from: &str, to: &str| match load_error(&path, &patched(&good, from, to)) {
         CheckpointError::Metadata { key, .. } => key,
         other => panic!("{from} -> {to}: expected a metadata error, got {other}"),
@@ -249,12 +265,13 @@ fn with_element(bytes: &[u8], name: &str, index: usize, value: f32) -> Vec<u8> {
 }
 
 /// A file whose header is valid but whose tensors hold NaN or an infinity (a parameter, an
-/// optimizer slot) is refused, naming the tensor and the element.
+/// optimizer slot) is refused, naming the tensor and the element (a file without digests: in
+/// one with them the changed bytes are a digest mismatch first).
 #[test]
 fn non_finite_tensors_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
-    let good = adam().to_bytes(&path).unwrap();
+    let good = without_digests(&adam().to_bytes(&path).unwrap());
     for (name, index, value) in [
         ("layers.1.weight", 123, f32::NAN),
         ("layers.2.bias", 9, f32::INFINITY),
@@ -437,6 +454,8 @@ fn files_written_before_serde_still_load() {
         (2, 3, 16)
     );
     assert_eq!(adam.optimizer_state.slots.len(), 8);
+    // Written before `train_images` was recorded.
+    assert_eq!((sgd.train_images, adam.train_images), (None, None));
     // Written before schedules: a constant learning rate.
     assert_eq!(sgd.schedule, LrSchedule::CONSTANT);
     assert_eq!(adam.schedule, LrSchedule::CONSTANT);
@@ -446,4 +465,151 @@ fn files_written_before_serde_still_load() {
         c.save(&path).unwrap();
         assert_eq!(Checkpoint::load(&path).unwrap(), c);
     }
+}
+
+/// One byte of a tensor's data flipped, the value still finite (here the lowest mantissa bit of
+/// an element), is the corruption error naming that tensor (issue 21: such a file loaded, and
+/// `mnist eval` reported the damaged model's accuracy).
+#[test]
+fn a_flipped_byte_of_tensor_data_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let good = adam().to_bytes(&path).unwrap();
+    let (header, meta) = safetensors::SafeTensors::read_metadata(&good).unwrap();
+    for (name, element) in [("layers.1.weight", 100), ("optimizer.v.layers.2.bias", 9)] {
+        let at = 8 + header + meta.info(name).unwrap().data_offsets.0 + 4 * element;
+        let mut bad = good.clone();
+        bad[at] ^= 0x01;
+        let value = f32::from_le_bytes(bad[at..at + 4].try_into().unwrap());
+        assert!(value.is_finite());
+        let err = load_error(&path, &bad);
+        match &err {
+            CheckpointError::Digest {
+                what: Corrupted::Tensor(n),
+                expected,
+                found,
+                ..
+            } => {
+                assert_eq!(n, name);
+                assert_ne!(expected, found);
+                assert_eq!((expected.len(), found.len()), (64, 64));
+            }
+            other => panic!("{name}: expected the corruption error, got {other}"),
+        }
+        let msg = err.to_string();
+        assert!(!msg.contains('\n'), "{msg}");
+        for needle in ["m.safetensors", name, "SHA-256"] {
+            assert!(msg.contains(needle), "`{needle}` not in `{msg}`");
+        }
+    }
+    // A digit of the metadata changed (the learning rate here) is corruption of the metadata.
+    let err = load_error(&path, &patched(&good, r#"lr\":0.001"#, r#"lr\":0.009"#));
+    assert!(
+        matches!(
+            &err,
+            CheckpointError::Digest {
+                what: Corrupted::Metadata,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("the metadata"), "{err}");
+}
+
+/// The experiment of issue 21 as a test: 80 mutants of a small model's checkpoint (20 each of
+/// truncations, changed header bytes, changed data bytes, changed header lengths; fixed seed).
+/// Every one is refused with an error of one line naming the file; none loads. Before the
+/// digests, every data-byte mutant of this set (20 of 80) loaded silently (the issue's own run:
+/// 10 of 80).
+#[test]
+fn eighty_mutants_of_a_checkpoint_are_all_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let good = sgd().to_bytes(&path).unwrap();
+    let header = 8 + u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    // A byte other than `old`.
+    let other = |rng: &mut rand::rngs::StdRng, old: u8| old.wrapping_add(rng.random_range(1..=255));
+    let mut mutants: Vec<(String, Vec<u8>)> = Vec::new();
+    for _ in 0..20 {
+        let cut = rng.random_range(0..good.len());
+        mutants.push((format!("truncated to {cut} bytes"), good[..cut].to_vec()));
+    }
+    for _ in 0..20 {
+        let at = rng.random_range(8..header);
+        let mut m = good.clone();
+        m[at] = other(&mut rng, m[at]);
+        mutants.push((
+            format!("header byte {at}: {:#04x} -> {:#04x}", good[at], m[at]),
+            m,
+        ));
+    }
+    for _ in 0..20 {
+        let at = rng.random_range(header..good.len());
+        let mut m = good.clone();
+        m[at] = other(&mut rng, m[at]);
+        mutants.push((
+            format!("data byte {at}: {:#04x} -> {:#04x}", good[at], m[at]),
+            m,
+        ));
+    }
+    let n = (header - 8) as i64;
+    for k in 0..20 {
+        let mut m = good.clone();
+        // Half small changes of the length, half a random byte of it.
+        if k % 2 == 0 {
+            let delta = rng.random_range(1..=16) * if rng.random() { 1 } else { -1 };
+            m[..8].copy_from_slice(&((n + delta) as u64).to_le_bytes());
+        } else {
+            let at = rng.random_range(0..8);
+            m[at] = other(&mut rng, m[at]);
+        }
+        let length = u64::from_le_bytes(m[..8].try_into().unwrap());
+        mutants.push((format!("header length {n} -> {length}"), m));
+    }
+    assert_eq!(mutants.len(), 80);
+    let mut loaded = Vec::new();
+    for (what, bytes) in &mutants {
+        std::fs::write(&path, bytes).unwrap();
+        match Checkpoint::load(&path) {
+            Ok(_) => loaded.push(what.clone()),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.contains('\n'), "{what}: {msg}");
+                assert!(msg.contains("m.safetensors"), "{what}: {msg}");
+            }
+        }
+    }
+    assert!(
+        loaded.is_empty(),
+        "{} of 80 mutants loaded: {loaded:#?}",
+        loaded.len()
+    );
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(Checkpoint::load(&path).unwrap(), sgd());
+}
+
+/// A file written before the digests (format `wgsl-dsl-mlp/1`) still loads, with a warning
+/// returned to the caller (the library prints nothing); saved again, it has its digests and
+/// loads without one.
+#[test]
+fn files_without_a_digest_load_with_a_warning() {
+    let path = fixture("v1-sgd-784-16-10.safetensors");
+    let (old, warnings) = Checkpoint::load_with_warnings(&path).unwrap();
+    assert_eq!(
+        warnings,
+        [CheckpointWarning::NoDigest { path: path.clone() }]
+    );
+    let text = warnings[0].to_string();
+    assert!(!text.contains('\n'), "{text}");
+    for needle in ["v1-sgd-784-16-10.safetensors", "SHA-256", "wgsl-dsl-mlp/1"] {
+        assert!(text.contains(needle), "`{needle}` not in `{text}`");
+    }
+    assert_eq!(Checkpoint::load(&path).unwrap(), old);
+    let dir = tempfile::tempdir().unwrap();
+    let again = dir.path().join("again.safetensors");
+    old.save(&again).unwrap();
+    let (back, warnings) = Checkpoint::load_with_warnings(&again).unwrap();
+    assert_eq!((back, warnings), (old, vec![]));
 }

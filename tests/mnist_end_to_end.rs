@@ -138,6 +138,7 @@ fn divergence_in_the_last_update_is_reported_and_nothing_saved() {
         batch_size: 32,
         seed: 0,
         history: Vec::new(),
+        train_images: None,
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");

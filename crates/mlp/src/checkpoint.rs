@@ -18,10 +18,30 @@
 //! - `epoch`: epochs completed; `batch_size`; `seed`; `history`: one [`EpochRecord`] per epoch,
 //!   `{"epoch", "train_loss", "test_accuracy", "seconds", "eval_seconds"}`;
 //! - `schedule`: the learning-rate schedule in steps ([`LrSchedule`]), whose position is `step`;
-//!   absent (a constant learning rate) in files written before schedules existed.
+//!   absent (a constant learning rate) in files written before schedules existed;
+//! - `train_images`: how many training images the run trained on (the first N of the training
+//!   set: `mnist train --limit-train`), `null` when unknown; absent in files written before it
+//!   was recorded;
+//! - `sha256`: the digests below, `{"metadata": HEX, "tensors": {NAME: HEX, ...}}`.
 //!
-//! Files written before the metadata was derived with serde (the same format, `wgsl-dsl-mlp/1`,
-//! without `eval_seconds`) load unchanged: `tests/mnist_checkpoint.rs` reads fixtures written then.
+//! # Digests
+//! Each tensor's SHA-256 (FIPS 180-4, with the `sha2` crate) is that of its little-endian bytes
+//! as stored (`sha256sum` of the tensor's byte range gives the same). The metadata's is that of
+//! every other metadata entry and every tensor digest, so a changed value or a changed recorded
+//! digest is found too: the entries sorted by key, each written as its key's length (`u64`,
+//! little-endian), the key, its value's length and the value, then the tensors' names and
+//! digests sorted by name, written the same way. Loading checks the metadata digest before the
+//! tensors' (so a mismatch in a tensor is damage to its data) and the file is refused at the
+//! first mismatch ([`CheckpointError::Digest`]). They cover every byte of the file but the JSON
+//! syntax of the header (whitespace, the order of keys), which holds no value.
+//!
+//! # Versions
+//! [`FORMAT`] (`wgsl-dsl-mlp/2`) files carry the digests and must. Files of
+//! [`FORMAT_WITHOUT_DIGESTS`] (`wgsl-dsl-mlp/1`, written before the digests) still load, with a
+//! [`CheckpointWarning::NoDigest`] for the caller to show: damage to their tensors that keeps the
+//! values finite cannot be found. Saved again, they get digests. Files written before the
+//! metadata was derived with serde (format `wgsl-dsl-mlp/1` without `eval_seconds`) load
+//! unchanged: `tests/mnist_checkpoint.rs` reads fixtures written then.
 //!
 //! Files are written atomically ([`write_atomic`]): a temporary file in the same directory,
 //! flushed to disk, then renamed over the destination, so a reader sees the old file or the new
@@ -29,7 +49,7 @@
 //! no tensor holds NaN or an infinity; saving refuses such tensors, so it never writes a file
 //! that would not load.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 #[cfg(unix)]
 use std::fs::Permissions;
 use std::io::Write;
@@ -40,14 +60,64 @@ use std::path::{Path, PathBuf};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use sha2::{Digest as _, Sha256};
 
 use crate::config::{ConfigError, MlpConfig};
 use crate::model::{OptimizerConfig, OptimizerState};
 use crate::params::{LayerParams, Params};
 use crate::schedule::LrSchedule;
 
-/// The value of the `format` metadata key.
-pub const FORMAT: &str = "wgsl-dsl-mlp/1";
+/// The value of the `format` metadata key in the files written now (with digests).
+pub const FORMAT: &str = "wgsl-dsl-mlp/2";
+
+/// The `format` of files written before the digests; they load with a warning.
+pub const FORMAT_WITHOUT_DIGESTS: &str = "wgsl-dsl-mlp/1";
+
+/// The metadata key of the digests.
+const DIGESTS_KEY: &str = "sha256";
+
+/// What part of a checkpoint does not match its digest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Corrupted {
+    /// The tensor of this name: its data changed.
+    Tensor(String),
+    /// The metadata: a value or a recorded tensor digest changed.
+    Metadata,
+}
+
+impl std::fmt::Display for Corrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Corrupted::Tensor(name) => write!(f, "tensor `{name}`"),
+            Corrupted::Metadata => f.write_str("the metadata"),
+        }
+    }
+}
+
+/// Something a loaded checkpoint's caller should tell its user (the library prints nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckpointWarning {
+    /// The file has no digests (written before them): damage to it may go unnoticed.
+    NoDigest {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for CheckpointWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckpointWarning::NoDigest { path } => write!(
+                f,
+                "{}: written before checkpoints carried SHA-256 digests (format \
+                 {FORMAT_WITHOUT_DIGESTS}), so damage to its tensors cannot be detected; save it \
+                 again to add them (e.g. `mnist train --resume` with `--save`)",
+                path.display()
+            ),
+        }
+    }
+}
 
 /// What went wrong saving or loading a checkpoint. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +193,23 @@ pub enum CheckpointError {
         /// That element (NaN, inf or -inf).
         value: f32,
     },
+    /// A tensor or the metadata does not have the SHA-256 digest the file records: the file was
+    /// changed or damaged after it was written.
+    #[error(
+        "{}: {what} does not match its SHA-256 digest: the file was changed or damaged after it \
+         was written",
+        path.display()
+    )]
+    Digest {
+        /// The file.
+        path: PathBuf,
+        /// The tensor, or the metadata.
+        what: Corrupted,
+        /// The digest recorded in the file, 64 hex digits.
+        expected: String,
+        /// The digest of what the file holds.
+        found: String,
+    },
     /// Saving a checkpoint whose parameters or slots do not match its config.
     #[error("{}: cannot save: {reason}", path.display())]
     Inconsistent {
@@ -172,6 +259,9 @@ pub struct Checkpoint {
     pub seed: u64,
     /// One record per completed epoch.
     pub history: Vec<EpochRecord>,
+    /// How many training images the run trained on (the first N of the training set); `None`
+    /// when unknown (files written before it was recorded).
+    pub train_images: Option<usize>,
 }
 
 /// Names of the parameter tensors in order: `layers.0.weight, layers.0.bias, layers.1.weight, ...`
@@ -214,6 +304,46 @@ fn slot_tensors(
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The digests of a file, as in its `sha256` metadata entry.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Digests {
+    /// [`metadata_digest`] of the other entries and of `tensors`.
+    metadata: String,
+    /// Each tensor's name and [`sha256_hex`] of its bytes.
+    tensors: BTreeMap<String, String>,
+}
+
+/// SHA-256 of `bytes`, as 64 lower-case hex digits.
+fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// SHA-256 of the metadata entries other than the digests' and of the tensor digests (see the
+/// module docs for the encoding).
+fn metadata_digest(
+    metadata: &HashMap<String, String>,
+    tensors: &BTreeMap<String, String>,
+) -> String {
+    let mut hasher = Sha256::new();
+    let mut write = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    let entries: BTreeMap<&String, &String> =
+        metadata.iter().filter(|(k, _)| *k != DIGESTS_KEY).collect();
+    for (key, value) in entries.into_iter().chain(tensors) {
+        write(key.as_bytes());
+        write(value.as_bytes());
+    }
+    format!("{:x}", hasher.finalize())
+}
+
+/// Whether `s` is a SHA-256 digest as written: 64 lower-case hex digits.
+fn is_digest(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// [`CheckpointError::NonFinite`] for the first NaN or infinity in tensor `name`, if any.
@@ -288,7 +418,7 @@ impl Checkpoint {
             )));
         }
         let c = self;
-        let metadata: HashMap<String, String> = [
+        let mut metadata: HashMap<String, String> = [
             ("format", FORMAT.to_string()),
             ("config", to_json(&c.config, path)?),
             ("optimizer", to_json(&c.optimizer, path)?),
@@ -302,10 +432,20 @@ impl Checkpoint {
             ("seed", to_json(&c.seed, path)?),
             ("history", to_json(&c.history, path)?),
             ("schedule", to_json(&c.schedule, path)?),
+            ("train_images", to_json(&c.train_images, path)?),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        let tensors: BTreeMap<String, String> = named
+            .iter()
+            .map(|(name, _, data)| (name.clone(), sha256_hex(data)))
+            .collect();
+        let digests = Digests {
+            metadata: metadata_digest(&metadata, &tensors),
+            tensors,
+        };
+        metadata.insert(DIGESTS_KEY.into(), to_json(&digests, path)?);
         let views = named
             .iter()
             .map(|(name, shape, data)| {
@@ -329,27 +469,53 @@ impl Checkpoint {
         })
     }
 
-    /// Reads and checks the checkpoint at `path`.
+    /// Reads and checks the checkpoint at `path`, dropping the warnings (use
+    /// [`Checkpoint::load_with_warnings`] to show them).
     ///
     /// # Errors
-    /// [`CheckpointError::Io`], then as [`Checkpoint::from_bytes`].
+    /// As [`Checkpoint::load_with_warnings`].
     pub fn load(path: &Path) -> Result<Checkpoint, CheckpointError> {
+        Self::load_with_warnings(path).map(|(c, _)| c)
+    }
+
+    /// Reads and checks the checkpoint at `path`, with what its caller should tell the user
+    /// (a file without digests).
+    ///
+    /// # Errors
+    /// [`CheckpointError::Io`], then as [`Checkpoint::from_bytes_with_warnings`].
+    pub fn load_with_warnings(
+        path: &Path,
+    ) -> Result<(Checkpoint, Vec<CheckpointWarning>), CheckpointError> {
         let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::from_bytes(&bytes, path)
+        Self::from_bytes_with_warnings(&bytes, path)
     }
 
-    /// Parses safetensors bytes (`path` names the source in errors), checking every tensor's
-    /// element type and shape against the config in the metadata, and that every element of
-    /// every tensor (parameters and optimizer slots) is finite.
+    /// [`Checkpoint::from_bytes_with_warnings`] without the warnings.
+    ///
+    /// # Errors
+    /// As [`Checkpoint::from_bytes_with_warnings`].
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+        Self::from_bytes_with_warnings(bytes, path).map(|(c, _)| c)
+    }
+
+    /// Parses safetensors bytes (`path` names the source in errors): the metadata's values,
+    /// then the metadata's digest, then each tensor's element type and shape against the config
+    /// in the metadata, its digest, and that every element is finite (see the module docs).
+    /// A file of [`FORMAT_WITHOUT_DIGESTS`] loads without the digest checks, with a
+    /// [`CheckpointWarning::NoDigest`].
     ///
     /// # Errors
     /// [`CheckpointError::Format`] for a corrupt or truncated file, [`CheckpointError::Metadata`],
-    /// [`CheckpointError::Config`], [`CheckpointError::MissingTensor`], [`CheckpointError::Shape`],
+    /// [`CheckpointError::Config`], [`CheckpointError::Digest`],
+    /// [`CheckpointError::MissingTensor`], [`CheckpointError::Shape`],
     /// [`CheckpointError::NonFinite`].
-    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+    pub fn from_bytes_with_warnings(
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<(Checkpoint, Vec<CheckpointWarning>), CheckpointError> {
         let st = SafeTensors::deserialize(bytes).map_err(|source| CheckpointError::Format {
             path: path.to_path_buf(),
             source,
@@ -365,9 +531,16 @@ impl Checkpoint {
             path,
         };
         let format = meta.string("format")?;
-        if format != FORMAT {
-            return Err(meta.error("format", format!("`{format}`, expected `{FORMAT}`")));
-        }
+        let digests: Option<Digests> = match format {
+            FORMAT => Some(meta.json(DIGESTS_KEY)?),
+            FORMAT_WITHOUT_DIGESTS => None,
+            _ => {
+                return Err(meta.error(
+                    "format",
+                    format!("`{format}`, expected `{FORMAT}` or `{FORMAT_WITHOUT_DIGESTS}`"),
+                ));
+            }
+        };
         let config: MlpConfig = meta.json("config")?;
         config
             .validate()
@@ -392,6 +565,52 @@ impl Checkpoint {
         schedule
             .validate()
             .map_err(|e| meta.error("schedule", e.to_string()))?;
+        let train_images: Option<usize> = match meta.map.contains_key("train_images") {
+            true => meta.json("train_images")?,
+            false => None,
+        };
+        let step: u64 = meta.json("step")?;
+        let epoch: usize = meta.json("epoch")?;
+        let batch_size: usize = meta.json("batch_size")?;
+        let seed: u64 = meta.json("seed")?;
+        let param_names = param_tensors(&config);
+        let slot_names = slot_tensors(&config, &optimizer, n_slots);
+        if let Some(d) = &digests {
+            let bad = d
+                .tensors
+                .iter()
+                .find(|(_, hex)| !is_digest(hex))
+                .map(|(name, hex)| format!("`{hex}` for `{name}` is not a SHA-256 digest"))
+                .or_else(|| {
+                    (!is_digest(&d.metadata)).then(|| "the metadata's digest is not one".into())
+                })
+                .or_else(|| {
+                    let names: Vec<&String> = param_names
+                        .iter()
+                        .chain(&slot_names)
+                        .map(|(n, _)| n)
+                        .collect();
+                    let expected: std::collections::BTreeSet<&String> = names.into_iter().collect();
+                    let recorded: std::collections::BTreeSet<&String> = d.tensors.keys().collect();
+                    (expected != recorded).then(|| {
+                        format!(
+                            "digests for the tensors {recorded:?}, but the model has {expected:?}"
+                        )
+                    })
+                });
+            if let Some(reason) = bad {
+                return Err(meta.error(DIGESTS_KEY, reason));
+            }
+            let found = metadata_digest(meta.map, &d.tensors);
+            if found != d.metadata {
+                return Err(CheckpointError::Digest {
+                    path: path.to_path_buf(),
+                    what: Corrupted::Metadata,
+                    expected: d.metadata.clone(),
+                    found,
+                });
+            }
+        }
 
         let read = |name: &str, shape: &[usize]| -> Result<Vec<f32>, CheckpointError> {
             let t = st
@@ -408,6 +627,19 @@ impl Checkpoint {
                     found: format!("{:?} {:?}", t.dtype(), t.shape()),
                 });
             }
+            if let Some(d) = &digests {
+                // Every name has a digest: checked above.
+                let expected = d.tensors.get(name).cloned().unwrap_or_default();
+                let found = sha256_hex(t.data());
+                if found != expected {
+                    return Err(CheckpointError::Digest {
+                        path: path.to_path_buf(),
+                        what: Corrupted::Tensor(name.to_string()),
+                        expected,
+                        found,
+                    });
+                }
+            }
             let data: Vec<f32> = t
                 .data()
                 .chunks_exact(4)
@@ -416,7 +648,7 @@ impl Checkpoint {
             check_finite(path, name, &data)?;
             Ok(data)
         };
-        let mut tensors = param_tensors(&config)
+        let mut tensors = param_names
             .into_iter()
             .map(|(name, shape)| read(&name, &shape))
             .collect::<Result<Vec<_>, _>>()?
@@ -432,24 +664,29 @@ impl Checkpoint {
                 bias: tensors.next().unwrap_or_default(),
             })
             .collect();
-        let slots = slot_tensors(&config, &optimizer, n_slots)
+        let slots = slot_names
             .into_iter()
             .map(|(name, shape)| read(&name, &shape))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Checkpoint {
+        let warnings = match digests {
+            Some(_) => Vec::new(),
+            None => vec![CheckpointWarning::NoDigest {
+                path: path.to_path_buf(),
+            }],
+        };
+        let checkpoint = Checkpoint {
             params: Params { layers },
-            optimizer_state: OptimizerState {
-                step: meta.json("step")?,
-                slots,
-            },
+            optimizer_state: OptimizerState { step, slots },
             optimizer,
-            epoch: meta.json("epoch")?,
-            batch_size: meta.json("batch_size")?,
-            seed: meta.json("seed")?,
+            epoch,
+            batch_size,
+            seed,
             history,
             schedule,
             config,
-        })
+            train_images,
+        };
+        Ok((checkpoint, warnings))
     }
 }
 

@@ -1,4 +1,5 @@
-//! A picture of training: the training loss and the test accuracy per epoch, as a PNG.
+//! A picture of training: the training loss and the test accuracy per epoch, as a PNG or a
+//! JPEG ([`PlotFormat`], chosen by the file's extension).
 //!
 //! Text (title, axis labels) is drawn with a TrueType font read from a common system location
 //! (DejaVu Sans, Liberation Sans; `fonts-dejavu-core` on Debian) through plotters' `ab_glyph`
@@ -24,17 +25,69 @@ pub enum PlotError {
     /// plotters failed to draw.
     #[error("drawing failed: {0}")]
     Draw(String),
-    /// The PNG encoder failed.
-    #[error("PNG encoding failed: {0}")]
+    /// The PNG or JPEG encoder failed.
+    #[error("encoding failed: {0}")]
     Encode(String),
+}
+
+/// The file formats a plot is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlotFormat {
+    /// PNG (lossless; the default of `mnist train --plot`'s examples).
+    Png,
+    /// Baseline JPEG at quality [`PlotFormat::JPEG_QUALITY`] (lossy: thin lines get halos).
+    Jpeg,
+}
+
+impl PlotFormat {
+    /// The extensions [`PlotFormat::from_path`] knows, in lower case, as a user would type them.
+    pub const EXTENSIONS: &[(&str, PlotFormat)] = &[
+        ("png", PlotFormat::Png),
+        ("jpg", PlotFormat::Jpeg),
+        ("jpeg", PlotFormat::Jpeg),
+    ];
+
+    /// The JPEG encoder's quality, 1 to 100.
+    pub const JPEG_QUALITY: u8 = 90;
+
+    /// The format `path`'s extension names, in any case (`h.png`, `h.JPG`); `None` for another
+    /// extension or none.
+    pub fn from_path(path: &std::path::Path) -> Option<PlotFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Self::EXTENSIONS
+            .iter()
+            .find(|(e, _)| *e == ext)
+            .map(|&(_, f)| f)
+    }
+
+    /// [`PlotFormat::EXTENSIONS`] as a list for messages: `.png, .jpg or .jpeg`.
+    pub fn extensions_text() -> String {
+        let names: Vec<String> = Self::EXTENSIONS
+            .iter()
+            .map(|(e, _)| format!(".{e}"))
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
 }
 
 /// A PNG ([`SIZE`]) of two panels: the training loss and the test accuracy (%) per epoch of
 /// `history`, with axes and titles when a system font is found.
 ///
 /// # Errors
-/// [`PlotError::Empty`] for an empty history; [`PlotError::Draw`], [`PlotError::Encode`].
+/// As [`history_picture`].
 pub fn history_png(history: &[EpochRecord]) -> Result<Vec<u8>, PlotError> {
+    history_picture(history, PlotFormat::Png)
+}
+
+/// The picture of [`history_png`] encoded as `format`: the bytes of a `.png` or `.jpg` file.
+///
+/// # Errors
+/// [`PlotError::Empty`] for an empty history; [`PlotError::Draw`], [`PlotError::Encode`].
+pub fn history_picture(history: &[EpochRecord], format: PlotFormat) -> Result<Vec<u8>, PlotError> {
     if history.is_empty() {
         return Err(PlotError::Empty);
     }
@@ -45,16 +98,29 @@ pub fn history_png(history: &[EpochRecord]) -> Result<Vec<u8>, PlotError> {
         pixels.fill(255);
         draw(history, &mut pixels, (w, h), false).map_err(PlotError::Draw)?;
     }
-    let mut png = Vec::new();
-    image::ImageEncoder::write_image(
-        image::codecs::png::PngEncoder::new(&mut png),
-        &pixels,
-        w,
-        h,
-        image::ExtendedColorType::Rgb8,
-    )
+    let mut bytes = Vec::new();
+    let rgb = image::ExtendedColorType::Rgb8;
+    match format {
+        PlotFormat::Png => image::ImageEncoder::write_image(
+            image::codecs::png::PngEncoder::new(&mut bytes),
+            &pixels,
+            w,
+            h,
+            rgb,
+        ),
+        PlotFormat::Jpeg => image::ImageEncoder::write_image(
+            image::codecs::jpeg::JpegEncoder::new_with_quality(
+                &mut bytes,
+                PlotFormat::JPEG_QUALITY,
+            ),
+            &pixels,
+            w,
+            h,
+            rgb,
+        ),
+    }
     .map_err(|e| PlotError::Encode(e.to_string()))?;
-    Ok(png)
+    Ok(bytes)
 }
 
 const FONT_PATHS: &[&str] = &[
@@ -180,6 +246,36 @@ mod tests {
                 eval_seconds: 0.25,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_extension_names_the_format() {
+        use std::path::Path;
+        for (path, format) in [
+            ("h.png", Some(PlotFormat::Png)),
+            ("dir.jpg/h.PNG", Some(PlotFormat::Png)),
+            ("h.jpg", Some(PlotFormat::Jpeg)),
+            ("h.Jpeg", Some(PlotFormat::Jpeg)),
+            ("h.gif", None),
+            ("h", None),
+            ("h.png.txt", None),
+            (".png", None),
+        ] {
+            assert_eq!(PlotFormat::from_path(Path::new(path)), format, "{path}");
+        }
+        assert_eq!(PlotFormat::extensions_text(), ".png, .jpg or .jpeg");
+        let jpeg = history_picture(&history(), PlotFormat::Jpeg).unwrap();
+        assert_eq!(
+            image::guess_format(&jpeg).unwrap(),
+            image::ImageFormat::Jpeg
+        );
+        let img = image::load_from_memory(&jpeg).unwrap().to_rgb8();
+        assert_eq!(img.dimensions(), SIZE);
+        // Lossy, but the red loss curve is still there.
+        let reddish = img
+            .pixels()
+            .filter(|p| p.0[0] > 200 && p.0[1] < 60 && p.0[2] < 60);
+        assert!(reddish.count() > 100);
     }
 
     #[test]

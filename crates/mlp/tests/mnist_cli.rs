@@ -73,6 +73,103 @@ fn bad_arguments() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("rejected, not resized"));
 }
 
+/// A negative number after a numeric flag is that flag's value and reaches its range check
+/// (issue 26): clap took `-1` for a flag and said "unexpected argument '-1'".
+#[test]
+fn negative_numbers_reach_the_range_check() {
+    let cases: [(&[&str], &str); 15] = [
+        (&["train", "--lr", "-1"], "`-1` is not a positive number"),
+        (
+            &["train", "--lr", "-1e-3"],
+            "`-1e-3` is not a positive number",
+        ),
+        (
+            &["train", "--epochs", "-3"],
+            "`-3` is not a positive integer",
+        ),
+        (
+            &["train", "--batch-size", "-64"],
+            "`-64` is not a positive integer",
+        ),
+        (
+            &["train", "--momentum", "-0.5"],
+            "`-0.5` is not a number in [0, 1)",
+        ),
+        (
+            &["train", "--warmup-epochs", "-1"],
+            "`-1` is not a number >= 0",
+        ),
+        (
+            &["train", "--step-epochs", "-2"],
+            "`-2` is not a positive number",
+        ),
+        (
+            &["train", "--step-gamma", "-0.1"],
+            "`-0.1` is not a number in (0, 1]",
+        ),
+        (
+            &["train", "--hidden", "-3"],
+            "`-3` is not a positive integer",
+        ),
+        (
+            &["train", "--hidden", "-3,5"],
+            "`-3` is not a positive integer",
+        ),
+        (
+            &["train", "--seed", "-1"],
+            "`-1` is not an integer from 0 to",
+        ),
+        (
+            &["train", "--limit-train", "-5"],
+            "`-5` is not a positive integer",
+        ),
+        (
+            &["train", "--limit-test", "-5"],
+            "`-5` is not a positive integer",
+        ),
+        (
+            &["train", "--steps-per-chunk", "-1"],
+            "`-1` is not a positive integer",
+        ),
+        (
+            &["eval", "--model", "m", "--limit-test", "-5"],
+            "`-5` is not a positive integer",
+        ),
+    ];
+    for (args, needle) in cases {
+        let line = fails(&mnist(args), 2, &[needle, args[args.len() - 2]]);
+        assert!(!line.contains("unexpected argument"), "{args:?}: {line}");
+    }
+    // An option where the value should be is said to be one.
+    fails(
+        &mnist(&["train", "--lr", "--epochs", "3"]),
+        2,
+        &["a value is missing after --lr: `--epochs` is an option"],
+    );
+}
+
+/// A usage error inside a subcommand points to that subcommand's help (issue 26); one outside
+/// any points to `mnist --help`.
+#[test]
+fn usage_errors_point_to_the_subcommands_help() {
+    for (args, help) in [
+        (&["train", "--frobnicate"][..], "(see `mnist train --help`)"),
+        (&["train", "--epochs", "0"], "(see `mnist train --help`)"),
+        (&["eval"], "(see `mnist eval --help`)"),
+        (&["eval", "--model"], "(see `mnist eval --help`)"),
+        (&["predict", "--model", "m"], "(see `mnist predict --help`)"),
+        (
+            &["predict", "--model", "m", "--invert=yes", "a.png"],
+            "(see `mnist predict --help`)",
+        ),
+        (&["fly"], "(see `mnist --help`)"),
+        (&["--frobnicate"], "(see `mnist --help`)"),
+    ] {
+        let line = fails(&mnist(args), 2, &[help]);
+        assert_eq!(line.matches("(see `").count(), 1, "{line}");
+    }
+}
+
 #[test]
 fn missing_data_and_unwritable_outputs() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,6 +284,7 @@ fn small_checkpoint(dir: &Path) -> PathBuf {
         seed: 0,
         history: vec![],
         schedule: mlp::schedule::LrSchedule::CONSTANT,
+        train_images: None,
     }
     .save(&path)
     .unwrap();
@@ -204,7 +302,8 @@ fn corrupt_truncated_and_mismatched_checkpoints() {
     let mut c = bytes.clone();
     c[8..20].fill(b'!');
     std::fs::write(&corrupt, &c).unwrap();
-    // A valid header and shapes, but a NaN in the first weight.
+    // A valid header and shapes, but a NaN in the first weight: the data does not match its
+    // digest.
     let nan = dir.path().join("nan.safetensors");
     let (header, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
     let at = 8 + header + meta.info("layers.0.weight").unwrap().data_offsets.0;
@@ -216,7 +315,7 @@ fn corrupt_truncated_and_mismatched_checkpoints() {
         (&corrupt, "corrupt"),
         (
             &nan,
-            "tensor `layers.0.weight` has a non-finite value (NaN) at index 0",
+            "tensor `layers.0.weight` does not match its SHA-256 digest",
         ),
     ] {
         let p = path.to_str().unwrap();
@@ -283,6 +382,152 @@ fn images_of_the_wrong_size_or_format() {
         1,
         &["none.pgm"],
     );
+}
+
+/// `--plot` writes the format its extension names, PNG or JPEG (any case), and refuses another
+/// or none before training starts, listing the ones it writes (issue 26: `--plot p.jpg` wrote
+/// a PNG under that name).
+#[test]
+fn plot_format_follows_the_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["p.gif", "p.svg", "p", "p.png.txt"] {
+        let path = dir.path().join(name);
+        // Small, so that a regression trains quickly and fails below instead of hanging.
+        let small = ["--limit-train", "8", "--limit-test", "8", "--epochs", "1"];
+        let mut args = vec!["train", "--plot", path.to_str().unwrap()];
+        args.extend(small);
+        let out = mnist(&args);
+        fails(&out, 2, &[name, "--plot", ".png", ".jpg", ".jpeg"]);
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            !stderr(&out).contains("GPU:"),
+            "refused after starting: {}",
+            stderr(&out)
+        );
+        assert!(!path.exists());
+    }
+    for (name, format) in [
+        ("h.jpg", image::ImageFormat::Jpeg),
+        ("h.JPEG", image::ImageFormat::Jpeg),
+        ("h.Png", image::ImageFormat::Png),
+    ] {
+        let path = dir.path().join(name);
+        let out = mnist(&[
+            "train",
+            "--limit-train",
+            "64",
+            "--limit-test",
+            "32",
+            "--epochs",
+            "1",
+            "--hidden",
+            "4",
+            "--plot",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(image::guess_format(&bytes).unwrap(), format, "{name}");
+        let picture = image::load_from_memory_with_format(&bytes, format).unwrap();
+        assert_eq!(
+            (picture.width(), picture.height()),
+            mlp::plot::SIZE,
+            "{name}"
+        );
+    }
+}
+
+/// Writes an MNIST directory whose training set is the first `train` images of the repository's
+/// (the test set is copied whole).
+fn subset_copy(dir: &Path, train: usize) {
+    let data = Mnist::load(&repo_data()).unwrap();
+    let pixels: Vec<u8> = data.train.images[..train * 784]
+        .iter()
+        .map(|&v| (v * 255.0).round() as u8)
+        .collect();
+    let labels: Vec<u8> = data.train.labels[..train]
+        .iter()
+        .map(|&l| l as u8)
+        .collect();
+    let n = train as u32;
+    std::fs::write(
+        dir.join("train-images-idx3-ubyte"),
+        idx([0, 0, 8, 3], &[n, 28, 28], &pixels),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("train-labels-idx1-ubyte"),
+        idx([0, 0, 8, 1], &[n], &labels),
+    )
+    .unwrap();
+    for entry in std::fs::read_dir(repo_data()).unwrap() {
+        let e = entry.unwrap();
+        if e.file_name().to_string_lossy().starts_with("t10k") {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The number of training images a run's `data:` line on stderr reports.
+fn training_images(out: &Output) -> usize {
+    let err = stderr(out);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("data: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let (_, after) = line.split_once(" (").unwrap();
+    after.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// The checkpoint records how many training images the run used (`--limit-train`), and
+/// `--resume` trains on the same ones (issue 26: without `--limit-train` again it trained on
+/// all 60,000, and the schedule in steps no longer matched its epochs); another
+/// `--limit-train`, or data with fewer training images, is an error before training.
+#[test]
+fn resume_trains_on_the_checkpoints_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.safetensors");
+    let second = dir.path().join("second.safetensors");
+    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let common = ["--limit-test", "50", "--epochs", "1", "--batch-size", "50"];
+    let mut args = vec!["train", "--limit-train", "300", "--hidden", "8"];
+    args.extend(["--schedule", "constant", "--save", a]);
+    args.extend(common);
+    let out = mnist(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(training_images(&out), 300);
+
+    let mut args = vec!["train", "--resume", a, "--save", b];
+    args.extend(common);
+    let out = mnist(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(training_images(&out), 300, "{}", stderr(&out));
+    let resumed = Checkpoint::load(&second).unwrap();
+    assert_eq!(
+        (resumed.epoch, resumed.optimizer_state.step),
+        (2, 2 * 300 / 50)
+    );
+
+    // The same number given again is no mismatch.
+    let mut args = vec!["train", "--resume", a, "--limit-train", "300"];
+    args.extend(common);
+    let out = mnist(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = mnist(&["train", "--resume", a, "--limit-train", "200"]);
+    let line = fails(&out, 1, &[a, "300 training images", "--limit-train 200"]);
+    assert!(!stderr(&out).contains("GPU:"), "{line}");
+
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    subset_copy(&small, 120);
+    let out = mnist(&["train", "--resume", a, "--data", small.to_str().unwrap()]);
+    let line = fails(&out, 1, &[a, "300 training images", "120"]);
+    assert!(!stderr(&out).contains("GPU:"), "{line}");
 }
 
 /// Train on a subset with the CLI, then eval and predict with the saved model.
@@ -377,14 +622,74 @@ fn prediction(line: &str) -> &str {
     line.split_once(": ").map_or(line, |(_, p)| p)
 }
 
+/// A checkpoint in the repository's fixtures (written by the binary of commit 82f9de3).
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A checkpoint written before the digests loads in `eval`, `predict` and `train --resume`,
+/// which print one warning line saying that its damage could go unnoticed (issue 21); one
+/// with digests prints none.
+#[test]
+fn checkpoints_without_digests_load_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = fixture("v1-sgd-784-16-10.safetensors");
+    let old = old.to_str().unwrap();
+    let picture = dir.path().join("blank.pgm");
+    std::fs::write(&picture, [&b"P5\n28 28\n255\n"[..], &[9u8; 784]].concat()).unwrap();
+    let p = picture.to_str().unwrap();
+    let new = small_checkpoint(dir.path());
+    let new = new.to_str().unwrap();
+    for (args, warned) in [
+        (vec!["eval", "--model", old, "--limit-test", "20"], true),
+        (vec!["predict", "--model", old, p], true),
+        (
+            vec![
+                "train",
+                "--resume",
+                old,
+                "--limit-train",
+                "100",
+                "--limit-test",
+                "20",
+                "--epochs",
+                "1",
+            ],
+            true,
+        ),
+        (vec!["predict", "--model", new, p], false),
+    ] {
+        let out = mnist(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        let warnings: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("warning: ") && l.contains("SHA-256"))
+            .collect();
+        assert_eq!(warnings.len(), usize::from(warned), "{args:?}: {err}");
+        if warned {
+            assert!(
+                warnings[0].contains("v1-sgd-784-16-10.safetensors"),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// A drawing whose content is in the alpha channel (black strokes on transparency, as a
 /// browser canvas exports it), RGBA or gray+alpha, predicts exactly as its opaque white-on-black
 /// version, and as its dark-on-light version with --invert; a blank image gets a warning.
 #[test]
 fn transparent_drawings_predict_as_opaque_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/v1-sgd-784-16-10-resumed.safetensors");
+    // Saved again: the fixture has no digests, and its warning is not this test's.
+    let model = dir.path().join("model.safetensors");
+    Checkpoint::load(&fixture("v1-sgd-784-16-10-resumed.safetensors"))
+        .unwrap()
+        .save(&model)
+        .unwrap();
     let test = Mnist::load(&repo_data()).unwrap().test;
     let file = |name: String| dir.path().join(name).to_str().unwrap().to_string();
     let (mut plain, mut inverted) = (Vec::new(), Vec::new());

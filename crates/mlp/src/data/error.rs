@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// What is wrong with an IDX file or an MNIST directory. Every variant names the file.
+/// What is wrong with an IDX file, an MNIST directory or a picture. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DataError {
@@ -136,6 +136,26 @@ pub enum DataError {
         found_rows: usize,
         /// Columns found.
         found_cols: usize,
+    },
+    /// A picture is in no format read here, or malformed or truncated.
+    #[error("{}: {reason}", path.display())]
+    Picture {
+        /// The picture's file.
+        path: PathBuf,
+        /// What is wrong (the decoder's words, on one line).
+        reason: String,
+    },
+    /// A picture is not of the model's input size.
+    #[error("{}: the image is {width}x{height}, the model takes {side}x{side}", path.display())]
+    PictureSize {
+        /// The picture's file.
+        path: PathBuf,
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// The model's input side.
+        side: usize,
     },
     /// None of the accepted spellings of a file exists in the directory.
     #[error("{}: no {name} file (looked for {})", dir.display(), candidates.join(", "))]

@@ -41,21 +41,40 @@ pub struct IdxArray {
 /// in errors (e.g. `"images: count, rows, columns"`).
 ///
 /// # Errors
-/// [`DataError::Io`] if the file cannot be read, [`DataError::Gzip`] for a corrupt gzip stream,
+/// [`DataError::Io`] if the file cannot be opened, then as [`read_idx_from`].
+pub fn read_idx(path: &Path, rank: u8, what: &'static str) -> Result<IdxArray, DataError> {
+    let file = File::open(path).map_err(|source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_idx_from(BufReader::new(file), path, rank, what)
+}
+
+/// Reads an IDX file (raw or gzip) from `source`, expecting `rank` dimensions; `path` names it
+/// in errors and `what` describes the dimensions (e.g. `"images: count, rows, columns"`).
+/// Reading stops one byte after the data the header announces.
+///
+/// # Errors
+/// [`DataError::Io`] if `source` fails, [`DataError::Gzip`] for a corrupt gzip stream,
 /// [`DataError::Magic`], [`DataError::ElementType`], [`DataError::Rank`],
 /// [`DataError::Dimensions`] (a zero dimension or a size that overflows) for a bad header,
 /// [`DataError::Truncated`] and [`DataError::Padded`] when fewer or more bytes than announced follow.
-pub fn read_idx(path: &Path, rank: u8, what: &'static str) -> Result<IdxArray, DataError> {
+pub fn read_idx_from(
+    source: impl Read,
+    path: &Path,
+    rank: u8,
+    what: &'static str,
+) -> Result<IdxArray, DataError> {
     let io_err = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = BufReader::new(File::open(path).map_err(io_err)?);
+    let mut file = source;
     let mut first = [0u8; 2];
     let n = read_up_to(&mut file, &mut first).map_err(io_err)?;
     let prefix = std::io::Cursor::new(first[..n].to_vec());
     let gzip = n == 2 && first == [0x1f, 0x8b];
-    let mut reader: Box<dyn Read> = if gzip {
+    let mut reader: Box<dyn Read + '_> = if gzip {
         Box::new(GzDecoder::new(prefix.chain(file)))
     } else {
         Box::new(prefix.chain(file))

@@ -7,7 +7,53 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{DataError, read_idx};
+use super::{DataError, IdxArray, read_idx};
+
+/// What the dimensions of an images file are, in errors.
+const IMAGE_DIMS: &str = "images: count, rows, columns";
+/// What the dimension of a labels file is, in errors.
+const LABEL_DIMS: &str = "labels: count";
+
+/// [`DataError::Rank`] unless `array` has `rank` dimensions, [`DataError::Dimensions`] unless
+/// they are nonzero and give its length.
+fn check_array(
+    array: &IdxArray,
+    path: &Path,
+    rank: u8,
+    what: &'static str,
+) -> Result<(), DataError> {
+    if array.dims.len() != usize::from(rank) {
+        return Err(DataError::Rank {
+            path: path.to_path_buf(),
+            found: u8::try_from(array.dims.len()).unwrap_or(u8::MAX),
+            expected: rank,
+            what,
+        });
+    }
+    let len = array
+        .dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    let reason = if array.dims.contains(&0) {
+        Some("a dimension is zero")
+    } else if len != Some(array.data.len()) {
+        Some("the data's length is not the product of the dimensions")
+    } else {
+        None
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(DataError::Dimensions {
+            path: path.to_path_buf(),
+            dims: array
+                .dims
+                .iter()
+                .map(|&d| u32::try_from(d).unwrap_or(u32::MAX))
+                .collect(),
+            reason,
+        }),
+    }
+}
 
 /// The number of classes (digits 0-9, or the ten Fashion-MNIST garment classes).
 pub const CLASSES: usize = 10;
@@ -62,10 +108,33 @@ impl Dataset {
     /// count) and checks that they agree and that every label is below [`CLASSES`].
     ///
     /// # Errors
-    /// Any [`DataError`] of [`read_idx`], [`DataError::CountMismatch`], [`DataError::Label`].
+    /// Any [`DataError`] of [`read_idx`] and of [`Dataset::from_idx_arrays`].
     pub fn from_idx_files(images_path: &Path, labels_path: &Path) -> Result<Dataset, DataError> {
-        let images = read_idx(images_path, 3, "images: count, rows, columns")?;
-        let labels = read_idx(labels_path, 1, "labels: count")?;
+        let images = read_idx(images_path, 3, IMAGE_DIMS)?;
+        let labels = read_idx(labels_path, 1, LABEL_DIMS)?;
+        Self::from_idx_arrays(images, images_path, labels, labels_path)
+    }
+
+    /// The data set of an images array (3 dimensions: count, rows, columns) and a labels array
+    /// (1 dimension: count), read from the files named in errors: checks that they agree and
+    /// that every label is below [`CLASSES`].
+    ///
+    /// # Errors
+    /// [`DataError::Rank`] or [`DataError::Dimensions`] for an array whose dimensions are not
+    /// those or do not give its length (arrays not made by [`read_idx`]),
+    /// [`DataError::CountMismatch`], [`DataError::Label`].
+    pub fn from_idx_arrays(
+        images: IdxArray,
+        images_path: &Path,
+        labels: IdxArray,
+        labels_path: &Path,
+    ) -> Result<Dataset, DataError> {
+        for (array, path, rank, what) in [
+            (&images, images_path, 3, IMAGE_DIMS),
+            (&labels, labels_path, 1, LABEL_DIMS),
+        ] {
+            check_array(array, path, rank, what)?;
+        }
         if images.dims[0] != labels.dims[0] {
             return Err(DataError::CountMismatch {
                 images_path: images_path.to_path_buf(),

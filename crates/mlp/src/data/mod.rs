@@ -14,7 +14,7 @@ pub mod mnist;
 pub mod picture;
 
 pub use error::DataError;
-pub use idx::{IdxArray, read_idx};
+pub use idx::{IdxArray, read_idx, read_idx_from};
 pub use mnist::{CLASSES, Dataset, Mnist, Split};
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Pictures (PNG, PGM, ... decoded by the `image` crate) into the model's input pixels, with
-//! one documented rule for colour and transparency.
+//! Pictures (PNG, the Netpbm formats PGM/PPM/PBM/PAM, JPEG; decoded by the `image` crate) into
+//! the model's input pixels ([`read`], [`decode`]), with one documented rule for colour and
+//! transparency ([`pixels`]).
 //!
 //! MNIST digits are white ink on black, each pixel the ink's coverage in `[0, 1]`. Every pixel
 //! of a picture has a luminance `L` in `[0, 1]` (Rec. 709 weights of the `image` crate for
@@ -19,7 +20,74 @@
 //! read with `invert` give the same input. Gray+alpha and RGBA pictures follow the same rule.
 //! [`Pixels::is_blank`] tells when the result is uniform (nothing to classify).
 
-use image::DynamicImage;
+use std::io::Cursor;
+use std::path::Path;
+
+use image::{DynamicImage, ImageReader, Limits};
+
+use super::DataError;
+
+/// The picture formats [`decode`] reads, for messages.
+pub const FORMATS: &str = "PNG, PGM/PPM/PBM/PAM or JPEG";
+
+/// Reads the picture file at `path` and decodes it ([`decode`]).
+///
+/// # Errors
+/// [`DataError::Io`] when the file cannot be read, then as [`decode`].
+pub fn read(path: &Path, side: usize) -> Result<DynamicImage, DataError> {
+    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode(&bytes, path, side)
+}
+
+/// Decodes a picture file's bytes for a model of `side` x `side` inputs (`path` names it in
+/// errors). The format is the content's (not the name's); the size is read from the header
+/// and checked before any pixel is decoded, so a picture's header cannot make this allocate
+/// more than `side` x `side` pixels.
+///
+/// # Errors
+/// [`DataError::Picture`] for a file in no format of [`FORMATS`], or malformed or truncated;
+/// [`DataError::PictureSize`] for a picture that is not `side` x `side`.
+pub fn decode(bytes: &[u8], path: &Path, side: usize) -> Result<DynamicImage, DataError> {
+    let fail = |reason: String| DataError::Picture {
+        path: path.to_path_buf(),
+        reason: reason.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    let failed = |e: image::ImageError| match e {
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            fail("the image is truncated: the file ends before its last pixel".into())
+        }
+        e => fail(e.to_string()),
+    };
+    let reader = || -> Result<ImageReader<Cursor<&[u8]>>, DataError> {
+        let reader = ImageReader::new(Cursor::new(bytes))
+            .with_guessed_format()
+            .map_err(|e| fail(e.to_string()))?;
+        match reader.format() {
+            Some(_) => Ok(reader),
+            None => Err(fail(format!(
+                "not a picture in a format read here ({FORMATS})"
+            ))),
+        }
+    };
+    let (width, height) = reader()?.into_dimensions().map_err(failed)?;
+    if (width as usize, height as usize) != (side, side) {
+        return Err(DataError::PictureSize {
+            path: path.to_path_buf(),
+            width,
+            height,
+            side,
+        });
+    }
+    let mut reader = reader()?;
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(width);
+    limits.max_image_height = Some(height);
+    reader.limits(limits);
+    reader.decode().map_err(failed)
+}
 
 /// Largest luminance spread (max - min over the clearly visible pixels) of a one-colour
 /// drawing: 0.1, about 25 levels of 255, which antialiasing and colour management stay within.

@@ -302,3 +302,109 @@ fn real_mnist() {
     assert!(m.train.images.iter().all(|&p| (0.0..=1.0).contains(&p)));
     assert!(m.train.images.contains(&1.0) && m.train.images.contains(&0.0));
 }
+
+/// `read_idx_from` reads from memory what `read_idx` reads from a file, raw or gzip, with the
+/// same errors naming the path it is given.
+#[test]
+fn reads_from_memory_as_from_a_file() {
+    let raw = idx_bytes(&[4, 3, 5], &pixels(4, 3, 5));
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "f", &raw);
+    let from_file = read_idx(&p, 3, "x").unwrap();
+    for bytes in [raw.clone(), gzip(&raw)] {
+        assert_eq!(read_idx_from(&bytes[..], &p, 3, "x").unwrap(), from_file);
+    }
+    let err = read_idx_from(&raw[..raw.len() - 1], Path::new("in/memory"), 3, "x").unwrap_err();
+    assert_matches!(&err, DataError::Truncated { .. });
+    assert!(err.to_string().starts_with("in/memory: "), "{err}");
+}
+
+/// Arrays not made by the reader (its fields are public) are checked before use: a wrong rank
+/// or a length that is not the dimensions' product is an error, not an index out of bounds.
+#[test]
+fn data_sets_from_arrays_check_the_arrays() {
+    let (ip, lp) = (Path::new("images"), Path::new("labels"));
+    let array = |dims: &[usize], data: Vec<u8>| IdxArray {
+        dims: dims.to_vec(),
+        data,
+    };
+    let images = || array(&[2, 3, 5], pixels(2, 3, 5));
+    let labels = || array(&[2], vec![1, 9]);
+    let set = Dataset::from_idx_arrays(images(), ip, labels(), lp).unwrap();
+    assert_eq!((set.len(), set.rows, set.cols), (2, 3, 5));
+    assert_matches!(
+        Dataset::from_idx_arrays(array(&[], vec![]), ip, labels(), lp).unwrap_err(),
+        DataError::Rank {
+            found: 0,
+            expected: 3,
+            ..
+        }
+    );
+    assert_matches!(
+        Dataset::from_idx_arrays(images(), ip, array(&[2], vec![1]), lp).unwrap_err(),
+        DataError::Dimensions { ref path, .. } if path == lp
+    );
+    assert_matches!(
+        Dataset::from_idx_arrays(array(&[0, 3, 5], vec![]), ip, labels(), lp).unwrap_err(),
+        DataError::Dimensions {
+            reason: "a dimension is zero",
+            ..
+        }
+    );
+    let huge = array(&[usize::MAX, 2, 2], vec![]);
+    assert_matches!(
+        Dataset::from_idx_arrays(huge, ip, labels(), lp).unwrap_err(),
+        DataError::Dimensions { .. }
+    );
+}
+
+/// A PNG of `width` x `height` gray pixels.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let img = image::GrayImage::from_fn(width, height, |x, y| image::Luma([(x * 9 + y) as u8]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// `picture::decode`: the format is the content's, the size is checked from the header before
+/// the pixels are decoded, and every failure is one line naming the file.
+#[test]
+fn pictures_decode_or_say_why_not() {
+    let path = Path::new("digit.png");
+    let img = picture::decode(&png(28, 28), path, 28).unwrap();
+    assert_eq!((img.width(), img.height()), (28, 28));
+    // A PGM under a PNG's name is read as what it is.
+    let pgm = [&b"P5\n28 28\n255\n"[..], &[7u8; 784]].concat();
+    assert_eq!(
+        picture::decode(&pgm, path, 28).unwrap().to_luma8().as_raw(),
+        &[7u8; 784]
+    );
+    assert_matches!(
+        picture::decode(&png(20, 28), path, 28).unwrap_err(),
+        DataError::PictureSize {
+            width: 20,
+            height: 28,
+            side: 28,
+            ..
+        }
+    );
+    // A header announcing 100000 x 100000 pixels is refused without decoding any.
+    let big = b"P5\n100000 100000\n255\n";
+    assert_matches!(
+        picture::decode(big, path, 28).unwrap_err(),
+        DataError::PictureSize { width: 100_000, .. }
+    );
+    let mut cut = png(28, 28);
+    cut.truncate(cut.len() - 30);
+    let short = [&b"P5\n28 28\n255\n"[..], &[7u8; 10]].concat();
+    for (bytes, needle) in [
+        (&b"not a picture"[..], "not a picture in a format read here"),
+        (&short[..], "truncated"),
+        (&cut[..], "digit.png: "),
+    ] {
+        let err = picture::decode(bytes, path, 28).unwrap_err();
+        assert_matches!(&err, DataError::Picture { .. });
+        let text = err.to_string();
+        assert!(text.contains(needle) && !text.contains('\n'), "{text}");
+    }
+}

@@ -19,7 +19,8 @@
 //!    back, in order). The epoch's training
 //!    loss is the mean of its steps' mean cross-entropy losses.
 //! 4. The test set is evaluated on the GPU (argmax and correct count) ([`Event::Epoch`]), and,
-//!    with a save path, a [`Checkpoint`] is written atomically ([`Event::CheckpointSaved`]).
+//!    with a save path, a [`Checkpoint`] is written atomically ([`Event::CheckpointSaved`]); it
+//!    records the number of training images ([`Checkpoint::train_images`]).
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -302,11 +303,13 @@ pub fn train(
         observer.event(&Event::Epoch(&report));
         history.push(report.record);
         if let Some(path) = &settings.save {
-            snapshot(gpu, &model, &optimizer, epoch, settings, &history)?.save(path)?;
+            snapshot(gpu, &model, &optimizer, epoch, settings, samples, &history)?.save(path)?;
             observer.event(&Event::CheckpointSaved { epoch, path });
         }
     }
-    let checkpoint = snapshot(gpu, &model, &optimizer, last_epoch, settings, &history)?;
+    let checkpoint = snapshot(
+        gpu, &model, &optimizer, last_epoch, settings, samples, &history,
+    )?;
     let samples_per_second =
         (samples * settings.epochs) as f64 / train_time.as_secs_f64().max(1e-9);
     Ok(Outcome {
@@ -366,14 +369,15 @@ impl EpochProgress {
     }
 }
 
-/// Reads the model back into a checkpoint after `epoch`; [`TrainError::NonFiniteState`] if a
-/// parameter or optimizer slot is NaN or infinite.
+/// Reads the model back into a checkpoint after `epoch` of training on `train_images` images;
+/// [`TrainError::NonFiniteState`] if a parameter or optimizer slot is NaN or infinite.
 fn snapshot(
     gpu: &Gpu,
     model: &GpuMlp,
     optimizer: &OptimizerConfig,
     epoch: usize,
     settings: &TrainSettings,
+    train_images: usize,
     history: &[EpochRecord],
 ) -> Result<Checkpoint, TrainError> {
     let params = model.params(gpu)?;
@@ -403,5 +407,6 @@ fn snapshot(
         seed: settings.seed,
         history: history.to_vec(),
         schedule: *model.schedule(),
+        train_images: Some(train_images),
     })
 }

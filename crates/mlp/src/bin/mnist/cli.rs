@@ -3,9 +3,10 @@
 //! learning rate on the optimizer; everything the checkpoint holds when resuming) stay `None`
 //! here; [`crate::plan`] resolves them, with every default in [`crate::plan::defaults`].
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::plan::defaults;
 
@@ -31,7 +32,8 @@ pub enum Command {
     Train(TrainArgs),
     /// Accuracy and confusion matrix of a saved model on the test set.
     Eval(EvalArgs),
-    /// Classify 28x28 images (PNG or PGM; gray, colour, with or without alpha) with a saved model.
+    /// Classify 28x28 images (PNG, PGM or JPEG; gray, colour, with or without alpha) with a saved
+    /// model.
     Predict(PredictArgs),
     /// Write a static web page that runs a saved model on WebGPU: draw a digit, see the
     /// probabilities.
@@ -44,7 +46,7 @@ pub struct DataArgs {
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
     /// Use only the first N test images.
-    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    #[arg(long, value_name = "N", value_parser = positive_usize, allow_hyphen_values = true)]
     pub limit_test: Option<usize>,
 }
 
@@ -90,13 +92,14 @@ impl Schedule {
 #[derive(Args, Debug)]
 pub struct TrainArgs {
     /// Epochs to train (with --resume: epochs to add to the checkpoint's).
-    #[arg(long, default_value_t = defaults::EPOCHS, value_parser = positive_usize)]
+    #[arg(long, default_value_t = defaults::EPOCHS, value_parser = positive_usize,
+          allow_hyphen_values = true)]
     pub epochs: usize,
-    #[arg(long, value_name = "N", value_parser = positive_usize,
+    #[arg(long, value_name = "N", value_parser = positive_usize, allow_hyphen_values = true,
           help = format!("Samples per step [default: {}; with --resume, the checkpoint's]",
                          defaults::BATCH_SIZE))]
     pub batch_size: Option<usize>,
-    #[arg(long, value_parser = positive_f32,
+    #[arg(long, value_parser = positive_f32, allow_hyphen_values = true,
           help = format!("Learning rate [default: {} for SGD, {} for Adam; with --resume, the \
                           checkpoint's]", defaults::SGD_LR, defaults::ADAM_LR))]
     pub lr: Option<f32>,
@@ -106,7 +109,7 @@ pub struct TrainArgs {
         help = "Optimizer [default: sgd; with --resume, the checkpoint's, which cannot change]"
     )]
     pub optimizer: Option<Optimizer>,
-    #[arg(long, value_parser = momentum,
+    #[arg(long, value_parser = momentum, allow_hyphen_values = true,
           help = format!("SGD momentum in [0, 1) [default: {}; with --resume, the checkpoint's]",
                          defaults::MOMENTUM))]
     pub momentum: Option<f32>,
@@ -115,30 +118,33 @@ pub struct TrainArgs {
                           --resume, the checkpoint's, which continues]",
                          defaults::SCHEDULE.name()))]
     pub schedule: Option<Schedule>,
-    #[arg(long, value_name = "EPOCHS", value_parser = non_negative_f64,
+    #[arg(long, value_name = "EPOCHS", value_parser = non_negative_f64, allow_hyphen_values = true,
           help = format!("Linear learning-rate warm-up, in epochs (fractions allowed), before \
                           any --schedule, constant included; 0 for none [default: {}]",
                          defaults::WARMUP_EPOCHS))]
     pub warmup_epochs: Option<f64>,
-    #[arg(long, value_name = "EPOCHS", value_parser = positive_f64,
+    #[arg(long, value_name = "EPOCHS", value_parser = positive_f64, allow_hyphen_values = true,
           help = format!("--schedule step: epochs between decays [default: {}]",
                          defaults::STEP_EPOCHS))]
     pub step_epochs: Option<f64>,
-    #[arg(long, value_name = "FACTOR", value_parser = gamma,
+    #[arg(long, value_name = "FACTOR", value_parser = gamma, allow_hyphen_values = true,
           help = format!("--schedule step: factor of each decay, in (0, 1] [default: {}]",
                          defaults::STEP_GAMMA))]
     pub step_gamma: Option<f32>,
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = positive_usize,
+          allow_hyphen_values = true,
           help = format!("Hidden layer widths, comma-separated [default: {}; with --resume, the \
                           checkpoint's, which cannot change]", defaults::hidden_text()))]
     pub hidden: Option<Vec<usize>>,
-    #[arg(long, help = format!("Seed of initialisation and shuffling [default: {}; with \
+    #[arg(long, value_parser = any_u64, allow_hyphen_values = true,
+          help = format!("Seed of initialisation and shuffling [default: {}; with \
                                 --resume, the checkpoint's]", defaults::SEED))]
     pub seed: Option<u64>,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Use only the first N training images.
-    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    /// Use only the first N training images (with --resume: the checkpoint's, which cannot
+    /// change).
+    #[arg(long, value_name = "N", value_parser = positive_usize, allow_hyphen_values = true)]
     pub limit_train: Option<usize>,
     /// Save a checkpoint (safetensors) here after every epoch.
     #[arg(long, value_name = "PATH")]
@@ -147,12 +153,13 @@ pub struct TrainArgs {
     /// schedule; a finished cosine, the default schedule, cannot be continued).
     #[arg(long, value_name = "PATH")]
     pub resume: Option<PathBuf>,
-    /// Write a PNG of training loss and test accuracy per epoch here.
+    /// Draw the training loss and test accuracy per epoch here, as PNG or JPEG: the extension
+    /// (.png, .jpg or .jpeg) names the format.
     #[arg(long, value_name = "PATH")]
     pub plot: Option<PathBuf>,
     /// Training steps recorded per GPU submit (the loss is read back once per chunk).
     #[arg(long, value_name = "N", default_value_t = defaults::STEPS_PER_CHUNK,
-          value_parser = positive_usize)]
+          value_parser = positive_usize, allow_hyphen_values = true)]
     pub steps_per_chunk: usize,
     /// Wait for each chunk's losses before recording the next (by default the host records
     /// chunk n + 1 while the GPU runs chunk n; the results are the same, only the time differs).
@@ -183,9 +190,35 @@ pub struct PredictArgs {
     /// Dark digits on a light background (see the rule for transparency below).
     #[arg(long)]
     pub invert: bool,
-    /// PNG or PGM images of the model's input size (28x28 for MNIST).
+    /// PNG, PGM or JPEG images of the model's input size (28x28 for MNIST).
     #[arg(value_name = "IMAGE", required = true)]
     pub images: Vec<PathBuf>,
+}
+
+/// The subcommand `args` (the whole command line, program name first) names: its first
+/// argument that is not an option (`mnist` itself takes only `--help` and `--version`).
+pub fn subcommand(args: &[OsString]) -> Option<clap::Command> {
+    let first = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'))?;
+    Cli::command().find_subcommand(first).cloned()
+}
+
+/// A numeric option of `args` followed by another option where its value should be
+/// (`--lr --epochs 3`), as `("lr", "--epochs")`. The numeric options take values starting
+/// with `-` (clap's `allow_hyphen_values`), so that `--lr -1` reaches the range check instead
+/// of clap's "unexpected argument '-1'"; clap would then take `--epochs` for the value and
+/// fail on `3`, so this is told first.
+pub fn option_without_value(args: &[OsString]) -> Option<(String, String)> {
+    let sub = subcommand(args)?;
+    args.windows(2).find_map(|w| {
+        let name = w[0].to_str()?.strip_prefix("--")?;
+        let next = w[1].to_str()?;
+        let arg = sub.get_arguments().find(|a| a.get_long() == Some(name))?;
+        (arg.is_allow_hyphen_values_set() && next.starts_with("--"))
+            .then(|| (name.to_string(), next.to_string()))
+    })
 }
 
 /// `s` parsed as a `T` for which `ok` holds, or an error saying that `s` is not `what`.
@@ -198,6 +231,14 @@ fn parse_where<T: std::str::FromStr>(
         Ok(x) if ok(&x) => Ok(x),
         _ => Err(format!("`{s}` is not {what}")),
     }
+}
+
+fn any_u64(s: &str) -> Result<u64, String> {
+    parse_where(
+        s,
+        |_: &u64| true,
+        "an integer from 0 to 18446744073709551615",
+    )
 }
 
 fn positive_usize(s: &str) -> Result<usize, String> {

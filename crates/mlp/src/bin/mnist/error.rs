@@ -34,7 +34,7 @@ pub enum CliError {
     /// The plot could not be drawn.
     #[error("{}: cannot write the plot: {source}", path.display())]
     Plot {
-        /// The PNG's path.
+        /// The picture's path.
         path: PathBuf,
         /// Why.
         source: PlotError,

@@ -22,11 +22,13 @@ mod predict;
 mod report;
 mod web;
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use mlp::checkpoint::{Checkpoint, write_atomic};
+use mlp::checkpoint::{Checkpoint, CheckpointWarning, write_atomic};
 use mlp::config::MlpConfig;
 use mlp::data::{CLASSES, Dataset, Mnist, Split};
 use mlp::model::{GpuMlp, OptimizerConfig};
@@ -37,13 +39,21 @@ use wgsl_dsl::runtime::Gpu;
 
 use crate::cli::Cli;
 use crate::error::{CliError, one_line};
-use crate::plan::{DataPlan, EvalPlan, ModelPlan, Plan, PredictPlan, TrainPlan};
+use crate::plan::{DataPlan, EvalPlan, ModelPlan, Plan, PlotPlan, PredictPlan, TrainPlan};
 use crate::report::{Report, done_line, say};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let help = help_command(&args);
+    if let Some((option, next)) = cli::option_without_value(&args) {
+        eprintln!(
+            "error: a value is missing after --{option}: `{next}` is an option (see `{help}`)"
+        );
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&e, &help),
     };
     let result = Plan::resolve(cli).and_then(|plan| match plan {
         Plan::Train(plan) => run_train(plan),
@@ -60,8 +70,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// clap's error as one line (help and version are printed whole and succeed).
-fn usage_error(e: &clap::Error) -> ExitCode {
+/// The help to point a usage error to: `mnist SUBCOMMAND --help` when the command line names a
+/// subcommand ([`cli::subcommand`]), else `mnist --help`.
+fn help_command(args: &[OsString]) -> String {
+    let name = <Cli as clap::CommandFactory>::command()
+        .get_name()
+        .to_string();
+    match cli::subcommand(args) {
+        Some(sub) => format!("{name} {} --help", sub.get_name()),
+        None => format!("{name} --help"),
+    }
+}
+
+/// clap's error as one line ending with the help to read (help and version are printed whole
+/// and succeed).
+fn usage_error(e: &clap::Error, help: &str) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             print!("{e}");
@@ -79,7 +102,7 @@ fn usage_error(e: &clap::Error) -> ExitCode {
             let text = e.render().to_string();
             let message = one_line(text.split("\n\n").next().unwrap_or("invalid arguments"));
             let message = message.strip_prefix("error: ").unwrap_or(&message);
-            eprintln!("error: {message} (see `mnist --help`)");
+            eprintln!("error: {message} (see `{help}`)");
             ExitCode::from(2)
         }
     }
@@ -91,6 +114,8 @@ fn gpu() -> Result<Gpu, CliError> {
     Ok(gpu)
 }
 
+/// The data of `plan`: truncated to its limits, and as many training images as a resumed
+/// checkpoint was trained on, if it says.
 fn load_data(plan: &DataPlan) -> Result<Mnist, CliError> {
     let mut data = Mnist::load(&plan.dir)?;
     if let Some(n) = plan.limit_train {
@@ -99,7 +124,40 @@ fn load_data(plan: &DataPlan) -> Result<Mnist, CliError> {
     if let Some(n) = plan.limit_test {
         data.test.truncate(n);
     }
+    if let Some(same) = &plan.same_train_images
+        && data.train.len() != same.images
+    {
+        let have = match same.limit_given {
+            Some(n) => format!(
+                "--limit-train {n} gives {} (leave it out)",
+                data.train.len()
+            ),
+            None => format!("{} has {}", plan.dir.display(), data.train.len()),
+        };
+        return Err(CliError::path(
+            &same.checkpoint,
+            format!(
+                "the checkpoint was trained on the first {} training images, and a resumed run \
+                 trains on the same ones: {have}",
+                same.images
+            ),
+        ));
+    }
     Ok(data)
+}
+
+/// Loads the checkpoint at `path`, printing its warnings.
+fn load_checkpoint(path: &Path) -> Result<Checkpoint, CliError> {
+    let (checkpoint, warnings) = Checkpoint::load_with_warnings(path)?;
+    warn(&warnings);
+    Ok(checkpoint)
+}
+
+/// Prints each warning as one line `warning: ...` on stderr.
+fn warn(warnings: &[CheckpointWarning]) {
+    for w in warnings {
+        eprintln!("warning: {}", one_line(&w.to_string()));
+    }
 }
 
 fn describe(config: &MlpConfig, optimizer: &OptimizerConfig, batch: usize) -> String {
@@ -123,7 +181,13 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
         profile,
     } = plan;
     let data = load_data(&data_plan)?;
-    if let ModelPlan::Resume { path, checkpoint } = &model {
+    if let ModelPlan::Resume {
+        path,
+        checkpoint,
+        warnings,
+    } = &model
+    {
+        warn(warnings);
         eprintln!(
             "resuming {} after epoch {} (optimizer step {})",
             path.display(),
@@ -171,14 +235,15 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
     if let Some(path) = &settings.save {
         say(&format!("saved {}", path.display()));
     }
-    if let Some(path) = &plot {
-        let png = mlp::plot::history_png(&outcome.checkpoint.history).map_err(|source| {
-            CliError::Plot {
-                path: path.clone(),
-                source,
-            }
-        })?;
-        write_atomic(path, &png).map_err(|e| CliError::path(path, e))?;
+    if let Some(PlotPlan { path, format }) = &plot {
+        let picture =
+            mlp::plot::history_picture(&outcome.checkpoint.history, *format).map_err(|source| {
+                CliError::Plot {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        write_atomic(path, &picture).map_err(|e| CliError::path(path, e))?;
         say(&format!("plot written to {}", path.display()));
     }
     Ok(())
@@ -196,7 +261,7 @@ fn load_model(gpu: &Gpu, c: &Checkpoint, max_batch: usize) -> Result<GpuMlp, Cli
 }
 
 fn run_eval(plan: EvalPlan) -> Result<(), CliError> {
-    let c = Checkpoint::load(&plan.model)?;
+    let c = load_checkpoint(&plan.model)?;
     let mut test: Dataset = Mnist::load_split(&plan.data.dir, Split::Test)?;
     if let Some(n) = plan.data.limit_test {
         test.truncate(n);
@@ -246,7 +311,7 @@ fn confusion_matrix(labels: &[u32], predictions: &[u32]) -> String {
 }
 
 fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
-    let c = Checkpoint::load(&plan.model)?;
+    let c = load_checkpoint(&plan.model)?;
     let side = (c.config.inputs as f64).sqrt().round() as usize;
     if side * side != c.config.inputs {
         return Err(CliError::path(

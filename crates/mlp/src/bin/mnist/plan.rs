@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use mlp::checkpoint::Checkpoint;
+use mlp::checkpoint::{Checkpoint, CheckpointWarning};
 use mlp::config::MlpConfig;
 use mlp::data::CLASSES;
 use mlp::model::OptimizerConfig;
+use mlp::plot::PlotFormat;
 use mlp::schedule::{Decay, DecaySpec, ScheduleSpec};
 use mlp::train::{Start, TrainSettings};
 
@@ -74,10 +75,23 @@ pub enum Plan {
 pub struct DataPlan {
     /// The directory with the four IDX files.
     pub dir: PathBuf,
-    /// Keep only the first N training images.
+    /// Keep only the first N training images (`--limit-train`, or a resumed checkpoint's).
     pub limit_train: Option<usize>,
     /// Keep only the first N test images.
     pub limit_test: Option<usize>,
+    /// A resumed run's training images, which the data must give again.
+    pub same_train_images: Option<SameTrainImages>,
+}
+
+/// A resumed run trains on the images its checkpoint was trained on: as many (the first N).
+#[derive(Debug)]
+pub struct SameTrainImages {
+    /// The checkpoint.
+    pub checkpoint: PathBuf,
+    /// The number of training images it records.
+    pub images: usize,
+    /// `--limit-train`, when given.
+    pub limit_given: Option<usize>,
 }
 
 /// The model training starts from.
@@ -96,6 +110,8 @@ pub enum ModelPlan {
         path: PathBuf,
         /// What was read.
         checkpoint: Box<Checkpoint>,
+        /// What loading it has to tell the user.
+        warnings: Vec<CheckpointWarning>,
     },
 }
 
@@ -108,10 +124,37 @@ pub struct TrainPlan {
     pub model: ModelPlan,
     /// Epochs, batch, seed, chunk, checkpoint path.
     pub settings: TrainSettings,
-    /// Where to write the PNG of the history.
-    pub plot: Option<PathBuf>,
+    /// Where to draw the history, and in which format.
+    pub plot: Option<PlotPlan>,
     /// Profile a chunk of training steps before training (`--profile`).
     pub profile: bool,
+}
+
+/// `--plot`, resolved: the format is the extension's.
+#[derive(Debug)]
+pub struct PlotPlan {
+    /// The picture's path.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: PlotFormat,
+}
+
+impl PlotPlan {
+    /// [`CliError::Usage`] unless `path`'s extension names a format [`PlotFormat`] writes.
+    fn resolve(path: PathBuf) -> Result<PlotPlan, CliError> {
+        let format = PlotFormat::from_path(&path).ok_or_else(|| {
+            let found = match path.extension() {
+                Some(ext) => format!("cannot write a `.{}` picture", ext.to_string_lossy()),
+                None => "the file name has no extension".into(),
+            };
+            CliError::Usage(format!(
+                "--plot {}: {found}; the extension names the format: {}",
+                path.display(),
+                PlotFormat::extensions_text()
+            ))
+        })?;
+        Ok(PlotPlan { path, format })
+    }
 }
 
 /// `mnist eval`, resolved.
@@ -179,6 +222,7 @@ impl DataPlan {
             dir,
             limit_train,
             limit_test: args.limit_test,
+            same_train_images: None,
         })
     }
 }
@@ -231,7 +275,8 @@ impl TrainPlan {
                 check_writable(p, what)?;
             }
         }
-        let data = DataPlan::resolve(&args.data, args.limit_train)?;
+        let plot = args.plot.clone().map(PlotPlan::resolve).transpose()?;
+        let mut data = DataPlan::resolve(&args.data, args.limit_train)?;
         let (model, batch_size, seed, schedule) = match &args.resume {
             Some(_) if schedule_given(&args) => {
                 return Err(CliError::Usage(
@@ -241,10 +286,21 @@ impl TrainPlan {
                 ));
             }
             Some(path) => {
-                let checkpoint = Checkpoint::load(path)?;
+                let (checkpoint, warnings) = Checkpoint::load_with_warnings(path)?;
                 let batch = args.batch_size.unwrap_or(checkpoint.batch_size);
                 let seed = args.seed.unwrap_or(checkpoint.seed);
-                (resume(&args, path, checkpoint)?, batch, seed, None)
+                // Checkpoints written before `train_images` was recorded train on what
+                // --limit-train says, as they did.
+                if let Some(images) = checkpoint.train_images {
+                    data.limit_train = Some(args.limit_train.unwrap_or(images));
+                    data.same_train_images = Some(SameTrainImages {
+                        checkpoint: path.clone(),
+                        images,
+                        limit_given: args.limit_train,
+                    });
+                }
+                let model = resume(&args, path, checkpoint, warnings)?;
+                (model, batch, seed, None)
             }
             None => (
                 fresh(&args)?,
@@ -265,7 +321,7 @@ impl TrainPlan {
                 save: args.save,
                 schedule,
             },
-            plot: args.plot,
+            plot,
             profile: args.profile,
         })
     }
@@ -335,10 +391,15 @@ fn fresh(args: &TrainArgs) -> Result<ModelPlan, CliError> {
 }
 
 /// Continue from `c`: the model's shape and optimizer kind are the checkpoint's (asking for
-/// others is an error); the learning rate, momentum, batch size and seed may be changed. A
-/// checkpoint whose schedule has brought the learning rate to 0 (a cosine at its end) is
-/// refused: resuming it would not change the model.
-fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan, CliError> {
+/// others is an error); the learning rate, momentum, batch size and seed may be changed (the
+/// training images may not: [`SameTrainImages`]). A checkpoint whose schedule has brought the
+/// learning rate to 0 (a cosine at its end) is refused: resuming it would not change the model.
+fn resume(
+    args: &TrainArgs,
+    path: &Path,
+    mut c: Checkpoint,
+    warnings: Vec<CheckpointWarning>,
+) -> Result<ModelPlan, CliError> {
     if let Some(h) = args.hidden.as_ref().filter(|h| **h != c.config.hidden) {
         return Err(CliError::path(
             path,
@@ -394,6 +455,7 @@ fn resume(args: &TrainArgs, path: &Path, mut c: Checkpoint) -> Result<ModelPlan,
     Ok(ModelPlan::Resume {
         path: path.to_path_buf(),
         checkpoint: Box::new(c),
+        warnings,
     })
 }
 
@@ -504,6 +566,7 @@ mod tests {
                 batch_size: 64,
                 seed: 0,
                 history: Vec::new(),
+                train_images: None,
             };
             let path = dir.path().join(format!("step{step}.safetensors"));
             c.save(&path).unwrap();
