@@ -351,8 +351,67 @@ impl Ctx {
         }
     }
 
+    /// `a && b` / `a || b`: `b` evaluated only where Rust evaluates it. A Rust `a` (a
+    /// constant, a plain parameter) decides when the kernel is built; a `b` that records
+    /// statements (helper calls, atomics, subgroup operations, `if` values) is recorded in the
+    /// arm of a `KernelBuilder::if_value` on `a`; otherwise `Exp::and` / `Exp::or`, which
+    /// branch where `b` loads.
+    fn logical(&mut self, b: &syn::ExprBinary, pre: &mut Vec<TokenStream>, and: bool) -> Tr {
+        let span = b.span();
+        let k = self.k.clone();
+        let l = self.expr(&b.left, pre);
+        let mut rpre = Vec::new();
+        let r = self.expr(&b.right, &mut rpre);
+        let rv = self.val(&r);
+        let rv = quote_spanned!(r.span=> ::wgsl_dsl::IntoExp::<bool>::into_exp(#rv));
+        let decided = if and {
+            quote_spanned!(span=> ::wgsl_dsl::lit(false))
+        } else {
+            quote_spanned!(span=> ::wgsl_dsl::lit(true))
+        };
+        match (l.cat, r.cat) {
+            (Cat::Rust, Cat::Rust) => {
+                let (lt, rt, op) = (&l.tokens, &r.tokens, &b.op);
+                pre.extend(rpre);
+                return rust(quote!(#lt #op #rt), span);
+            }
+            (Cat::Rust, _) => {
+                let lt = &l.tokens;
+                let t = self.temp();
+                let (open, shut) = if and {
+                    (quote!(#lt), decided)
+                } else {
+                    (quote!(!(#lt)), decided)
+                };
+                pre.push(quote_spanned!(span=>
+                    let #t = if #open { #(#rpre)* #rv } else { #shut };));
+                return value(t.to_token_stream(), span);
+            }
+            _ => {}
+        }
+        let lv = self.val(&l);
+        if rpre.is_empty() {
+            let m = syn::Ident::new(if and { "and" } else { "or" }, b.op.span());
+            let recv = self.recv(&l, &b.left);
+            return value(quote_spanned!(span=> #recv.#m(#rv)), span);
+        }
+        let t = self.temp();
+        let name = if and { "and" } else { "or" };
+        let (then, otherwise) = if and {
+            (quote!(|#k| { #(#rpre)* #rv }), quote!(|_| #decided))
+        } else {
+            (quote!(|_| #decided), quote!(|#k| { #(#rpre)* #rv }))
+        };
+        pre.push(quote_spanned!(span=>
+            let #t = #k.if_value(#name, #lv, #then, #otherwise);));
+        value(t.to_token_stream(), span)
+    }
+
     fn binary(&mut self, b: &syn::ExprBinary, pre: &mut Vec<TokenStream>) -> Tr {
         use syn::BinOp::*;
+        if let And(_) | Or(_) = b.op {
+            return self.logical(b, pre, matches!(b.op, And(_)));
+        }
         let span = b.span();
         let l = self.expr(&b.left, pre);
         let r = self.expr(&b.right, pre);
@@ -368,8 +427,6 @@ impl Ctx {
             Ge(_) => (Some("ge"), "le"),
             Eq(_) => (Some("eq"), "eq"),
             Ne(_) => (Some("ne"), "ne"),
-            And(_) => (Some("and"), "and"),
-            Or(_) => (Some("or"), "or"),
             Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_) | BitAnd(_) | BitOr(_) | BitXor(_)
             | Shl(_) | Shr(_) => (None, ""),
             _ => {

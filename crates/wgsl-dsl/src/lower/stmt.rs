@@ -119,7 +119,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// Close the running emitter into `block`, then push `stmt`.
-    fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
+    pub(super) fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
         self.flush(block);
         let span = self.span(site);
         block.push(stmt, span);
@@ -133,7 +133,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// A function-scope `var name: ty;`, stored to by the statements that follow.
-    fn local_variable(
+    pub(super) fn local_variable(
         &mut self,
         name: &str,
         ty: Handle<naga::Type>,
@@ -183,7 +183,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// Close the emitter into `block`, if it is running.
-    fn flush(&mut self, block: &mut Block) {
+    pub(super) fn flush(&mut self, block: &mut Block) {
         if self.emitter.is_running() {
             block.extend(self.emitter.finish(&self.func.expressions));
         }

@@ -1,0 +1,189 @@
+//! The DSL means what the Rust says (issue 21, items 1 and 2), on the interpreter,
+//! whose strict out-of-bounds check sees an operand evaluated that Rust would not evaluate:
+//!
+//! - `&&` / `||` evaluate their right operand only when Rust would, when it loads, calls or has
+//!   an effect (a branch in the WGSL); pure right operands stay WGSL's `&&` / `||`;
+//! - an `if` used as a value whose arms load is a branch, not a `select`;
+//! - `select` keeps WGSL's eager meaning: both operands are evaluated, and an out-of-bounds
+//!   read in the one not chosen is still reported.
+//!
+//! Every buffer has an odd length (37) and the grid covers more invocations (64), so that the
+//! invocations past the end are the ones a guard must stop; outputs are poisoned first.
+
+use wgsl_dsl::CallSite;
+use wgsl_dsl::interp::{HostBuffer, InterpError, Interpreter};
+use wgsl_dsl::prelude::*;
+
+const N: usize = 37;
+
+/// `N` values in `[-1, 1)`, about half of them positive, none zero.
+fn values() -> Vec<f32> {
+    (0..N as u32)
+        .map(|i| ((i.wrapping_mul(2_654_435_761) >> 7) % 1000) as f32 / 500.0 - 0.999)
+        .collect()
+}
+
+/// Runs `k` (bindings `a: array<f32>` read, `out: array<u32>` written) over one workgroup
+/// of 64 invocations on `a = values()`, and returns `out` (poisoned with `u32::MAX` first).
+fn run(k: &KernelBuilder) -> Result<Vec<u32>, Box<InterpError>> {
+    let cpu = Interpreter::new();
+    let program = cpu.compile(&k.build().expect("builds")).expect("compiles");
+    let a = HostBuffer::from_slice(&values());
+    let out = HostBuffer::from_slice(&[u32::MAX; N]);
+    cpu.dispatch(&program, &[&a, &out], [1, 1, 1])
+        .map_err(Box::new)?;
+    Ok(out.read())
+}
+
+/// The kernel `name`: `out[i] = select(0, 1, flag(i, a))` for every `i < arrayLength(&out)`,
+/// `flag` computed (and bound to a `let`) by every invocation of the grid.
+fn flag_kernel(
+    name: &str,
+    flag: impl FnOnce(&Exp<u32>, &Place<RuntimeArray<f32>, ReadOnly>) -> Exp<bool>,
+) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [64, 1, 1]);
+    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    let f = k.let_("flag", flag(&i, &a));
+    k.if_(i.lt(out.len()), |k| {
+        k.store(&out.at(&i), f.select(1u32, 0u32))
+    });
+    k
+}
+
+fn expected(flag: impl Fn(f32) -> bool) -> Vec<u32> {
+    values().into_iter().map(|v| u32::from(flag(v))).collect()
+}
+
+#[test]
+fn and_with_a_load_on_the_right_reads_only_where_the_left_is_true() {
+    let k = flag_kernel("guarded_and", |i, a| {
+        i.lt(a.len()).and(a.at(i).load().gt(0.0f32))
+    });
+    assert_eq!(run(&k).unwrap(), expected(|v| v > 0.0));
+    // The load is in a branch on the left operand: no `&&` evaluating both.
+    assert!(!k.build().unwrap().wgsl.contains("&&"));
+}
+
+#[test]
+fn or_with_a_load_on_the_right_reads_only_where_the_left_is_false() {
+    let k = flag_kernel("guarded_or", |i, a| {
+        i.ge(a.len()).or(a.at(i).load().le(0.0f32))
+    });
+    assert_eq!(run(&k).unwrap(), expected(|v| v <= 0.0));
+    assert!(!k.build().unwrap().wgsl.contains("||"));
+}
+
+#[test]
+fn and_of_pure_operands_stays_a_wgsl_and() {
+    // `i` and `n` are `let`s: evaluating `i < n` eagerly is unobservable.
+    let k = flag_kernel("pure_and", |i, a| {
+        let _ = a;
+        i.lt(40u32).and(i.ge(3u32))
+    });
+    let want: Vec<u32> = (0..N as u32).map(|i| u32::from(i >= 3)).collect();
+    assert_eq!(run(&k).unwrap(), want);
+    assert!(k.build().unwrap().wgsl.contains("&&"));
+}
+
+#[test]
+fn and_nested_in_an_expression_evaluates_its_load_only_when_needed() {
+    // The `&&` is inside a `select` inside a comparison: the branch goes before the statement.
+    let k = flag_kernel("nested_and", |i, a| {
+        let guarded = i.lt(a.len()).and(a.at(i).load().gt(0.5f32));
+        select(2u32, 1u32, guarded).eq(1u32).or(i.ge(a.len()))
+    });
+    assert_eq!(run(&k).unwrap(), expected(|v| v > 0.5));
+}
+
+#[test]
+fn if_value_with_a_load_in_an_arm_is_a_branch() {
+    let mut k = KernelBuilder::new("guarded_value", [64, 1, 1]);
+    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    let v = k.if_value("v", i.lt(a.len()), |_| a.at(&i).load(), |_| lit(-5.0f32));
+    k.if_(i.lt(out.len()), |k| {
+        k.store(&out.at(&i), (v + 2.0f32).to_u32())
+    });
+    let want: Vec<u32> = values().iter().map(|v| (v + 2.0) as u32).collect();
+    assert_eq!(run(&k).unwrap(), want);
+    assert!(!k.build().unwrap().wgsl.contains("select("));
+}
+
+#[kernel(workgroup_size = 64)]
+fn guarded_in_rust_syntax(
+    #[storage(read)] a: &[f32],
+    #[storage(read_write)] out: &mut [u32],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let i = gid.x;
+    let v = if i < a.len() { a[i] } else { 0.0 };
+    let positive = i < a.len() && a[i] > 0.0;
+    if i < out.len() {
+        out[i] = (v + 2.0) as u32 + if positive { 10u32 } else { 0u32 };
+    }
+}
+
+#[test]
+fn kernel_if_value_and_and_with_loads_read_only_where_rust_does() {
+    let k = guarded_in_rust_syntax();
+    let want: Vec<u32> = values()
+        .iter()
+        .map(|&v| (v + 2.0) as u32 + if v > 0.0 { 10 } else { 0 })
+        .collect();
+    assert_eq!(run(&k).unwrap(), want);
+}
+
+#[kernel(workgroup_size = 64)]
+fn counts_where_rust_would(
+    #[storage(read)] a: &[f32],
+    #[storage(read_write)] calls: &mut [Atomic<u32>],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let i = gid.x;
+    // The atomic is the right operand's effect: Rust runs it for `i < a.len()` only.
+    if i < a.len() && calls[0].atomic_add(1u32) < 1000u32 {
+        let _ = calls[1].atomic_add(1u32);
+    }
+    if i >= 40u32 || calls[2].atomic_add(1u32) > 1000u32 {
+        let _ = calls[3].atomic_add(1u32);
+    }
+}
+
+#[test]
+fn kernel_and_or_with_an_effect_on_the_right_run_it_only_where_rust_does() {
+    let cpu = Interpreter::new();
+    let program = cpu
+        .compile(&counts_where_rust_would().build().expect("builds"))
+        .expect("compiles");
+    let a = HostBuffer::from_slice(&values());
+    let calls = HostBuffer::from_slice(&[0u32; 4]);
+    cpu.dispatch(&program, &[&a, &calls], [1, 1, 1]).unwrap();
+    // `&&`: 37 invocations have i < 37; `||`: 40 have i < 40, and none passes `> 1000`, so
+    // the 24 with i >= 40 take the branch.
+    assert_eq!(calls.read(), vec![37, 37, 40, 24]);
+}
+
+#[test]
+fn select_is_eager_and_an_out_of_bounds_read_in_it_is_reported() {
+    let mut line = 0;
+    let k = flag_kernel("eager_select", |i, a| {
+        line = line!() + 1;
+        let v = a.at(i).load();
+        select(0.0f32, v, i.lt(a.len())).gt(0.0f32)
+    });
+    let err = run(&k).unwrap_err();
+    let InterpError::OutOfBounds {
+        site, index, len, ..
+    } = &*err
+    else {
+        panic!("expected out of bounds, got {err}");
+    };
+    assert_eq!(
+        site.map(|s: CallSite| (s.file, s.line)),
+        Some((file!(), line))
+    );
+    assert_eq!((*index, *len), (N as i64, N as u64), "{err}");
+}
