@@ -1,18 +1,19 @@
-//! The DSL means what the Rust says (issue 21, items 1 and 2), on the interpreter,
+//! The DSL means what the Rust says (issue 21, items 1, 2 and 5), on the interpreter,
 //! whose strict out-of-bounds check sees an operand evaluated that Rust would not evaluate:
 //!
 //! - `&&` / `||` evaluate their right operand only when Rust would, when it loads, calls or has
 //!   an effect (a branch in the WGSL); pure right operands stay WGSL's `&&` / `||`;
 //! - an `if` used as a value whose arms load is a branch, not a `select`;
 //! - `select` keeps WGSL's eager meaning: both operands are evaluated, and an out-of-bounds
-//!   read in the one not chosen is still reported.
+//!   read in the one not chosen is still reported;
+//! - a kernel built for a GPU's limits (1024 invocations) runs on the interpreter.
 //!
 //! Every buffer has an odd length (37) and the grid covers more invocations (64), so that the
 //! invocations past the end are the ones a guard must stop; outputs are poisoned first.
 
-use wgsl_dsl::CallSite;
 use wgsl_dsl::interp::{HostBuffer, InterpError, Interpreter};
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::{CallSite, TargetLimits};
 
 const N: usize = 37;
 
@@ -186,4 +187,40 @@ fn select_is_eager_and_an_out_of_bounds_read_in_it_is_reported() {
         Some((file!(), line))
     );
     assert_eq!((*index, *len), (N as i64, N as u64), "{err}");
+}
+
+/// What `Gpu::target_limits` gives for a desktop GPU (lavapipe's, the H200's): 1024
+/// invocations per workgroup.
+fn gpu_like() -> TargetLimits {
+    TargetLimits {
+        max_invocations_per_workgroup: 1024,
+        max_workgroup_size: [1024, 1024, 64],
+        max_workgroup_storage_size: 32768,
+        ..TargetLimits::default()
+    }
+}
+
+#[test]
+fn a_kernel_built_for_a_gpus_limits_runs_on_the_interpreter() {
+    let mut k = KernelBuilder::new("wide", [1024, 1, 1]);
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let tile = k.workgroup::<Array<u32, 1024>>("tile");
+    let l = k.let_("l", local_invocation_index());
+    k.store(&tile.at(&l), &l * 3u32);
+    k.workgroup_barrier();
+    k.store(&out.at(&l), tile.at(1023u32 - &l).load());
+    let shader = k
+        .build_for(&gpu_like())
+        .expect("builds for 1024 invocations");
+    let cpu = Interpreter::new();
+    let program = cpu
+        .compile(&shader)
+        .expect("the interpreter takes the shader's limits");
+    let buf = HostBuffer::from_slice(&[u32::MAX; 1024]);
+    let report = cpu.dispatch(&program, &[&buf], [1, 1, 1]).unwrap();
+    assert_eq!(report.invocations, 1024);
+    let want: Vec<u32> = (0..1024u32).map(|l| (1023 - l) * 3).collect();
+    assert_eq!(buf.read(), want);
+    // Built for WebGPU's defaults, the same kernel is refused by `build` (256 invocations).
+    assert!(matches!(k.build(), Err(BuildError::WorkgroupSize { .. })));
 }
