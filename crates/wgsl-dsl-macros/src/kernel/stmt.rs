@@ -379,7 +379,7 @@ impl Ctx {
             syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.subpat.is_none() => {
                 pi.ident.clone()
             }
-            syn::Pat::Wild(w) => syn::Ident::new("_i", w.span()),
+            syn::Pat::Wild(_) => syn::Ident::new("_i", Span::mixed_site()),
             p => {
                 self.err(
                     p.span(),

@@ -85,11 +85,13 @@ mod mask;
 mod ops;
 mod program;
 pub mod semantics;
+mod typed;
 
 use std::sync::Arc;
 
 pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4};
 pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
+pub use typed::{HostArgs, TypedProgram};
 
 use crate::runtime::{ArgShape, BindingLayout};
 use crate::shader::Shader;
