@@ -1,4 +1,4 @@
-//! The DSL means what the Rust says (issue 21, items 1, 2, 4 and 5), on the interpreter,
+//! The DSL means what the Rust says (issue 21, items 1, 2, 4, 5 and 6), on the interpreter,
 //! whose strict out-of-bounds check sees an operand evaluated that Rust would not evaluate:
 //!
 //! - `&&` / `||` evaluate their right operand only when Rust would, when it loads, calls or has
@@ -8,7 +8,9 @@
 //!   read in the one not chosen is still reported;
 //! - a kernel built for a GPU's limits (1024 invocations) runs on the interpreter;
 //! - `#[kernel]`'s typed interface (and `#[derive(Bindings)]`'s) dispatches on the
-//!   interpreter with the same argument structs, over `HostBuffer`s (item 4).
+//!   interpreter with the same argument structs, over `HostBuffer`s (item 4);
+//! - an `if` whose condition is a constant (an `#[unroll]` counter's) keeps only the arm it
+//!   picks, in Rust (no `j - 1` for `j == 0`) and in the WGSL (no `if true`) (item 6).
 //!
 //! Every buffer has an odd length (37) and the grid covers more invocations (64), so that the
 //! invocations past the end are the ones a guard must stop; outputs are poisoned first.
@@ -344,4 +346,61 @@ fn a_builder_kernel_dispatches_through_its_bindings_struct_on_the_interpreter() 
         }
         other => panic!("expected an interface error, got {:?}", other.map(|_| ())),
     }
+}
+
+/// Sums `x[j - 1]` for `j` in `1..4` of an unrolled loop; the condition `j > 0` is a Rust
+/// value, so `j - 1` (a `u32`) is never computed for `j == 0`.
+#[kernel(workgroup_size = 1)]
+fn unrolled_guard(#[storage(read)] x: &[f32], #[storage(read_write)] out: &mut [f32]) {
+    let mut acc = 0.0;
+    #[unroll]
+    for j in 0..4u32 {
+        if j > 0 {
+            acc += x[j - 1];
+        } else {
+            acc += 100.0;
+        }
+        let w = if j == 3 { 2.0 } else { 1.0 };
+        acc *= w;
+    }
+    out[0] = acc;
+}
+
+#[test]
+fn constant_conditions_of_an_unrolled_loop_pick_their_arm_in_rust_and_in_the_wgsl() {
+    let k = unrolled_guard();
+    let wgsl = k.build().expect("builds").wgsl;
+    for dead in ["if true", "if false", "select(", "100f * 0f"] {
+        assert!(!wgsl.contains(dead), "`{dead}` in:\n{wgsl}");
+    }
+    let cpu = Interpreter::new();
+    let program = cpu.compile(&k.build().unwrap()).unwrap();
+    let x = HostBuffer::from_slice(&values());
+    let out = HostBuffer::from_slice(&[f32::NAN]);
+    cpu.dispatch(&program, &[&x, &out], [1, 1, 1]).unwrap();
+    let v = values();
+    let want = (100.0 + v[0] + v[1] + v[2]) * 2.0;
+    assert_eq!(out.read(), vec![want]);
+}
+
+#[test]
+fn an_if_whose_condition_folds_to_a_constant_keeps_only_its_arm() {
+    let mut k = KernelBuilder::new("folded", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    let two = k.let_("two", lit(2u32));
+    k.if_else(
+        lit(1u32).lt(&two),
+        |k| k.store(&out.at(0u32), 7u32),
+        |k| k.store(&out.at(0u32), 8u32),
+    );
+    k.if_(lit(false).or(two.eq(3u32)), |k| {
+        k.store(&out.at(1u32), 9u32)
+    });
+    k.store(&out.at(1u32), 5u32);
+    let wgsl = k.build().expect("builds").wgsl;
+    assert!(
+        !wgsl.contains("if ") && !wgsl.contains("8u") && !wgsl.contains("9u"),
+        "{wgsl}"
+    );
+    assert!(wgsl.contains("= 7u;"), "{wgsl}");
 }

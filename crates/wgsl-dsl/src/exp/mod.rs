@@ -34,6 +34,8 @@ pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceR
 pub use ops::{
     AddOperand, BitOperand, DivOperand, MulOperand, RemOperand, ShiftOperand, SubOperand,
 };
+#[doc(hidden)]
+pub use ops::{LiteralScalar, literal_like};
 
 use crate::site::CallSite;
 use crate::types::*;
@@ -123,6 +125,15 @@ impl<T: WgslType> Exp<T> {
 
 /// Values that convert to an `Exp<T>`: an `Exp<T>`, a `&Exp<T>`, or a Rust value of the scalar
 /// type (`1.5f32`, `3u32`, `true`), which becomes a literal.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a value of type `{T}`",
+    label = "expected an `Exp<{T}>`, a `&Exp<{T}>` or a Rust `{T}` value",
+    note = "a `Place` (a binding, a `var`, a workgroup variable, or an element or member of one) \
+            is a memory location: read its value with `.load()`, e.g. `x.at(&i).load()`",
+    note = "WGSL converts nothing implicitly: convert with `.to_f32()`, `.to_i32()` or `.to_u32()` \
+            (in `#[kernel]`: `x as f32`); a Rust literal is of the type it is written in \
+            (`2.0`, not `2`, for an `f32`)"
+)]
 pub trait IntoExp<T> {
     /// Convert, recording the caller as the site of a new literal.
     #[track_caller]

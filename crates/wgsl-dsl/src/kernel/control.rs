@@ -409,6 +409,8 @@ impl KernelBuilder {
     ///   after its statements, read where the result is used: the arm not taken reads nothing
     ///   (the interpreter reports an out-of-bounds read even when its value is discarded, so
     ///   a `select` of `x[i]` past the end of `x` is an error there).
+    /// - A condition that is a constant (`lit(true)`, a tree of literals) picks its arm when
+    ///   the kernel is built: the other arm's statements and value are dropped.
     ///
     /// The closures run in any case (they are Rust), so mistakes the builder records in either
     /// arm are reported by [`KernelBuilder::build`].
@@ -432,6 +434,15 @@ impl KernelBuilder {
             unreachable!("both closures ran")
         };
         let statements = !then_block.is_empty() || !else_block.is_empty();
+        // A constant condition with statement-free arms: the arm it picks. (With statements,
+        // the `if` below is lowered with the picked arm only.)
+        if !statements && let Ok(Some(crate::ConstValue::Bool(taken))) = condition.eval_const() {
+            let value = if taken { accept } else { reject };
+            if self.value_arms > 0 {
+                return value;
+            }
+            return self.once(name, value, site);
+        }
         let selectable = matches!(T::ty(), Ty::Scalar(_) | Ty::Vector(..));
         if selectable
             && !statements

@@ -414,12 +414,26 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 );
             }
             Stmt::If {
-                condition,
+                condition: condition_node,
                 accept,
                 reject,
             } => {
-                let condition = self.expr(condition, block)?;
+                let condition = self.expr(condition_node, block)?;
                 block.extend(self.emitter.finish(&self.func.expressions));
+                // A condition that folds to a constant (an `#[unroll]` copy's `if j < 2`, a
+                // `let` of a literal): only its arm runs, so only its arm is lowered, in its
+                // own scope, in place of the `if`. What the other arm would have found when
+                // lowered (a literal WGSL rejects, a value out of scope) is not reported, as
+                // for any expression that is built and not used.
+                let known = self
+                    .const_values
+                    .get(&std::rc::Rc::as_ptr(condition_node))
+                    .cloned();
+                if let Some(crate::consteval::ConstValue::Bool(taken)) = known {
+                    let mut arm = self.nested(if taken { accept } else { reject })?;
+                    block.append(&mut arm);
+                    return Ok(());
+                }
                 let accept = self.nested(accept)?;
                 let reject = self.nested(reject)?;
                 let span = self.span(site);

@@ -14,33 +14,33 @@ fn helper_0(Clone: u32, Debug: u32, __f: u32, __fn_sign_of: u32, __fn_smooth: u3
 }
 
 #[kernel(helper)]
-fn helper_1(__kernel: u32, __old: u32, __s: u32, __t1: u32, __t2: u32, __t3: u32) -> u32 {
-    __kernel + __old + __s + __t1 + __t2 + __t3
+fn helper_1(__kernel: u32, __literal: u32, __old: u32, __operand: u32, __s: u32, __t1: u32) -> u32 {
+    __kernel + __literal + __old + __operand + __s + __t1
 }
 
 #[kernel(helper)]
-fn helper_2(__t4: u32, _i: u32, allow: u32, args: u32, bindings: u32, bool: u32) -> u32 {
-    __t4 + _i + allow + args + bindings + bool
+fn helper_2(__t2: u32, __t3: u32, __t4: u32, _i: u32, allow: u32, args: u32) -> u32 {
+    __t2 + __t3 + __t4 + _i + allow + args
 }
 
 #[kernel(helper)]
-fn helper_3(buffer: u32, builder: u32, cpu: u32, def: u32, derive: u32, doc: u32) -> u32 {
-    buffer + builder + cpu + def + derive + doc
+fn helper_3(bindings: u32, bool: u32, buffer: u32, builder: u32, cpu: u32, def: u32) -> u32 {
+    bindings + bool + buffer + builder + cpu + def
 }
 
 #[kernel(helper)]
-fn helper_4(executor: u32, f: u32, gpu: u32, grid: u32, interp: u32, k: u32) -> u32 {
-    executor + f + gpu + grid + interp + k
+fn helper_4(derive: u32, doc: u32, executor: u32, f: u32, gpu: u32, grid: u32) -> u32 {
+    derive + doc + executor + f + gpu + grid
 }
 
 #[kernel(helper)]
-fn helper_5(kernel: u32, must_use: u32, rec: u32, self_: u32, size: u32, u32: u32) -> u32 {
-    kernel + must_use + rec + self_ + size + u32
+fn helper_5(interp: u32, k: u32, kernel: u32, must_use: u32, rec: u32, self_: u32) -> u32 {
+    interp + k + kernel + must_use + rec + self_
 }
 
 #[kernel(helper)]
-fn helper_6(unused_variables: u32, workgroups: u32) -> u32 {
-    unused_variables + workgroups
+fn helper_6(size: u32, u32: u32, unused_variables: u32, workgroups: u32) -> u32 {
+    size + u32 + unused_variables + workgroups
 }
 
 #[kernel(workgroup_size = 64)]
@@ -53,182 +53,9 @@ fn names_0(
     #[builtin(local_invocation_index)] __fn_smooth: u32,
     __k: u32,
     #[storage(read_write)] __kernel: &mut [u32],
-    #[uniform] __old: u32,
-    #[workgroup] __s: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __t1: u32,
-    __t2: u32,
-    #[storage(read_write)] __t3: &mut [u32],
-    #[uniform] __t4: u32,
-    #[workgroup] _i: &mut [u32; 4],
-    #[builtin(local_invocation_index)] allow: u32,
-    args: u32,
-    #[storage(read_write)] bindings: &mut [u32],
-    #[uniform] bool: u32,
-    #[workgroup] buffer: &mut [u32; 4],
-    #[builtin(local_invocation_index)] builder: u32,
-    cpu: u32,
-    #[storage(read_write)] def: &mut [u32],
-    #[uniform] derive: u32,
-    #[workgroup] doc: &mut [u32; 4],
-    #[builtin(local_invocation_index)] executor: u32,
-    f: u32,
-    #[storage(read_write)] gpu: &mut [u32],
-    #[uniform] grid: u32,
-    #[workgroup] interp: &mut [u32; 4],
-    #[builtin(local_invocation_index)] k: u32,
-    kernel: u32,
-    #[storage(read_write)] must_use: &mut [u32],
-    #[uniform] rec: u32,
-    #[workgroup] self_: &mut [u32; 4],
-    #[builtin(local_invocation_index)] size: u32,
-    u32: u32,
-    #[storage(read_write)] unused_variables: &mut [u32],
-    #[uniform] workgroups: u32,
-) {
-    let mut hygiene_total = 0u32;
-    hygiene_total += Clone;
-    hygiene_total += Debug[0u32];
-    hygiene_total += __f;
-    hygiene_total += __fn_sign_of[0u32];
-    hygiene_total += __fn_smooth;
-    hygiene_total += __k;
-    hygiene_total += __kernel[0u32];
-    hygiene_total += __old;
-    hygiene_total += __s[0u32];
-    hygiene_total += __t1;
-    hygiene_total += __t2;
-    hygiene_total += __t3[0u32];
-    hygiene_total += __t4;
-    hygiene_total += _i[0u32];
-    hygiene_total += allow;
-    hygiene_total += args;
-    hygiene_total += bindings[0u32];
-    hygiene_total += bool;
-    hygiene_total += buffer[0u32];
-    hygiene_total += builder;
-    hygiene_total += cpu;
-    hygiene_total += def[0u32];
-    hygiene_total += derive;
-    hygiene_total += doc[0u32];
-    hygiene_total += executor;
-    hygiene_total += f;
-    hygiene_total += gpu[0u32];
-    hygiene_total += grid;
-    hygiene_total += interp[0u32];
-    hygiene_total += k;
-    hygiene_total += kernel;
-    hygiene_total += must_use[0u32];
-    hygiene_total += rec;
-    hygiene_total += self_[0u32];
-    hygiene_total += size;
-    hygiene_total += u32;
-    hygiene_total += unused_variables[0u32];
-    hygiene_total += workgroups;
-    hygiene_total += helper_0(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_1(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_2(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_3(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_4(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_5(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
-    hygiene_total += helper_6(hygiene_total, hygiene_total);
-    hygiene_sink[0u32] = hygiene_total;
-}
-
-#[kernel(workgroup_size = 64)]
-fn names_1(
-    #[storage(read_write)] hygiene_sink: &mut [u32],
-    #[storage(read_write)] Clone: &mut [u32],
-    #[uniform] Debug: u32,
-    #[workgroup] __f: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __fn_sign_of: u32,
-    __fn_smooth: u32,
-    #[storage(read_write)] __k: &mut [u32],
-    #[uniform] __kernel: u32,
+    #[uniform] __literal: u32,
     #[workgroup] __old: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __s: u32,
-    __t1: u32,
-    #[storage(read_write)] __t2: &mut [u32],
-    #[uniform] __t3: u32,
-    #[workgroup] __t4: &mut [u32; 4],
-    #[builtin(local_invocation_index)] _i: u32,
-    allow: u32,
-    #[storage(read_write)] args: &mut [u32],
-    #[uniform] bindings: u32,
-    #[workgroup] bool: &mut [u32; 4],
-    #[builtin(local_invocation_index)] buffer: u32,
-    builder: u32,
-    #[storage(read_write)] cpu: &mut [u32],
-    #[uniform] def: u32,
-    #[workgroup] derive: &mut [u32; 4],
-    #[builtin(local_invocation_index)] doc: u32,
-    executor: u32,
-    #[storage(read_write)] f: &mut [u32],
-    #[uniform] gpu: u32,
-    #[workgroup] grid: &mut [u32; 4],
-    #[builtin(local_invocation_index)] interp: u32,
-    k: u32,
-    #[storage(read_write)] kernel: &mut [u32],
-    #[uniform] must_use: u32,
-    #[workgroup] rec: &mut [u32; 4],
-    #[builtin(local_invocation_index)] self_: u32,
-    size: u32,
-    #[storage(read_write)] u32: &mut [u32],
-    #[uniform] unused_variables: u32,
-    #[workgroup] workgroups: &mut [u32; 4],
-) {
-    let mut hygiene_total = 0u32;
-    hygiene_total += Clone[0u32];
-    hygiene_total += Debug;
-    hygiene_total += __f[0u32];
-    hygiene_total += __fn_sign_of;
-    hygiene_total += __fn_smooth;
-    hygiene_total += __k[0u32];
-    hygiene_total += __kernel;
-    hygiene_total += __old[0u32];
-    hygiene_total += __s;
-    hygiene_total += __t1;
-    hygiene_total += __t2[0u32];
-    hygiene_total += __t3;
-    hygiene_total += __t4[0u32];
-    hygiene_total += _i;
-    hygiene_total += allow;
-    hygiene_total += args[0u32];
-    hygiene_total += bindings;
-    hygiene_total += bool[0u32];
-    hygiene_total += buffer;
-    hygiene_total += builder;
-    hygiene_total += cpu[0u32];
-    hygiene_total += def;
-    hygiene_total += derive[0u32];
-    hygiene_total += doc;
-    hygiene_total += executor;
-    hygiene_total += f[0u32];
-    hygiene_total += gpu;
-    hygiene_total += grid[0u32];
-    hygiene_total += interp;
-    hygiene_total += k;
-    hygiene_total += kernel[0u32];
-    hygiene_total += must_use;
-    hygiene_total += rec[0u32];
-    hygiene_total += self_;
-    hygiene_total += size;
-    hygiene_total += u32[0u32];
-    hygiene_total += unused_variables;
-    hygiene_total += workgroups[0u32];
-    hygiene_sink[0u32] = hygiene_total;
-}
-
-#[kernel(workgroup_size = 64)]
-fn names_2(
-    #[storage(read_write)] hygiene_sink: &mut [u32],
-    #[uniform] Clone: u32,
-    #[workgroup] Debug: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __f: u32,
-    __fn_sign_of: u32,
-    #[storage(read_write)] __fn_smooth: &mut [u32],
-    #[uniform] __k: u32,
-    #[workgroup] __kernel: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __old: u32,
+    #[builtin(local_invocation_index)] __operand: u32,
     __s: u32,
     #[storage(read_write)] __t1: &mut [u32],
     #[uniform] __t2: u32,
@@ -264,11 +91,13 @@ fn names_2(
     hygiene_total += Clone;
     hygiene_total += Debug[0u32];
     hygiene_total += __f;
-    hygiene_total += __fn_sign_of;
-    hygiene_total += __fn_smooth[0u32];
+    hygiene_total += __fn_sign_of[0u32];
+    hygiene_total += __fn_smooth;
     hygiene_total += __k;
     hygiene_total += __kernel[0u32];
-    hygiene_total += __old;
+    hygiene_total += __literal;
+    hygiene_total += __old[0u32];
+    hygiene_total += __operand;
     hygiene_total += __s;
     hygiene_total += __t1[0u32];
     hygiene_total += __t2;
@@ -299,20 +128,29 @@ fn names_2(
     hygiene_total += u32;
     hygiene_total += unused_variables[0u32];
     hygiene_total += workgroups;
+    hygiene_total += helper_0(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_1(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_2(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_3(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_4(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_5(hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total, hygiene_total);
+    hygiene_total += helper_6(hygiene_total, hygiene_total, hygiene_total, hygiene_total);
     hygiene_sink[0u32] = hygiene_total;
 }
 
 #[kernel(workgroup_size = 64)]
-fn names_3(
+fn names_1(
     #[storage(read_write)] hygiene_sink: &mut [u32],
-    #[workgroup] Clone: &mut [u32; 4],
-    #[builtin(local_invocation_index)] Debug: u32,
-    __f: u32,
-    #[storage(read_write)] __fn_sign_of: &mut [u32],
-    #[uniform] __fn_smooth: u32,
-    #[workgroup] __k: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __kernel: u32,
-    __old: u32,
+    #[storage(read_write)] Clone: &mut [u32],
+    #[uniform] Debug: u32,
+    #[workgroup] __f: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __fn_sign_of: u32,
+    __fn_smooth: u32,
+    #[storage(read_write)] __k: &mut [u32],
+    #[uniform] __kernel: u32,
+    #[workgroup] __literal: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __old: u32,
+    __operand: u32,
     #[storage(read_write)] __s: &mut [u32],
     #[uniform] __t1: u32,
     #[workgroup] __t2: &mut [u32; 4],
@@ -347,12 +185,14 @@ fn names_3(
     let mut hygiene_total = 0u32;
     hygiene_total += Clone[0u32];
     hygiene_total += Debug;
-    hygiene_total += __f;
-    hygiene_total += __fn_sign_of[0u32];
+    hygiene_total += __f[0u32];
+    hygiene_total += __fn_sign_of;
     hygiene_total += __fn_smooth;
     hygiene_total += __k[0u32];
     hygiene_total += __kernel;
+    hygiene_total += __literal[0u32];
     hygiene_total += __old;
+    hygiene_total += __operand;
     hygiene_total += __s[0u32];
     hygiene_total += __t1;
     hygiene_total += __t2[0u32];
@@ -387,16 +227,18 @@ fn names_3(
 }
 
 #[kernel(workgroup_size = 64)]
-fn names_4(
+fn names_2(
     #[storage(read_write)] hygiene_sink: &mut [u32],
-    #[builtin(local_invocation_index)] Clone: u32,
-    Debug: u32,
-    #[storage(read_write)] __f: &mut [u32],
-    #[uniform] __fn_sign_of: u32,
-    #[workgroup] __fn_smooth: &mut [u32; 4],
-    #[builtin(local_invocation_index)] __k: u32,
-    __kernel: u32,
-    #[storage(read_write)] __old: &mut [u32],
+    #[uniform] Clone: u32,
+    #[workgroup] Debug: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __f: u32,
+    __fn_sign_of: u32,
+    #[storage(read_write)] __fn_smooth: &mut [u32],
+    #[uniform] __k: u32,
+    #[workgroup] __kernel: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __literal: u32,
+    __old: u32,
+    #[storage(read_write)] __operand: &mut [u32],
     #[uniform] __s: u32,
     #[workgroup] __t1: &mut [u32; 4],
     #[builtin(local_invocation_index)] __t2: u32,
@@ -430,13 +272,15 @@ fn names_4(
 ) {
     let mut hygiene_total = 0u32;
     hygiene_total += Clone;
-    hygiene_total += Debug;
-    hygiene_total += __f[0u32];
+    hygiene_total += Debug[0u32];
+    hygiene_total += __f;
     hygiene_total += __fn_sign_of;
     hygiene_total += __fn_smooth[0u32];
     hygiene_total += __k;
-    hygiene_total += __kernel;
-    hygiene_total += __old[0u32];
+    hygiene_total += __kernel[0u32];
+    hygiene_total += __literal;
+    hygiene_total += __old;
+    hygiene_total += __operand[0u32];
     hygiene_total += __s;
     hygiene_total += __t1[0u32];
     hygiene_total += __t2;
@@ -471,6 +315,182 @@ fn names_4(
 }
 
 #[kernel(workgroup_size = 64)]
+fn names_3(
+    #[storage(read_write)] hygiene_sink: &mut [u32],
+    #[workgroup] Clone: &mut [u32; 4],
+    #[builtin(local_invocation_index)] Debug: u32,
+    __f: u32,
+    #[storage(read_write)] __fn_sign_of: &mut [u32],
+    #[uniform] __fn_smooth: u32,
+    #[workgroup] __k: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __kernel: u32,
+    __literal: u32,
+    #[storage(read_write)] __old: &mut [u32],
+    #[uniform] __operand: u32,
+    #[workgroup] __s: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __t1: u32,
+    __t2: u32,
+    #[storage(read_write)] __t3: &mut [u32],
+    #[uniform] __t4: u32,
+    #[workgroup] _i: &mut [u32; 4],
+    #[builtin(local_invocation_index)] allow: u32,
+    args: u32,
+    #[storage(read_write)] bindings: &mut [u32],
+    #[uniform] bool: u32,
+    #[workgroup] buffer: &mut [u32; 4],
+    #[builtin(local_invocation_index)] builder: u32,
+    cpu: u32,
+    #[storage(read_write)] def: &mut [u32],
+    #[uniform] derive: u32,
+    #[workgroup] doc: &mut [u32; 4],
+    #[builtin(local_invocation_index)] executor: u32,
+    f: u32,
+    #[storage(read_write)] gpu: &mut [u32],
+    #[uniform] grid: u32,
+    #[workgroup] interp: &mut [u32; 4],
+    #[builtin(local_invocation_index)] k: u32,
+    kernel: u32,
+    #[storage(read_write)] must_use: &mut [u32],
+    #[uniform] rec: u32,
+    #[workgroup] self_: &mut [u32; 4],
+    #[builtin(local_invocation_index)] size: u32,
+    u32: u32,
+    #[storage(read_write)] unused_variables: &mut [u32],
+    #[uniform] workgroups: u32,
+) {
+    let mut hygiene_total = 0u32;
+    hygiene_total += Clone[0u32];
+    hygiene_total += Debug;
+    hygiene_total += __f;
+    hygiene_total += __fn_sign_of[0u32];
+    hygiene_total += __fn_smooth;
+    hygiene_total += __k[0u32];
+    hygiene_total += __kernel;
+    hygiene_total += __literal;
+    hygiene_total += __old[0u32];
+    hygiene_total += __operand;
+    hygiene_total += __s[0u32];
+    hygiene_total += __t1;
+    hygiene_total += __t2;
+    hygiene_total += __t3[0u32];
+    hygiene_total += __t4;
+    hygiene_total += _i[0u32];
+    hygiene_total += allow;
+    hygiene_total += args;
+    hygiene_total += bindings[0u32];
+    hygiene_total += bool;
+    hygiene_total += buffer[0u32];
+    hygiene_total += builder;
+    hygiene_total += cpu;
+    hygiene_total += def[0u32];
+    hygiene_total += derive;
+    hygiene_total += doc[0u32];
+    hygiene_total += executor;
+    hygiene_total += f;
+    hygiene_total += gpu[0u32];
+    hygiene_total += grid;
+    hygiene_total += interp[0u32];
+    hygiene_total += k;
+    hygiene_total += kernel;
+    hygiene_total += must_use[0u32];
+    hygiene_total += rec;
+    hygiene_total += self_[0u32];
+    hygiene_total += size;
+    hygiene_total += u32;
+    hygiene_total += unused_variables[0u32];
+    hygiene_total += workgroups;
+    hygiene_sink[0u32] = hygiene_total;
+}
+
+#[kernel(workgroup_size = 64)]
+fn names_4(
+    #[storage(read_write)] hygiene_sink: &mut [u32],
+    #[builtin(local_invocation_index)] Clone: u32,
+    Debug: u32,
+    #[storage(read_write)] __f: &mut [u32],
+    #[uniform] __fn_sign_of: u32,
+    #[workgroup] __fn_smooth: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __k: u32,
+    __kernel: u32,
+    #[storage(read_write)] __literal: &mut [u32],
+    #[uniform] __old: u32,
+    #[workgroup] __operand: &mut [u32; 4],
+    #[builtin(local_invocation_index)] __s: u32,
+    __t1: u32,
+    #[storage(read_write)] __t2: &mut [u32],
+    #[uniform] __t3: u32,
+    #[workgroup] __t4: &mut [u32; 4],
+    #[builtin(local_invocation_index)] _i: u32,
+    allow: u32,
+    #[storage(read_write)] args: &mut [u32],
+    #[uniform] bindings: u32,
+    #[workgroup] bool: &mut [u32; 4],
+    #[builtin(local_invocation_index)] buffer: u32,
+    builder: u32,
+    #[storage(read_write)] cpu: &mut [u32],
+    #[uniform] def: u32,
+    #[workgroup] derive: &mut [u32; 4],
+    #[builtin(local_invocation_index)] doc: u32,
+    executor: u32,
+    #[storage(read_write)] f: &mut [u32],
+    #[uniform] gpu: u32,
+    #[workgroup] grid: &mut [u32; 4],
+    #[builtin(local_invocation_index)] interp: u32,
+    k: u32,
+    #[storage(read_write)] kernel: &mut [u32],
+    #[uniform] must_use: u32,
+    #[workgroup] rec: &mut [u32; 4],
+    #[builtin(local_invocation_index)] self_: u32,
+    size: u32,
+    #[storage(read_write)] u32: &mut [u32],
+    #[uniform] unused_variables: u32,
+    #[workgroup] workgroups: &mut [u32; 4],
+) {
+    let mut hygiene_total = 0u32;
+    hygiene_total += Clone;
+    hygiene_total += Debug;
+    hygiene_total += __f[0u32];
+    hygiene_total += __fn_sign_of;
+    hygiene_total += __fn_smooth[0u32];
+    hygiene_total += __k;
+    hygiene_total += __kernel;
+    hygiene_total += __literal[0u32];
+    hygiene_total += __old;
+    hygiene_total += __operand[0u32];
+    hygiene_total += __s;
+    hygiene_total += __t1;
+    hygiene_total += __t2[0u32];
+    hygiene_total += __t3;
+    hygiene_total += __t4[0u32];
+    hygiene_total += _i;
+    hygiene_total += allow;
+    hygiene_total += args[0u32];
+    hygiene_total += bindings;
+    hygiene_total += bool[0u32];
+    hygiene_total += buffer;
+    hygiene_total += builder;
+    hygiene_total += cpu[0u32];
+    hygiene_total += def;
+    hygiene_total += derive[0u32];
+    hygiene_total += doc;
+    hygiene_total += executor;
+    hygiene_total += f[0u32];
+    hygiene_total += gpu;
+    hygiene_total += grid[0u32];
+    hygiene_total += interp;
+    hygiene_total += k;
+    hygiene_total += kernel[0u32];
+    hygiene_total += must_use;
+    hygiene_total += rec[0u32];
+    hygiene_total += self_;
+    hygiene_total += size;
+    hygiene_total += u32[0u32];
+    hygiene_total += unused_variables;
+    hygiene_total += workgroups[0u32];
+    hygiene_sink[0u32] = hygiene_total;
+}
+
+#[kernel(workgroup_size = 64)]
 fn generic_names<const __E: usize, const __Executor: usize, const __R: usize>(
     #[storage(read_write)] hygiene_sink: &mut [u32],
     #[storage(read)] sized_0: &[u32; __E],
@@ -482,8 +502,8 @@ fn generic_names<const __E: usize, const __Executor: usize, const __R: usize>(
 
 fn main() {
     names_0(0, 0, 0, 0, 0, 0, 0, 0).build().expect("names_0 builds");
-    names_1(0, 0, 0, 0, 0, 0, 0).build().expect("names_1 builds");
-    names_2(0, 0, 0, 0, 0, 0, 0).build().expect("names_2 builds");
+    names_1(0, 0, 0, 0, 0, 0, 0, 0).build().expect("names_1 builds");
+    names_2(0, 0, 0, 0, 0, 0, 0, 0).build().expect("names_2 builds");
     names_3(0, 0, 0, 0, 0, 0, 0, 0).build().expect("names_3 builds");
     names_4(0, 0, 0, 0, 0, 0, 0, 0).build().expect("names_4 builds");
     generic_names::<1, 2, 3>().build().expect("generic_names builds");
