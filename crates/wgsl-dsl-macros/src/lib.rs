@@ -212,6 +212,8 @@
 mod bindings;
 mod derive;
 mod errors;
+#[cfg(test)]
+mod hygiene;
 mod interface;
 mod kernel;
 #[cfg(test)]

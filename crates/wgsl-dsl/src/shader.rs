@@ -18,6 +18,11 @@ pub struct Shader {
     pub wgsl: String,
     /// Entry point, workgroup size, bindings.
     pub signature: KernelSignature,
+    /// The limits it was built for (what [`KernelBuilder::build_for`] was given;
+    /// [`TargetLimits::default`] for [`KernelBuilder::build`]): its workgroup size and
+    /// workgroup memory are within them. The interpreter runs it for these limits
+    /// ([`Interpreter::compile`](crate::interp::Interpreter::compile)).
+    pub target: TargetLimits,
     /// The Rust call sites of the module's expressions and statements (through their spans).
     pub(crate) sites: crate::lower::SiteTable,
 }
@@ -312,6 +317,7 @@ impl KernelBuilder {
             info,
             wgsl,
             signature,
+            target: *target,
             sites: lowered.sites,
         })
     }

@@ -1,7 +1,8 @@
 //! A kernel is checked against the device it runs on (issue 12 §2): `Gpu::compile`,
 //! `Gpu::compile_typed` and the interpreter's `compile` refuse a kernel that needs more of a
 //! device limit than the device has, with one error naming the limit, the kernel's need and
-//! the device's value. Each limit has a test on lavapipe: a kernel built for larger limits
+//! the device's value (the interpreter takes the workgroup's limits from the target the
+//! kernel was built for, issue 21). Each limit has a test on lavapipe: a kernel built for larger limits
 //! than the device's (`build_for` a bigger `TargetLimits`, or bindings a device opened with
 //! WebGPU's default limits does not have), and, where cheap, one exactly at the limit that
 //! compiles.
@@ -413,13 +414,22 @@ fn the_interpreter_checks_its_limits_too() {
     let cpu = Interpreter::new();
     cpu.compile(&shader)
         .expect("the interpreter's default allows 9");
-    cpu.compile(&tile::<4096>()).expect("16 KiB fit");
-    let limit = DeviceLimit::WorkgroupStorageSize;
-    let program = cpu.compile(&tile::<4097>());
-    assert_eq!(exceeded(refusal(program), limit), (16400, 16384));
-    let limit = DeviceLimit::WorkgroupSizeZ;
-    let program = cpu.compile(&sized([1, 1, 65]));
-    assert_eq!(exceeded(refusal(program), limit), (65, 64));
+    // The workgroup's own limits are those the kernel was built for (here beyond any
+    // device's), whatever the options say (issue 21, item 5): 16400 bytes of workgroup
+    // memory and 65 invocations along z, more than WebGPU's defaults, run.
+    for interpreter in [&cpu, &webgpu] {
+        interpreter
+            .compile(&tile::<4097>())
+            .expect("built for more than 16 KiB");
+        interpreter
+            .compile(&sized([1, 1, 65]))
+            .expect("built for more than 64 along z");
+    }
+    // Built for WebGPU's defaults, such a kernel is refused by `build`, before any executor.
+    let mut k = KernelBuilder::new("sized", [1, 1, 65]);
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    k.store(&out.at(local_invocation_index()), 1u32);
+    assert!(matches!(k.build(), Err(BuildError::WorkgroupSize { .. })));
 }
 
 /// The interpreter's compile result with its error as the `DispatchError` it must be.

@@ -43,6 +43,21 @@ pub fn paren(tokens: TokenStream, span: Span) -> TokenStream {
     g.into_token_stream()
 }
 
+/// True if `e` is an integer literal without a suffix (`10`, `-3`, `(7)`): Rust gives it a
+/// type from where it is used.
+pub fn is_unsuffixed_int(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.suffix().is_empty(),
+        syn::Expr::Paren(p) => is_unsuffixed_int(&p.expr),
+        syn::Expr::Group(g) => is_unsuffixed_int(&g.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_unsuffixed_int(&u.expr),
+        _ => false,
+    }
+}
+
 /// True if `e` can be a method receiver without parentheses.
 fn is_postfix(e: &syn::Expr) -> bool {
     matches!(
@@ -263,6 +278,7 @@ impl Ctx {
             return dummy(span);
         };
         let c = self.expr(&i.cond, pre);
+        let rust = c.cat == Cat::Rust;
         let c = self.val(&c);
         let then = syn::Expr::Block(syn::ExprBlock {
             attrs: Vec::new(),
@@ -282,6 +298,18 @@ impl Ctx {
             return dummy(span);
         };
         let t = self.temp();
+        if rust {
+            // A Rust condition picks its arm when the kernel is built, as Rust runs one arm;
+            // the value is a `let`, evaluated once, here.
+            pre.push(quote_spanned!(span=>
+                let #t = if #c {
+                    #then_stmts #k.let_(#name, ::wgsl_dsl::IntoExp::into_exp(#a))
+                } else {
+                    #else_stmts #k.let_(#name, ::wgsl_dsl::IntoExp::into_exp(#b))
+                };
+            ));
+            return value(t.to_token_stream(), span);
+        }
         pre.push(quote_spanned!(span=>
             let #t = #k.if_value(
                 #name,
@@ -351,8 +379,67 @@ impl Ctx {
         }
     }
 
+    /// `a && b` / `a || b`: `b` evaluated only where Rust evaluates it. A Rust `a` (a
+    /// constant, a plain parameter) decides when the kernel is built; a `b` that records
+    /// statements (helper calls, atomics, subgroup operations, `if` values) is recorded in the
+    /// arm of a `KernelBuilder::if_value` on `a`; otherwise `Exp::and` / `Exp::or`, which
+    /// branch where `b` loads.
+    fn logical(&mut self, b: &syn::ExprBinary, pre: &mut Vec<TokenStream>, and: bool) -> Tr {
+        let span = b.span();
+        let k = self.k.clone();
+        let l = self.expr(&b.left, pre);
+        let mut rpre = Vec::new();
+        let r = self.expr(&b.right, &mut rpre);
+        let rv = self.val(&r);
+        let rv = quote_spanned!(r.span=> ::wgsl_dsl::IntoExp::<bool>::into_exp(#rv));
+        let decided = if and {
+            quote_spanned!(span=> ::wgsl_dsl::lit(false))
+        } else {
+            quote_spanned!(span=> ::wgsl_dsl::lit(true))
+        };
+        match (l.cat, r.cat) {
+            (Cat::Rust, Cat::Rust) => {
+                let (lt, rt, op) = (&l.tokens, &r.tokens, &b.op);
+                pre.extend(rpre);
+                return rust(quote!(#lt #op #rt), span);
+            }
+            (Cat::Rust, _) => {
+                let lt = &l.tokens;
+                let t = self.temp();
+                let (open, shut) = if and {
+                    (quote!(#lt), decided)
+                } else {
+                    (quote!(!(#lt)), decided)
+                };
+                pre.push(quote_spanned!(span=>
+                    let #t = if #open { #(#rpre)* #rv } else { #shut };));
+                return value(t.to_token_stream(), span);
+            }
+            _ => {}
+        }
+        let lv = self.val(&l);
+        if rpre.is_empty() {
+            let m = syn::Ident::new(if and { "and" } else { "or" }, b.op.span());
+            let recv = self.recv(&l, &b.left);
+            return value(quote_spanned!(span=> #recv.#m(#rv)), span);
+        }
+        let t = self.temp();
+        let name = if and { "and" } else { "or" };
+        let (then, otherwise) = if and {
+            (quote!(|#k| { #(#rpre)* #rv }), quote!(|_| #decided))
+        } else {
+            (quote!(|_| #decided), quote!(|#k| { #(#rpre)* #rv }))
+        };
+        pre.push(quote_spanned!(span=>
+            let #t = #k.if_value(#name, #lv, #then, #otherwise);));
+        value(t.to_token_stream(), span)
+    }
+
     fn binary(&mut self, b: &syn::ExprBinary, pre: &mut Vec<TokenStream>) -> Tr {
         use syn::BinOp::*;
+        if let And(_) | Or(_) = b.op {
+            return self.logical(b, pre, matches!(b.op, And(_)));
+        }
         let span = b.span();
         let l = self.expr(&b.left, pre);
         let r = self.expr(&b.right, pre);
@@ -368,8 +455,6 @@ impl Ctx {
             Ge(_) => (Some("ge"), "le"),
             Eq(_) => (Some("eq"), "eq"),
             Ne(_) => (Some("ne"), "ne"),
-            And(_) => (Some("and"), "and"),
-            Or(_) => (Some("or"), "or"),
             Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_) | BitAnd(_) | BitOr(_) | BitXor(_)
             | Shl(_) | Shr(_) => (None, ""),
             _ => {
@@ -380,20 +465,49 @@ impl Ctx {
                 return dummy(span);
             }
         };
+        // An integer literal without suffix beside a kernel value takes the value's scalar type
+        // (`literal_like`), so that `x + 10` with an `f32` `x` is rustc's "expected `f32`,
+        // found integer", which suggests `10.0`. Not a shift amount: that is a `u32` whatever
+        // the shifted type.
+        let shift = matches!(op, Shl(_) | Shr(_));
+        let literal_left = !shift && l.cat == Cat::Rust && is_unsuffixed_int(&b.left);
+        let literal_right = !shift && r.cat == Cat::Rust && is_unsuffixed_int(&b.right);
+        let other = syn::Ident::new("__operand", Span::mixed_site());
+        let like = |lit: &TokenStream| quote!(::wgsl_dsl::exp::literal_like(&#other, #lit));
         match method {
             None => {
                 let (lv, rv) = (self.val(&l), self.val(&r));
+                if literal_right {
+                    let lit = like(&rv);
+                    let literal = syn::Ident::new("__literal", Span::mixed_site());
+                    let e = quote_spanned!(span=> {
+                        let #other = #lv;
+                        let #literal = #lit;
+                        #other #op #literal
+                    });
+                    return value(paren(e, span), span);
+                }
+                if literal_left {
+                    let lit = like(&lv);
+                    let e = quote_spanned!(span=> { let #other = #rv; #lit #op #other });
+                    return value(paren(e, span), span);
+                }
                 value(quote!(#lv #op #rv), span)
             }
             Some(m) => {
                 // `a < b` is `a.lt(b)`; with a Rust value on the left, `b.gt(a)` (operands are
                 // pure expressions, so the order does not matter).
-                let (recv, arg, m) = if l.cat == Cat::Rust {
-                    (self.recv(&r, &b.right), self.val(&l), flipped)
+                let (recv, arg, m, literal) = if l.cat == Cat::Rust {
+                    (self.recv(&r, &b.right), self.val(&l), flipped, literal_left)
                 } else {
-                    (self.recv(&l, &b.left), self.val(&r), m)
+                    (self.recv(&l, &b.left), self.val(&r), m, literal_right)
                 };
                 let m = syn::Ident::new(m, op.span());
+                if literal {
+                    let lit = like(&arg);
+                    let e = quote_spanned!(span=> { let #other = #recv; #other.#m(#lit) });
+                    return value(paren(e, span), span);
+                }
                 value(quote_spanned!(span=> #recv.#m(#arg)), span)
             }
         }

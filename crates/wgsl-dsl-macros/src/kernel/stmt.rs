@@ -201,8 +201,21 @@ impl Ctx {
                     _ => v,
                 };
                 let old = syn::Ident::new("__old", Span::mixed_site());
+                let shift = matches!(b.op, syn::BinOp::ShlAssign(_) | syn::BinOp::ShrAssign(_));
+                // `x += 1` with an `f32` `x`: the literal takes `x`'s scalar type, so that the
+                // error is rustc's "expected `f32`, found integer" with its fix, `1.0`.
                 let op = respan(op, op_span);
-                quote_spanned!(span=> #k.update(&#p, |#old| #old #op #v);)
+                if !shift && super::expr::is_unsuffixed_int(&b.right) {
+                    let lit = syn::Ident::new("__literal", Span::mixed_site());
+                    let like = quote_spanned!(b.right.span()=>
+                        ::wgsl_dsl::exp::literal_like(&#old, #v));
+                    quote_spanned!(span=> #k.update(&#p, |#old| {
+                        let #lit = #like;
+                        #old #op #lit
+                    });)
+                } else {
+                    quote_spanned!(span=> #k.update(&#p, |#old| #old #op #v);)
+                }
             }
             syn::Expr::If(i) => self.if_stmt(i, &mut pre),
             syn::Expr::Match(m) => self.match_stmt(m, &mut pre, None),
@@ -332,13 +345,19 @@ impl Ctx {
         quote!(#(#pre)* #stmt)
     }
 
+    /// `if c { .. } else { .. }` as a statement: a WGSL `if`, or, for a Rust `c` (a
+    /// constant, a plain parameter, an `#[unroll]` counter), a Rust `if` that records only
+    /// the arm `c` picks, as Rust runs only that arm (`if j > 0 { x[j - 1] }` computes no
+    /// `j - 1` for `j == 0`).
     fn if_stmt(&mut self, i: &syn::ExprIf, pre: &mut Vec<TokenStream>) -> TokenStream {
         let k = self.k.clone();
         let span = i.if_token.span;
         let c = self.expr(&i.cond, pre);
+        let rust = c.cat == Cat::Rust;
         let c = self.val(&c);
         let then = self.block(&i.then_branch, None);
         match &i.else_branch {
+            None if rust => quote_spanned!(span=> if #c { #then }),
             None => quote_spanned!(span=> #k.if_(#c, |#k| { #then });),
             Some((_, e)) => {
                 let otherwise = match &**e {
@@ -353,7 +372,11 @@ impl Ctx {
                         TokenStream::new()
                     }
                 };
-                quote_spanned!(span=> #k.if_else(#c, |#k| { #then }, |#k| { #otherwise });)
+                if rust {
+                    quote_spanned!(span=> if #c { #then } else { #otherwise })
+                } else {
+                    quote_spanned!(span=> #k.if_else(#c, |#k| { #then }, |#k| { #otherwise });)
+                }
             }
         }
     }
@@ -379,7 +402,7 @@ impl Ctx {
             syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.subpat.is_none() => {
                 pi.ident.clone()
             }
-            syn::Pat::Wild(w) => syn::Ident::new("_i", w.span()),
+            syn::Pat::Wild(_) => syn::Ident::new("_i", Span::mixed_site()),
             p => {
                 self.err(
                     p.span(),

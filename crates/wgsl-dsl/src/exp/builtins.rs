@@ -351,6 +351,13 @@ math_fns! {
     fn insert_bits<T: Integer>(e: T, newbits: T, offset: u32, count: u32) -> T = InsertBits;
 }
 /// `select(reject, accept, condition)` in WGSL's argument order (WGSL spec §17.3.2).
+///
+/// Eager, as in WGSL: `reject` and `accept` are both evaluated whatever `condition`, so
+/// `select(0.0, x.at(&i).load(), i.lt(n))` reads `x[i]` for every `i`, and the interpreter
+/// reports the reads past the end of `x` even though their values are discarded (a GPU's
+/// robust access, WGSL spec §14.5, hides them). To read only where the condition holds, use
+/// [`KernelBuilder::if_value`](crate::KernelBuilder::if_value) (a branch when an arm loads;
+/// in `#[kernel]`, `if i < n { x[i] } else { 0.0 }`) or `&&` ([`Exp::and`](crate::Exp::and)).
 #[track_caller]
 pub fn select<T: ScalarOrVector>(
     reject: impl IntoExp<T>,

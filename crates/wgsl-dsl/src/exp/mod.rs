@@ -30,10 +30,12 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 
 pub use node::BuiltinValue;
-pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef, is_pure};
 pub use ops::{
     AddOperand, BitOperand, DivOperand, MulOperand, RemOperand, ShiftOperand, SubOperand,
 };
+#[doc(hidden)]
+pub use ops::{LiteralScalar, literal_like};
 
 use crate::site::CallSite;
 use crate::types::*;
@@ -123,6 +125,15 @@ impl<T: WgslType> Exp<T> {
 
 /// Values that convert to an `Exp<T>`: an `Exp<T>`, a `&Exp<T>`, or a Rust value of the scalar
 /// type (`1.5f32`, `3u32`, `true`), which becomes a literal.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a value of type `{T}`",
+    label = "expected an `Exp<{T}>`, a `&Exp<{T}>` or a Rust `{T}` value",
+    note = "a `Place` (a binding, a `var`, a workgroup variable, or an element or member of one) \
+            is a memory location: read its value with `.load()`, e.g. `x.at(&i).load()`",
+    note = "WGSL converts nothing implicitly: convert with `.to_f32()`, `.to_i32()` or `.to_u32()` \
+            (in `#[kernel]`: `x as f32`); a Rust literal is of the type it is written in \
+            (`2.0`, not `2`, for an `f32`)"
+)]
 pub trait IntoExp<T> {
     /// Convert, recording the caller as the site of a new literal.
     #[track_caller]
@@ -402,12 +413,40 @@ impl Exp<bool> {
             CallSite::caller(),
         )
     }
-    /// Short-circuiting `self && rhs` (WGSL spec §8.6 "Logical Expressions"). Scalar `bool` only.
+    /// `self && rhs`, short-circuiting as in Rust (WGSL spec §8.6 "Logical Expressions"):
+    /// `rhs` is evaluated only where `self` is true. Scalar `bool` only.
+    ///
+    /// When `rhs` reads memory (a buffer element, a `var`) or indexes a value with an `Exp`,
+    /// it is lowered as WGSL's own front end lowers `&&` (naga's `LogicalAnd` evaluates both
+    /// operands): a `var` assigned in an `if` on `self`, so that `i.lt(n).and(x.at(&i).load()
+    /// .gt(0.0))` never reads `x[i]` for `i >= n` (the interpreter would report that read out
+    /// of bounds). Otherwise evaluating `rhs` cannot be observed, and it is WGSL's `&&`.
+    /// A statement in the right operand (a helper call, an atomic) is recorded when the Rust
+    /// code calling the builder runs, before this `Exp` exists: to make it conditional too,
+    /// record it in a branch ([`KernelBuilder::if_value`](crate::KernelBuilder::if_value), as
+    /// `#[kernel]` does for `a && f(b)`).
+    ///
+    /// ```
+    /// use wgsl_dsl::prelude::*;
+    /// let mut k = KernelBuilder::new("positive", [64, 1, 1]);
+    /// let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    /// let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    /// let i = k.let_("i", global_invocation_id().x());
+    /// let positive = k.let_("positive", i.lt(x.len()).and(x.at(&i).load().gt(0.0f32)));
+    /// k.if_(positive, |k| k.store(&out.at(&i), 1u32));
+    /// let wgsl = k.build()?.wgsl;
+    /// // `var and: bool;` then `if (i < arrayLength((&x))) { .. and = (_e8 > 0f); } else {
+    /// // and = false; }`, then `let positive = and;`.
+    /// assert!(wgsl.contains("and = false;") && !wgsl.contains("&&"), "{wgsl}");
+    /// # Ok::<(), wgsl_dsl::BuildError>(())
+    /// ```
     #[track_caller]
     pub fn and(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
         self.logical(naga::BinaryOperator::LogicalAnd, rhs.into_exp())
     }
-    /// Short-circuiting `self || rhs` (WGSL spec §8.6). Scalar `bool` only.
+    /// `self || rhs`, short-circuiting as in Rust (WGSL spec §8.6): `rhs` is evaluated only
+    /// where `self` is false, a branch when `rhs` reads memory (see [`Exp::and`]). Scalar
+    /// `bool` only.
     #[track_caller]
     pub fn or(&self, rhs: impl IntoExp<bool>) -> Exp<bool> {
         self.logical(naga::BinaryOperator::LogicalOr, rhs.into_exp())
@@ -421,7 +460,11 @@ impl Exp<bool> {
         )
     }
     /// `select(reject, accept, self)`: `accept` if `self` is true, else `reject`
-    /// (WGSL spec §17.3.2). Both operands are evaluated.
+    /// (WGSL spec §17.3.2). Eager, as WGSL's `select` is: both operands are evaluated, so
+    /// `c.select(x.at(&i).load(), 0.0)` reads `x[i]` whatever `c` (the interpreter reports the
+    /// read if it is out of bounds). To read only where a condition holds, use
+    /// [`KernelBuilder::if_value`](crate::KernelBuilder::if_value), a branch when an arm
+    /// loads (in `#[kernel]`: `if c { x[i] } else { 0.0 }`).
     #[track_caller]
     pub fn select<T: ScalarOrVector>(
         &self,
@@ -452,7 +495,8 @@ where
             CallSite::caller(),
         )
     }
-    /// Componentwise `select(reject, accept, self)` (WGSL spec §17.3.2).
+    /// Componentwise `select(reject, accept, self)` (WGSL spec §17.3.2). Eager: both
+    /// operands are evaluated (see [`select`](crate::exp::builtins::select)).
     #[track_caller]
     pub fn select<T: Scalar>(
         &self,

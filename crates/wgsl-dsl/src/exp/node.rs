@@ -160,3 +160,50 @@ pub enum PlaceKind {
     Index(PlaceRef, NodeRef),
     Field(PlaceRef, u32),
 }
+
+/// True if evaluating `node` can be observed only through its value: it reads no memory
+/// (no `Load`, cooperative or texture load) and indexes nothing with a run-time index (which
+/// the interpreter checks, and may find out of bounds). Such an operand can be evaluated
+/// eagerly where Rust would not evaluate it (`&&`, `||`, the arms of an `if` value) without
+/// anything differing; any other is evaluated only where Rust evaluates it. Expression trees
+/// have no other effects: calls, atomics and subgroup operations are statements, their
+/// results [`ExprKind::Bound`] values.
+pub(crate) fn is_pure(node: &NodeRef) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if !seen.insert(Rc::as_ptr(n)) {
+            continue;
+        }
+        match &n.kind {
+            ExprKind::Load(_)
+            | ExprKind::CoopLoad { .. }
+            | ExprKind::TextureLoad { .. }
+            | ExprKind::Access(..) => return false,
+            ExprKind::Literal(_)
+            | ExprKind::Builtin(_)
+            | ExprKind::Bound(_)
+            | ExprKind::Param { .. }
+            | ExprKind::ZeroValue
+            | ExprKind::ArrayLength(_)
+            | ExprKind::TextureDimensions { level: None, .. }
+            | ExprKind::Invalid(_) => {}
+            ExprKind::TextureDimensions { level: Some(l), .. } => stack.push(l),
+            ExprKind::Binary(_, a, b) => stack.extend([a, b]),
+            ExprKind::Unary(_, a)
+            | ExprKind::Relational(_, a)
+            | ExprKind::As { value: a, .. }
+            | ExprKind::Splat(_, a)
+            | ExprKind::Swizzle(_, _, a)
+            | ExprKind::AccessIndex(a, _) => stack.push(a),
+            ExprKind::Math(_, args) | ExprKind::Compose(args) => stack.extend(args),
+            ExprKind::Select {
+                condition,
+                accept,
+                reject,
+            } => stack.extend([condition, accept, reject]),
+            ExprKind::CoopMultiplyAdd(a, b, c) => stack.extend([a, b, c]),
+        }
+    }
+    true
+}

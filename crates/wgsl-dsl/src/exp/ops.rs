@@ -61,7 +61,8 @@ macro_rules! operand_trait {
         #[diagnostic::on_unimplemented(
             message = $msg,
             label = $label,
-            note = "WGSL converts nothing implicitly: convert one operand with `.to_f32()`, `.to_i32()` or `.to_u32()` (in `#[kernel]`: `x as f32`), or `.bitcast::<T>()` to reinterpret its bits"
+            note = "WGSL converts nothing implicitly: convert one operand with `.to_f32()`, `.to_i32()` or `.to_u32()` (in `#[kernel]`: `x as f32`), or `.bitcast::<T>()` to reinterpret its bits",
+            note = "a Rust literal operand is of the other operand's scalar type: `x + 2.0` (not `x + 2`) with an `f32`; a `Place` operand is read with `.load()`"
         )]
         pub trait $Trait<L> {
             /// The result's type.
@@ -272,6 +273,38 @@ macro_rules! bit_literals {
     )*};
 }
 bit_literals!(i32, u32);
+
+/// The scalar a Rust literal operand of an `Exp<Self>` has (`f32` for `Exp<vec3<f32>>` and
+/// matrices). `#[kernel]` gives an unsuffixed integer literal this type
+/// ([`literal_like`]), so that `x + 10` with an `f32` `x` is rustc's own "expected `f32`,
+/// found integer", with its fix, `10.0`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` takes no literal operand",
+    label = "arithmetic and comparisons with a literal take scalars, vectors and matrices"
+)]
+pub trait LiteralScalar {
+    /// The literal's type.
+    type Scalar;
+}
+impl<T: ScalarOrVector> LiteralScalar for T {
+    type Scalar = T::Elem;
+}
+impl<const C: usize, const R: usize> LiteralScalar for Mat<C, R>
+where
+    D<C>: Dim,
+    D<R>: Dim,
+{
+    type Scalar = f32;
+}
+
+/// `value`, typed as the scalar of `other`: what `#[kernel]` makes of the literal in
+/// `other op 10`.
+#[doc(hidden)]
+pub fn literal_like<T: LiteralScalar>(other: &Exp<T>, value: T::Scalar) -> T::Scalar {
+    let _ = other;
+    value
+}
 
 // Unary operators (WGSL spec §8.7.1, §8.9).
 macro_rules! unary {

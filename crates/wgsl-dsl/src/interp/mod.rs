@@ -85,11 +85,13 @@ mod mask;
 mod ops;
 mod program;
 pub mod semantics;
+mod typed;
 
 use std::sync::Arc;
 
 pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4};
 pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
+pub use typed::{HostArgs, TypedProgram};
 
 use crate::runtime::{ArgShape, BindingLayout};
 use crate::shader::Shader;
@@ -107,9 +109,13 @@ pub struct InterpOptions {
     /// ([`InterpError::LoopLimit`]). Default 2^24.
     pub max_loop_iterations: u64,
     /// Limits [`Interpreter::compile`] checks kernels against and the argument checks use
-    /// (binding sizes, workgroup counts). Default [`interpreter_limits`](crate::runtime::interpreter_limits)
-    /// (WebGPU's, without a limit on the number of bindings); pass a
-    /// [`Gpu`](crate::runtime::Gpu)'s to check as it would.
+    /// (binding counts and sizes, workgroup counts). Default
+    /// [`interpreter_limits`](crate::runtime::interpreter_limits) (WebGPU's, without a limit
+    /// on the number of bindings); pass a [`Gpu`](crate::runtime::Gpu)'s to check as it
+    /// would. The workgroup's own limits (size per dimension, invocations, workgroup memory)
+    /// are not taken from here: a kernel is run for the limits it was built for
+    /// ([`Shader::target`]), which `build_for` has checked, so that a kernel built for a
+    /// GPU's limits (`build_for(&gpu.target_limits())`, 1024 invocations) runs here too.
     pub limits: wgpu::Limits,
 }
 
@@ -175,12 +181,14 @@ impl Interpreter {
     /// binding's type cannot be laid out;
     /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](crate::runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
     /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](crate::runtime::Gpu::compile)
-    /// checks its device's ([`check_limits`](crate::runtime::check_limits)).
+    /// checks its device's ([`check_limits`](crate::runtime::check_limits)), the workgroup's
+    /// own limits (size, invocations, workgroup memory) being those the shader was built for
+    /// ([`Shader::target`]).
     pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
         // Every capability a kernel can declare is executed here or refused above.
         crate::runtime::check_limits(
             shader,
-            &self.options.limits,
+            &self.limits_for(shader),
             naga::valid::Capabilities::all(),
         )?;
         let compiled = compile::compile(shader)?;
@@ -190,6 +198,20 @@ impl Interpreter {
             shader: Arc::new(shader.clone()),
             layouts: Arc::new(layouts),
         })
+    }
+
+    /// [`InterpOptions::limits`] with the workgroup's limits of the target `shader` was built
+    /// for.
+    fn limits_for(&self, shader: &Shader) -> wgpu::Limits {
+        let t = &shader.target;
+        wgpu::Limits {
+            max_compute_invocations_per_workgroup: t.max_invocations_per_workgroup,
+            max_compute_workgroup_size_x: t.max_workgroup_size[0],
+            max_compute_workgroup_size_y: t.max_workgroup_size[1],
+            max_compute_workgroup_size_z: t.max_workgroup_size[2],
+            max_compute_workgroup_storage_size: t.max_workgroup_storage_size,
+            ..self.options.limits.clone()
+        }
     }
 
     /// Check `args` against `program`'s bindings as [`Gpu::check`](crate::runtime::Gpu::check)

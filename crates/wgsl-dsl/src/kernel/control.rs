@@ -396,14 +396,24 @@ impl KernelBuilder {
         );
     }
 
-    /// `if condition { then } else { otherwise }` as a value (Rust's `if` expression).
+    /// `if condition { then } else { otherwise }` as a value (Rust's `if` expression): only
+    /// the arm the condition picks is evaluated, as in Rust.
     ///
-    /// When neither arm records a statement and `T` is a scalar or vector, the value is
-    /// `select(otherwise, then, condition)` (WGSL spec §17.3.2; both arms are evaluated,
-    /// which is unobservable for pure expressions: memory reads out of bounds are defined by
-    /// WGSL's robust access, §14.5), bound to a `let name` unless this `if` is itself an arm of
-    /// an enclosing `if_value` (then the selects nest). Otherwise it is a `var name: T` that
-    /// each arm assigns after its statements, read where the result is used.
+    /// - When neither arm records a statement, both values are pure (no load, no index of a
+    ///   value by an `Exp`) and `T` is a scalar or vector, the
+    ///   value is `select(otherwise, then, condition)` (WGSL spec §17.3.2), which evaluates both
+    ///   arms, unobservably for pure values. It is bound to a `let name` unless this `if` is
+    ///   itself an arm of an enclosing `if_value` (then the selects nest).
+    /// - Otherwise (an arm loads, as in `if i < n { x[i] } else { 0.0 }`, calls a helper
+    ///   function, runs an atomic), it is a `var name: T` that each arm of a WGSL `if` assigns
+    ///   after its statements, read where the result is used: the arm not taken reads nothing
+    ///   (the interpreter reports an out-of-bounds read even when its value is discarded, so
+    ///   a `select` of `x[i]` past the end of `x` is an error there).
+    /// - A condition that is a constant (`lit(true)`, a tree of literals) picks its arm when
+    ///   the kernel is built: the other arm's statements and value are dropped.
+    ///
+    /// The closures run in any case (they are Rust), so mistakes the builder records in either
+    /// arm are reported by [`KernelBuilder::build`].
     #[track_caller]
     pub fn if_value<T: Constructible>(
         &mut self,
@@ -423,8 +433,22 @@ impl KernelBuilder {
         let (Some(accept), Some(reject)) = (accept, reject) else {
             unreachable!("both closures ran")
         };
+        let statements = !then_block.is_empty() || !else_block.is_empty();
+        // A constant condition with statement-free arms: the arm it picks. (With statements,
+        // the `if` below is lowered with the picked arm only.)
+        if !statements && let Ok(Some(crate::ConstValue::Bool(taken))) = condition.eval_const() {
+            let value = if taken { accept } else { reject };
+            if self.value_arms > 0 {
+                return value;
+            }
+            return self.once(name, value, site);
+        }
         let selectable = matches!(T::ty(), Ty::Scalar(_) | Ty::Vector(..));
-        if selectable && then_block.is_empty() && else_block.is_empty() {
+        if selectable
+            && !statements
+            && crate::exp::is_pure(&accept.node)
+            && crate::exp::is_pure(&reject.node)
+        {
             let select = Exp::<T>::from_kind(
                 ExprKind::Select {
                     condition: condition.node,

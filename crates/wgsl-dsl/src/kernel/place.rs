@@ -184,3 +184,114 @@ impl<T: Constructible> Target<T> for Place<T, ReadWrite> {
         self.node.clone()
     }
 }
+
+// ---- a place where a value belongs: a compile error that names `.load()` ----
+
+mod sealed {
+    /// Implemented by nothing: [`super::ReadWithLoad`] cannot be implemented.
+    pub trait Sealed {}
+}
+
+/// Implemented by no type: the bound of the operators and comparisons below, which exist so
+/// that a [`Place`] used as an operand (`x.at(&i) * 2.0`, `2.0 * x.at(&i)`,
+/// `x.at(&i).lt(n)`) is an error that names the fix, [`Place::load`], rather than a bare
+/// "cannot multiply" (the trait's name is in that message). A place where an
+/// [`IntoExp`] belongs (`k.store(&y, x.at(&i))`) is [`IntoExp`]'s error, which names it too.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a place (a memory location), not a value: read it with `.load()`",
+    label = "a place where a value is needed: add `.load()`",
+    note = "a `Place` (a binding, a `var`, a workgroup variable, or an element or member of one) \
+            is read with `.load()`, e.g. `x.at(&i).load() * 2.0`; in `#[kernel]` code places are \
+            read where they are used"
+)]
+#[doc(hidden)]
+pub trait ReadWithLoad: sealed::Sealed {
+    /// Never called: no type implements the trait.
+    fn never<O>(&self) -> O;
+}
+
+/// `Place op R`, `&Place op R` and `literal op Place` for every binary operator, and `-p`,
+/// `!p`: all bounded by [`ReadWithLoad`].
+macro_rules! place_operators {
+    ($($Op:ident $method:ident),*) => {$(
+        impl<T, A, R> std::ops::$Op<R> for Place<T, A>
+        where
+            Self: ReadWithLoad,
+        {
+            type Output = Exp<T>;
+            fn $method(self, _: R) -> Exp<T> {
+                self.never()
+            }
+        }
+        impl<T, A, R> std::ops::$Op<R> for &Place<T, A>
+        where
+            Place<T, A>: ReadWithLoad,
+        {
+            type Output = Exp<T>;
+            fn $method(self, _: R) -> Exp<T> {
+                self.never()
+            }
+        }
+        place_operators!(@left $Op $method; f32, i32, u32);
+    )*};
+    (@left $Op:ident $method:ident; $($s:ty),*) => {$(
+        impl<T, A> std::ops::$Op<Place<T, A>> for $s
+        where
+            Place<T, A>: ReadWithLoad,
+        {
+            type Output = Exp<T>;
+            fn $method(self, p: Place<T, A>) -> Exp<T> {
+                p.never()
+            }
+        }
+        impl<T, A> std::ops::$Op<&Place<T, A>> for $s
+        where
+            Place<T, A>: ReadWithLoad,
+        {
+            type Output = Exp<T>;
+            fn $method(self, p: &Place<T, A>) -> Exp<T> {
+                p.never()
+            }
+        }
+    )*};
+}
+place_operators!(
+    Add add, Sub sub, Mul mul, Div div, Rem rem, BitAnd bitand, BitOr bitor, BitXor bitxor,
+    Shl shl, Shr shr
+);
+
+impl<T, A> std::ops::Neg for Place<T, A>
+where
+    Self: ReadWithLoad,
+{
+    type Output = Exp<T>;
+    fn neg(self) -> Exp<T> {
+        self.never()
+    }
+}
+impl<T, A> std::ops::Not for Place<T, A>
+where
+    Self: ReadWithLoad,
+{
+    type Output = Exp<T>;
+    fn not(self) -> Exp<T> {
+        self.never()
+    }
+}
+
+/// The comparison methods of [`Exp`] on a place: bounded by [`ReadWithLoad`], so that
+/// `x.at(&i).lt(n)` names `.load()`.
+macro_rules! place_comparisons {
+    ($($name:ident),*) => {
+        impl<T, A> Place<T, A> {$(
+            #[doc(hidden)]
+            pub fn $name<R>(&self, _: R) -> Exp<bool>
+            where
+                Self: ReadWithLoad,
+            {
+                self.never()
+            }
+        )*}
+    };
+}
+place_comparisons!(lt, le, gt, ge, eq, ne);

@@ -163,6 +163,20 @@ impl FnLower<'_, '_> {
                     }
                 }
             }),
+            ExprKind::Binary(
+                op @ (naga::BinaryOperator::LogicalAnd | naga::BinaryOperator::LogicalOr),
+                a,
+                b,
+            ) if !crate::exp::is_pure(b) => {
+                let and = *op == naga::BinaryOperator::LogicalAnd;
+                match self.short_circuit(and, key, a, b, block)? {
+                    Ok(h) => {
+                        self.cache.insert(key, h);
+                        return Ok(h);
+                    }
+                    Err(load) => load,
+                }
+            }
             ExprKind::Binary(op, a, b) => {
                 let mut left = self.expr(a, block)?;
                 let mut right = self.expr(b, block)?;
@@ -416,6 +430,94 @@ impl FnLower<'_, '_> {
         let h = self.append(e, site, block);
         self.cache.insert(key, h);
         Ok(h)
+    }
+
+    /// `a && b` (`and`) or `a || b` whose right operand `b` is not pure
+    /// (`exp::is_pure`: it loads, or indexes a value with a run-time index),
+    /// evaluated as Rust evaluates it: `b` only where `a` leaves the result open. As WGSL's
+    /// own front end lowers the two operators (naga's `LogicalAnd` and `LogicalOr` evaluate
+    /// both operands, and its WGSL writer hoists the load of `b` out of the `&&`):
+    ///
+    /// ```text
+    /// var and: bool;
+    /// if a { and = b; } else { and = false; }      // `||`: if !a { or = b; } else { or = true; }
+    /// ... and ...                                  // the load, where the `&&` was
+    /// ```
+    ///
+    /// The `if` goes into `block` before the statement being lowered; `b`'s expressions are
+    /// emitted in its arm and forgotten after it (they are not in scope there). An `a` that
+    /// folds to a constant decides at build time: `false && b` is `false` without `b`,
+    /// `true && b` is `b`. Returns the value's handle when there is nothing more to append,
+    /// else the load of the `var`.
+    fn short_circuit(
+        &mut self,
+        and: bool,
+        key: *const crate::exp::Node,
+        a: &NodeRef,
+        b: &NodeRef,
+        block: &mut Block,
+    ) -> Result<Result<Handle<Expression>, Expression>, BuildError> {
+        let site = b.site;
+        let left = self.expr(a, block)?;
+        let known = self.const_values.get(&std::rc::Rc::as_ptr(a)).cloned();
+        if let Some(crate::consteval::ConstValue::Bool(l)) = known {
+            if l != and {
+                // `false && b`, `true || b`: the left operand's value, `b` unevaluated.
+                self.const_values
+                    .insert(key, crate::consteval::ConstValue::Bool(l));
+                return Ok(Ok(left));
+            }
+            let right = self.expr(b, block)?;
+            if let Some(v) = self.const_values.get(&std::rc::Rc::as_ptr(b)).cloned() {
+                self.const_values.insert(key, v);
+            }
+            return Ok(Ok(right));
+        }
+        let bool_ty = self
+            .cx
+            .ty(&Ty::Scalar(crate::types::ScalarTy::Bool), site)?;
+        let var = self.local_variable(if and { "and" } else { "or" }, bool_ty, site);
+        let condition = if and {
+            left
+        } else {
+            let not = Expression::Unary {
+                op: naga::UnaryOperator::LogicalNot,
+                expr: left,
+            };
+            self.append(not, site, block)
+        };
+        self.flush(block);
+        // The right operand, in the arm that evaluates it; what it emits is not in scope
+        // after the arm.
+        let cache = self.cache.clone();
+        let mut accept = Block::new();
+        self.emitter.start(&self.func.expressions);
+        let right = self.expr(b, &mut accept);
+        self.cache = cache;
+        let value = right?;
+        let pointer = self.append(Expression::LocalVariable(var), site, &mut accept);
+        self.push(&mut accept, naga::Statement::Store { pointer, value }, site);
+        let mut reject = Block::new();
+        self.emitter.start(&self.func.expressions);
+        let pointer = self.append(Expression::LocalVariable(var), site, &mut reject);
+        let value = self.append(
+            Expression::Literal(naga::Literal::Bool(!and)),
+            site,
+            &mut reject,
+        );
+        self.push(&mut reject, naga::Statement::Store { pointer, value }, site);
+        let span = self.span(site);
+        block.push(
+            naga::Statement::If {
+                condition,
+                accept,
+                reject,
+            },
+            span,
+        );
+        self.emitter.start(&self.func.expressions);
+        let pointer = self.append(Expression::LocalVariable(var), site, block);
+        Ok(Err(Expression::Load { pointer }))
     }
 
     /// Note the configuration of a multiply-add of `a` (`M x K`) into `c` (`M x N`) in the

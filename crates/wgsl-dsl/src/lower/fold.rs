@@ -11,6 +11,12 @@
 //! | `x << l`, `x >> l` | `0u` |
 //! | `x \| l`, `l \| x`, `x ^ l`, `l ^ x` | `0` |
 //! | `x & l`, `l & x` | all ones (`0xffffffffu`, `-1i`) |
+//! | `x && l`, `l && x` | `true` (and `false && x` is `false`) |
+//! | `x \|\| l`, `l \|\| x` | `false` (and `true \|\| x` is `true`) |
+//!
+//! A literal on the left of `&&` / `||` decides as Rust does: `false && x` and `true || x`
+//! are the literal, and `x` is not evaluated (lowering does not get here when `x` loads: it
+//! folds before lowering `x`). `x && false` and `x || true` keep `x`, which Rust evaluates.
 //!
 //! Literals are scalars, so the other operand has the operation's type (a vector or matrix
 //! operand with a scalar literal gives a vector or matrix). Only literal operands fold:
@@ -60,6 +66,11 @@ fn is_float_zero(l: Literal, positive: bool) -> bool {
     }
 }
 
+/// Whether a literal is the `bool` `value`.
+fn is_bool(value: bool) -> impl Fn(Literal) -> bool {
+    move |l| l == Literal::Bool(value)
+}
+
 /// The operand `left op right` equals for every value of it, if one is a literal identity.
 pub(crate) fn identity(op: B, left: &Expression, right: &Expression) -> Option<Keep> {
     let (l, r) = (lit(left), lit(right));
@@ -78,6 +89,12 @@ pub(crate) fn identity(op: B, left: &Expression, right: &Expression) -> Option<K
         B::InclusiveOr | B::ExclusiveOr if left_is(&is_zero_int) => Some(Keep::Right),
         B::And if right_is(&is_all_ones) => Some(Keep::Left),
         B::And if left_is(&is_all_ones) => Some(Keep::Right),
+        B::LogicalAnd if right_is(&is_bool(true)) => Some(Keep::Left),
+        B::LogicalAnd if left_is(&is_bool(true)) => Some(Keep::Right),
+        B::LogicalAnd if left_is(&is_bool(false)) => Some(Keep::Left),
+        B::LogicalOr if right_is(&is_bool(false)) => Some(Keep::Left),
+        B::LogicalOr if left_is(&is_bool(false)) => Some(Keep::Right),
+        B::LogicalOr if left_is(&is_bool(true)) => Some(Keep::Left),
         _ => None,
     }
 }

@@ -119,7 +119,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// Close the running emitter into `block`, then push `stmt`.
-    fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
+    pub(super) fn push(&mut self, block: &mut Block, stmt: Statement, site: CallSite) {
         self.flush(block);
         let span = self.span(site);
         block.push(stmt, span);
@@ -133,7 +133,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// A function-scope `var name: ty;`, stored to by the statements that follow.
-    fn local_variable(
+    pub(super) fn local_variable(
         &mut self,
         name: &str,
         ty: Handle<naga::Type>,
@@ -183,7 +183,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
     }
 
     /// Close the emitter into `block`, if it is running.
-    fn flush(&mut self, block: &mut Block) {
+    pub(super) fn flush(&mut self, block: &mut Block) {
         if self.emitter.is_running() {
             block.extend(self.emitter.finish(&self.func.expressions));
         }
@@ -414,12 +414,26 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 );
             }
             Stmt::If {
-                condition,
+                condition: condition_node,
                 accept,
                 reject,
             } => {
-                let condition = self.expr(condition, block)?;
+                let condition = self.expr(condition_node, block)?;
                 block.extend(self.emitter.finish(&self.func.expressions));
+                // A condition that folds to a constant (an `#[unroll]` copy's `if j < 2`, a
+                // `let` of a literal): only its arm runs, so only its arm is lowered, in its
+                // own scope, in place of the `if`. What the other arm would have found when
+                // lowered (a literal WGSL rejects, a value out of scope) is not reported, as
+                // for any expression that is built and not used.
+                let known = self
+                    .const_values
+                    .get(&std::rc::Rc::as_ptr(condition_node))
+                    .cloned();
+                if let Some(crate::consteval::ConstValue::Bool(taken)) = known {
+                    let mut arm = self.nested(if taken { accept } else { reject })?;
+                    block.append(&mut arm);
+                    return Ok(());
+                }
                 let accept = self.nested(accept)?;
                 let reject = self.nested(reject)?;
                 let span = self.span(site);

@@ -86,5 +86,8 @@ pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use scan::PrefixScan;
 pub use texture::GpuTexture;
-pub use typed::{ArgBinding, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering};
+pub(crate) use typed::check_interface;
+pub use typed::{
+    ArgBinding, ExecutorBuffers, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering,
+};
 pub use wgpu;

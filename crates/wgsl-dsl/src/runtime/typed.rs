@@ -17,6 +17,14 @@
 //! and implements [`KernelDef`] by hand. Underneath, a typed dispatch is the positional,
 //! checked-at-run-time [`Gpu::dispatch`] / [`Recorder::dispatch`] with the fields in order.
 //!
+//! An argument struct is generic over the executor whose buffers it borrows
+//! ([`ExecutorBuffers`]), the GPU by default: `SgdUpdateArgs<'a>` is
+//! `SgdUpdateArgs<'a, Gpu>`, of `GpuBuffer`s, and `SgdUpdateArgs<'a, Interpreter>` is the same
+//! struct of [`HostBuffer`](crate::interp::HostBuffer)s, which
+//! [`Interpreter::compile_typed`](crate::interp::Interpreter::compile_typed) dispatches with
+//! the same compile-time checks (the field names and types are the same; only the buffer type
+//! differs, and the executor is inferred from the dispatch that takes the struct).
+//!
 //! ```
 //! use wgsl_dsl::prelude::*;
 //! use wgsl_dsl::runtime::{Gpu, GpuBuffer};
@@ -47,13 +55,36 @@
 //! # }
 //! ```
 
-use super::buffer::BindArg;
+use bytemuck::Pod;
+
+use super::buffer::{BindArg, GpuBuffer};
 use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::{Kernel, ceil_div};
 use super::recorder::Recorder;
-use crate::kernel::{BindingKind, KernelBuilder, Place, ReadOnly, ReadWrite};
+use crate::kernel::{BindingKind, KernelBuilder, KernelSignature, Place, ReadOnly, ReadWrite};
 use crate::types::{HostShareable, Ty, WgslType};
+
+/// The buffers of an executor, which an argument struct's fields borrow: the GPU's
+/// ([`Gpu`]: [`GpuBuffer<T>`], bound as `dyn BindArg`) or the CPU interpreter's
+/// ([`Interpreter`](crate::interp::Interpreter): [`HostBuffer<T>`](crate::interp::HostBuffer),
+/// bound as `dyn HostArg`). The executor type names the set: `SgdUpdateArgs<'a, Interpreter>`.
+pub trait ExecutorBuffers: 'static {
+    /// A buffer of `T` elements on this executor.
+    type Buffer<T: 'static>: std::fmt::Debug + 'static;
+    /// What the executor's positional dispatch takes for one binding.
+    type Arg: ?Sized;
+    /// `buffer` as the positional dispatch takes it.
+    fn arg<T: Pod + WgslType>(buffer: &Self::Buffer<T>) -> &Self::Arg;
+}
+
+impl ExecutorBuffers for Gpu {
+    type Buffer<T: 'static> = GpuBuffer<T>;
+    type Arg = dyn BindArg;
+    fn arg<T: Pod + WgslType>(buffer: &GpuBuffer<T>) -> &Self::Arg {
+        buffer
+    }
+}
 
 /// One binding as an argument struct declares it: what [`Gpu::compile_typed`] compares with
 /// the kernel's signature.
@@ -84,35 +115,47 @@ impl ArgBinding {
     }
 }
 
-/// A kernel's argument struct: one field per binding, in binding order. Written by
-/// `#[kernel]` and `#[derive(Bindings)]`; see [`KernelDef`].
+/// A kernel's argument struct: one field per binding, in binding order, borrowing the
+/// buffers of [`Self::Executor`]. Written by `#[kernel]` and `#[derive(Bindings)]` (as
+/// `NameArgs<'a, E: ExecutorBuffers = Gpu>`); see [`KernelDef`].
 pub trait KernelArgs {
+    /// The executor whose buffers the fields borrow.
+    type Executor: ExecutorBuffers;
+    /// The same struct over the buffers of the executor `E` (`NameArgs<'b, E>`).
+    type With<'b, E: ExecutorBuffers>: KernelArgs<Executor = E>;
     /// The bindings the fields stand for, in order.
     fn bindings() -> Vec<ArgBinding>;
-    /// Call `f` with the fields in binding order, as the positional layer takes them.
-    fn with_bind_args<R>(&self, f: impl FnOnce(&[&dyn BindArg]) -> R) -> R;
+    /// Call `f` with the fields in binding order, as the executor's positional layer takes
+    /// them.
+    fn with_bind_args<R>(
+        &self,
+        f: impl FnOnce(&[&<Self::Executor as ExecutorBuffers>::Arg]) -> R,
+    ) -> R;
 }
 
-/// The argument a binding declared as the place type `Self` takes: `&'a GpuBuffer<H>` for a
-/// read-only binding (storage or uniform), `&'a mut GpuBuffer<H>` for a read-write one, `H`
-/// the store type's [`HostShareable::Host`]. Used by `#[derive(Bindings)]`.
+/// The argument a binding declared as the place type `Self` takes on the executor `E`:
+/// `&'a E::Buffer<H>` for a read-only binding (storage or uniform), `&'a mut E::Buffer<H>`
+/// for a read-write one, `H` the store type's [`HostShareable::Host`] (on the GPU,
+/// `&'a GpuBuffer<H>` and `&'a mut GpuBuffer<H>`). Used by `#[derive(Bindings)]`.
 pub trait PlaceArg {
     /// The argument type.
-    type Arg<'a>;
+    type Arg<'a, E: ExecutorBuffers>;
 }
 impl<T: HostShareable> PlaceArg for Place<T, ReadOnly> {
-    type Arg<'a> = &'a super::GpuBuffer<T::Host>;
+    type Arg<'a, E: ExecutorBuffers> = &'a E::Buffer<T::Host>;
 }
 impl<T: HostShareable> PlaceArg for Place<T, ReadWrite> {
-    type Arg<'a> = &'a mut super::GpuBuffer<T::Host>;
+    type Arg<'a, E: ExecutorBuffers> = &'a mut E::Buffer<T::Host>;
 }
 
 /// A kernel definition with a typed interface: how to build the kernel, the type of its
 /// arguments, and the workgroups that cover a problem size. `#[kernel] fn name` implements it
 /// for the generated type `Name`; builder-written kernels implement it by hand.
 pub trait KernelDef {
-    /// The argument struct.
-    type Args<'a>: KernelArgs;
+    /// The argument struct over GPU buffers (`NameArgs<'a>`; the interpreter takes
+    /// `<Self::Args<'a> as KernelArgs>::With<'a, Interpreter>`, the same struct over
+    /// `HostBuffer`s).
+    type Args<'a>: KernelArgs<Executor = Gpu>;
     /// What one dispatch covers, e.g. `(rows, cols)` of an output, or `[u32; 3]`
     /// invocations.
     type Size;
@@ -193,13 +236,17 @@ impl Gpu {
     pub fn compile_typed<K: KernelDef>(&self, def: K) -> Result<TypedKernel<K>, DispatchError> {
         let shader = def.build().build_for(&self.target_limits())?;
         let kernel = self.compile(&shader)?;
-        check_interface(&kernel, &K::Args::bindings())?;
+        check_interface(kernel.signature(), &K::Args::bindings())?;
         Ok(TypedKernel { def, kernel })
     }
 }
 
-fn check_interface(kernel: &Kernel, declared: &[ArgBinding]) -> Result<(), DispatchError> {
-    let sig = kernel.signature();
+/// [`DispatchError::Interface`] unless the kernel of signature `sig` declares exactly the
+/// bindings `declared`, in order (names, kinds, store types).
+pub(crate) fn check_interface(
+    sig: &KernelSignature,
+    declared: &[ArgBinding],
+) -> Result<(), DispatchError> {
     let err = |message: String| DispatchError::Interface {
         kernel: sig.name.clone(),
         message,

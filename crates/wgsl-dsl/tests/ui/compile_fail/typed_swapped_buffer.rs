@@ -30,7 +30,8 @@ fn gather(
     x: &mut GpuBuffer<f32>,
     batch_labels: &mut GpuBuffer<u32>,
 ) {
-    let _args = GatherArgs {
+    // Annotated: a struct literal that no dispatch takes has no executor to infer.
+    let _args: GatherArgs<'_> = GatherArgs {
         images,
         labels,
         x: batch_labels,
