@@ -355,7 +355,7 @@ impl<'p> Analyzer<'p> {
     /// # Errors
     /// The first thing the analysis refuses, with where.
     pub fn program(mut self) -> Result<Analysis, Reject> {
-        if self.prog.coop.is_some() {
+        if self.prog.coop.is_some() || self.prog.texture.is_some() {
             return Ok(self.out);
         }
         self.funcs()?;

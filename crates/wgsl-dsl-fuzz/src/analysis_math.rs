@@ -727,7 +727,6 @@ pub fn convert(c: Conv, a: &Info) -> R {
                 (Num::Float(f), s) if s == from => Num::Float(f),
                 (Num::Float(f), Scalar::F32) => Num::Float(f),
                 (Num::Float(f), s) => Num::Float(Ops::of(s).convert(f)?),
-                _ => return Err("a conversion".into()),
             };
             Ok(info(ty, num))
         }

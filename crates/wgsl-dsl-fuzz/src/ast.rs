@@ -689,6 +689,17 @@ pub struct Coop {
     pub load_c: bool,
 }
 
+/// A texture kernel's data ([`crate::texture`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureCase {
+    /// `[width, height]`.
+    pub size: [u32; 2],
+    /// The source texels, row by row.
+    pub texels: Vec<u32>,
+    /// The factor `m`.
+    pub factor: u32,
+}
+
 /// One generated kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -708,6 +719,8 @@ pub struct Program {
     pub body: Vec<Stmt>,
     /// A cooperative-matrix product, instead of a body (a kernel of its own).
     pub coop: Option<Coop>,
+    /// A texture kernel, instead of a body.
+    pub texture: Option<TextureCase>,
 }
 
 impl Program {

@@ -19,7 +19,7 @@ pub const N: usize = 16;
 pub const INVOCATIONS: u32 = 32;
 
 pub(crate) fn generate(seed: u64, rng: &mut ChaCha8Rng) -> Program {
-    let mut tile = |rng: &mut ChaCha8Rng| -> Vec<u16> {
+    let tile = |rng: &mut ChaCha8Rng| -> Vec<u16> {
         (0..N * N)
             .map(|_| f16::from_f32(rng.random_range(-64i32..=64) as f32 / 16.0).to_bits())
             .collect()
@@ -37,6 +37,7 @@ pub(crate) fn generate(seed: u64, rng: &mut ChaCha8Rng) -> Program {
         inputs: Inputs::default(),
         funcs: Vec::new(),
         body: Vec::new(),
+        texture: None,
         coop: Some(Coop {
             a,
             b,

@@ -43,6 +43,10 @@ pub enum Binding {
     CoopC,
     /// See [`Binding::CoopA`].
     CoopD,
+    /// Texture kernels: `src` (`texture_2d<u32>`).
+    TextureSrc,
+    /// Texture kernels: `dst` (`texture_storage_2d<r32uint, write>`).
+    TextureDst,
 }
 
 /// The output buffers, in binding order.
@@ -92,6 +96,9 @@ struct Em<'p> {
 pub fn emit(prog: &Program, an: &Analysis) -> Emitted {
     if let Some(c) = &prog.coop {
         return crate::coop::emit(prog, c);
+    }
+    if let Some(t) = &prog.texture {
+        return crate::texture::emit(prog, t);
     }
     let mut k = KernelBuilder::new(format!("fuzz_{}", prog.seed), prog.workgroup);
     let mut bindings = Vec::new();

@@ -4,7 +4,7 @@ use half::f16;
 use wgsl_dsl::exp::Convert;
 use wgsl_dsl::exp::decompose::FloatShape;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::types::{D, Dim, Float, Integer, Numeric, Scalar as DslScalar, ScalarOrVector, Signed};
+use wgsl_dsl::types::{D, Dim, Float, Integer, Numeric, Scalar as DslScalar, ScalarOrVector};
 
 use crate::ast::{Bin, Cmp, Fun, Part, Scalar, Ty, Un};
 use crate::value::{Dyn, V};
@@ -549,9 +549,4 @@ where
 /// The constant value of `v` if the DSL folds it (oracle (d)).
 pub fn eval_const(v: &V) -> Result<Option<wgsl_dsl::ConstValue>, BuildError> {
     with_ty!(v.ty(), T => g::<T>(v).eval_const())
-}
-
-/// `Ty` of a `Scalar` input buffer element (for loads).
-pub fn scalar_ty(s: Scalar) -> Ty {
-    Ty::S(s)
 }

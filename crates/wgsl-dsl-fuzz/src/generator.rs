@@ -22,6 +22,8 @@ use crate::emit::out_index;
 pub struct GenOptions {
     /// Probability of a cooperative-matrix kernel.
     pub coop: f64,
+    /// Probability of a texture kernel.
+    pub texture: f64,
     /// Probability of a planted mistake (oracle (a)'s failure path).
     pub mistake: f64,
     /// Probability that the kernel uses subgroup operations (where the target has them).
@@ -34,6 +36,7 @@ impl Default for GenOptions {
     fn default() -> Self {
         GenOptions {
             coop: 0.02,
+            texture: 0.02,
             mistake: 0.01,
             subgroups: 0.35,
             statements: 24,
@@ -84,6 +87,7 @@ fn float_ty(t: Ty) -> bool {
 }
 
 /// Generates one program.
+#[derive(Debug)]
 pub struct Gen<'p> {
     rng: ChaCha8Rng,
     next: Id,
@@ -102,6 +106,9 @@ pub fn generate(seed: u64, opts: &GenOptions, subgroups_available: bool) -> Prog
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     if rng.random_bool(opts.coop) {
         return crate::coop::generate(seed, &mut rng);
+    }
+    if rng.random_bool(opts.texture) {
+        return crate::texture::generate(seed, &mut rng);
     }
     let subgroups = subgroups_available && rng.random_bool(opts.subgroups);
     let workgroup = if subgroups {
@@ -125,6 +132,7 @@ pub fn generate(seed: u64, opts: &GenOptions, subgroups_available: bool) -> Prog
         funcs: Vec::new(),
         body: Vec::new(),
         coop: None,
+        texture: None,
     };
     let mut next = 0;
     for n in 0..rng.random_range(0..=3usize) {
@@ -161,7 +169,7 @@ pub fn generate(seed: u64, opts: &GenOptions, subgroups_available: bool) -> Prog
 fn inputs(rng: &mut ChaCha8Rng) -> Inputs {
     let len = |rng: &mut ChaCha8Rng| 2 * rng.random_range(2..20usize) + 1;
     let special_f = [0.0f32, 1.0, -1.0, 0.5, -0.5, 8.0, -8.0, 0.0625, -0.0, 2.0, 3.0];
-    let mut floats = |rng: &mut ChaCha8Rng| -> Vec<f32> {
+    let floats = |rng: &mut ChaCha8Rng| -> Vec<f32> {
         (0..len(rng))
             .map(|_| {
                 if rng.random_bool(0.3) {
@@ -178,7 +186,7 @@ fn inputs(rng: &mut ChaCha8Rng) -> Inputs {
         .map(|v| half::f16::from_f32(v).to_bits())
         .collect();
     let special_u = [0u32, 1, 2, 31, 32, 0x7fff_ffff, 0x8000_0000, u32::MAX, 0xff, 0x100];
-    let mut ints = |rng: &mut ChaCha8Rng| -> Vec<u32> {
+    let ints = |rng: &mut ChaCha8Rng| -> Vec<u32> {
         (0..len(rng))
             .map(|_| match rng.random_range(0..4) {
                 0 => special_u[rng.random_range(0..special_u.len())],
@@ -1175,7 +1183,7 @@ impl<'p> Gen<'p> {
             uniform_cf: self.ctx.uniform_cf && ci.uniform,
             ..self.ctx
         };
-        let mut arm = |g: &mut Self| {
+        let arm = |g: &mut Self| {
             g.with_ctx(inner, |g| {
                 let stmts = if g.chance(0.5) {
                     let mut v = Vec::new();

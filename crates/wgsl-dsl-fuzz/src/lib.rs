@@ -33,6 +33,7 @@ pub mod generator;
 pub mod oracle;
 pub mod print;
 pub mod shrink;
+mod texture;
 
 use std::time::{Duration, Instant};
 

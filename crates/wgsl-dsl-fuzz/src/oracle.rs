@@ -325,6 +325,7 @@ fn initial(em: &Emitted, prog: &Program) -> Vec<(Binding, Data)> {
                 }
                 Binding::CoopC => Data::F32(prog.coop.as_ref().expect("coop").c.clone()),
                 Binding::CoopD => Data::F32(vec![f32::from_bits(POISON); 256]),
+                Binding::TextureSrc | Binding::TextureDst => Data::U32(Vec::new()),
             };
             (*b, d)
         })
@@ -462,7 +463,13 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
         Err(e) => return fail(Oracle::Analysis, format!("the generated program is refused: {e}")),
     };
     let em = catch(|| emit(prog, &an)).or_else(|e| fail(Oracle::Build, format!("building {e}")))?;
-    let target = targets.target_limits();
+    // Cooperative-matrix kernels run on the interpreter where the GPU has none: built for
+    // the default target, which has every capability.
+    let target = if prog.coop.is_some() && !targets.gpu_coop {
+        TargetLimits::default()
+    } else {
+        targets.target_limits()
+    };
     let built = catch(|| em.kernel.build_for(&target))
         .or_else(|e| fail(Oracle::Build, format!("build() {e}")))?;
     let mut passed = Passed::default();
@@ -480,6 +487,23 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
     let reparsed = round_trip(&shader).or_else(|e| fail(Oracle::RoundTrip, e))?;
     if let Some(c) = &prog.coop {
         return check_coop(prog, c, &shader, &em, targets, passed);
+    }
+    if let Some(t) = &prog.texture {
+        if let Some(gpu) = &targets.gpu {
+            let got = catch(|| run_texture(gpu, &shader, t, prog))
+                .unwrap_or_else(|p| Err(format!("GPU {p}")))
+                .or_else(|e| fail(Oracle::Executors, format!("GPU: {e}")))?;
+            let want = crate::texture::reference(t);
+            if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                return fail(
+                    Oracle::Executors,
+                    format!("GPU: texel {i} is {:#x}, the reference {:#x}", got[i], want[i]),
+                );
+            }
+            passed.gpu = true;
+            passed.slots += want.len() as u64;
+        }
+        return Ok(passed);
     }
     let a = catch(|| run_interp(&targets.interp, &shader, &em, prog))
         .unwrap_or_else(|p| Err(format!("interpreter {p}")))
@@ -536,6 +560,23 @@ fn check_coop(
         passed.gpu = true;
     }
     Ok(passed)
+}
+
+fn run_texture(
+    gpu: &Gpu,
+    shader: &Shader,
+    t: &crate::ast::TextureCase,
+    prog: &Program,
+) -> Result<Vec<u32>, String> {
+    use wgsl_dsl::runtime::GpuTexture;
+    use wgsl_dsl::types::R32Uint;
+    let kernel = gpu.compile(shader).map_err(|e| e.to_string())?;
+    let src = GpuTexture::<R32Uint>::from_texels(gpu, t.size, &t.texels).map_err(|e| e.to_string())?;
+    let poison = vec![POISON; t.texels.len()];
+    let dst = GpuTexture::<R32Uint>::from_texels(gpu, t.size, &poison).map_err(|e| e.to_string())?;
+    gpu.dispatch(&kernel, &[&src, &dst], prog.grid)
+        .map_err(|e| e.to_string())?;
+    dst.read(gpu).map_err(|e| e.to_string())
 }
 
 /// Whether a build error names a Rust call site of the fuzzer's emitter.

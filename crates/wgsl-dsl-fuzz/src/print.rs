@@ -172,6 +172,15 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "/// in_f16 (bits) = {:?}; param = {};", prog.inputs.f16, prog.inputs.param);
         let _ = writeln!(self.out, "#[allow(unused_variables, clippy::all)]");
         let _ = writeln!(self.out, "pub fn kernel() -> KernelBuilder {{");
+        if prog.texture.is_some() {
+            self.line("// a texture kernel: see crates/wgsl-dsl-fuzz/src/texture.rs");
+            self.line(&format!(
+                "KernelBuilder::new(\"fuzz_texture_{}\", {:?})",
+                prog.seed, prog.workgroup
+            ));
+            self.out.push_str("}\n");
+            return;
+        }
         if prog.coop.is_some() {
             self.line("// a cooperative-matrix kernel: see crates/wgsl-dsl-fuzz/src/coop.rs");
             self.line(&format!(
