@@ -272,6 +272,34 @@ fn literal_parts<'e>(e: &'e Expr, lets: &HashMap<Id, Lit>, out: &mut Vec<Lit>) {
     }
 }
 
+/// Every leaf a literal or a zero value (a `let` of a literal counts as one).
+fn syn_konst(e: &Expr, lets: &HashMap<Id, Lit>) -> bool {
+    let mut k = true;
+    visit(e, &mut |x| match x {
+        Expr::Value(id) if !lets.contains_key(id) => k = false,
+        Expr::Input(..)
+        | Expr::Param
+        | Expr::Builtin(_)
+        | Expr::Var(_)
+        | Expr::Wg(_)
+        | Expr::WgAtomic => k = false,
+        _ => {}
+    });
+    k
+}
+
+/// The components of `e` that are constants are literals (the DSL checks a constant divisor's
+/// or shift amount's components one by one, and only literal ones can be checked here).
+fn constant_parts_are_literals(e: &Expr, lets: &HashMap<Id, Lit>) -> bool {
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Value(id) if lets.contains_key(id) => true,
+        Expr::Splat(_, a) => constant_parts_are_literals(a, lets),
+        Expr::Compose(parts) => parts.iter().all(|p| constant_parts_are_literals(p, lets)),
+        _ => !syn_konst(e, lets),
+    }
+}
+
 fn ops(ty: Ty) -> Ops {
     Ops::of(ty.scalar())
 }
@@ -1350,6 +1378,11 @@ impl<'p> Analyzer<'p> {
         let uniform = xi.uniform && yi.uniform;
         let mut lits = Vec::new();
         literal_parts(y, &self.literal_lets, &mut lits);
+        if matches!(op, Bin::Div | Bin::Rem | Bin::Shl | Bin::Shr)
+            && !constant_parts_are_literals(y, &self.literal_lets)
+        {
+            return Err("a divisor or shift amount with constant parts that are not literals".into());
+        }
         let r = crate::analysis_math::binary(op, x == y, &xi, &yi, &lits)?;
         Ok(Info {
             konst,

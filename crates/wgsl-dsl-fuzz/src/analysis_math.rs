@@ -383,6 +383,11 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
             if k > 5 {
                 return Err("a large power".into());
             }
+            if k == 0 {
+                // `powi(e, 0)` is the literal 1 whatever `e` is: a constant the syntax does not
+                // show, which would hide const-expression errors from the rules here.
+                return Err("powi(e, 0)".into());
+            }
             let num = match a.num {
                 Num::Float(f) => {
                     if k == 0 {

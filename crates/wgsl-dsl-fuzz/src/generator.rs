@@ -633,7 +633,7 @@ impl<'p> Gen<'p> {
                 if self.chance(0.5) {
                     m(Square, vec![self.sub(t, d)])
                 } else {
-                    m(Powi(self.rng.random_range(0..=3)), vec![self.sub(t, d)])
+                    m(Powi(self.rng.random_range(1..=3)), vec![self.sub(t, d)])
                 }
             }
             22 if n > 1 => {
