@@ -338,11 +338,9 @@ fn input_info(prog: &Program, s: Scalar, index: Option<u32>) -> Result<Num, Reje
                 int(v, v)
             }
             None => {
-                let (lo, hi) = prog
-                    .inputs
-                    .i32
-                    .iter()
-                    .fold((0i64, 0i64), |(l, h), &v| (l.min(v.into()), h.max(v.into())));
+                let (lo, hi) = prog.inputs.i32.iter().fold((0i64, 0i64), |(l, h), &v| {
+                    (l.min(v.into()), h.max(v.into()))
+                });
                 int(lo, hi)
             }
         },
@@ -352,7 +350,13 @@ fn input_info(prog: &Program, s: Scalar, index: Option<u32>) -> Result<Num, Reje
                 int(v, v)
             }
             None => {
-                let hi = prog.inputs.u32.iter().map(|&v| i64::from(v)).max().unwrap_or(0);
+                let hi = prog
+                    .inputs
+                    .u32
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .max()
+                    .unwrap_or(0);
                 int(0, hi)
             }
         },
@@ -557,8 +561,7 @@ impl<'p> Analyzer<'p> {
     }
 
     fn bind(&mut self, id: Id, info: Info) -> Result<(), Reject> {
-        if self.values.iter().any(|(i, _)| *i == id) || self.vars.iter().any(|(i, _)| *i == id)
-        {
+        if self.values.iter().any(|(i, _)| *i == id) || self.vars.iter().any(|(i, _)| *i == id) {
             return Err(format!("v{id} bound twice"));
         }
         self.values.push((id, info));
@@ -615,7 +618,8 @@ impl<'p> Analyzer<'p> {
                 if contract.uniform && !ctx.uniform_cf {
                     return Err("a uniform var declared in non-uniform control flow".into());
                 }
-                if self.values.iter().any(|(i, _)| i == id) || self.vars.iter().any(|(i, _)| i == id)
+                if self.values.iter().any(|(i, _)| i == id)
+                    || self.vars.iter().any(|(i, _)| i == id)
                 {
                     return Err(format!("x{id} declared twice"));
                 }
@@ -827,16 +831,20 @@ impl<'p> Analyzer<'p> {
                 if !ctx.uniform_cf || *index >= self.prog.invocations() {
                     return Err("workgroupUniformLoad in non-uniform control flow".into());
                 }
-                self.bind(
-                    *id,
-                    Info::new(Ty::S(Scalar::U32), full(Scalar::U32)),
-                )?;
+                self.bind(*id, Info::new(Ty::S(Scalar::U32), full(Scalar::U32)))?;
                 return Ok((false, Phase::Read));
             }
             Stmt::Call(id, f, args) => {
                 entry_only("a call")?;
-                let func = self.prog.funcs.get(*f).ok_or("a call of a missing helper")?;
-                let result = *self.func_results.get(*f).ok_or("a call of a later helper")?;
+                let func = self
+                    .prog
+                    .funcs
+                    .get(*f)
+                    .ok_or("a call of a missing helper")?;
+                let result = *self
+                    .func_results
+                    .get(*f)
+                    .ok_or("a call of a later helper")?;
                 if args.len() != func.params.len() {
                     return Err("a call with the wrong arity".into());
                 }
@@ -846,7 +854,9 @@ impl<'p> Analyzer<'p> {
                     let mut c = func.contract;
                     c.uniform = false;
                     if !ai.fits(&c) {
-                        return Err(format!("an argument of f{f} that does not fit its contract"));
+                        return Err(format!(
+                            "an argument of f{f} that does not fit its contract"
+                        ));
                     }
                     uniform &= ai.uniform;
                 }
@@ -909,7 +919,10 @@ impl<'p> Analyzer<'p> {
             Stmt::Subgroup(id, op, arg, extra) => {
                 entry_only("a subgroup operation")?;
                 if !self.prog.subgroups || !ctx.uniform_cf {
-                    return Err("a subgroup operation without subgroups or in non-uniform control flow".into());
+                    return Err(
+                        "a subgroup operation without subgroups or in non-uniform control flow"
+                            .into(),
+                    );
                 }
                 let r = self.subgroup(*op, arg, extra.as_ref(), ctx)?;
                 self.bind(*id, r)?;
@@ -1046,13 +1059,20 @@ impl<'p> Analyzer<'p> {
                 let e = extra.ok_or("a shuffle without a lane")?;
                 let li = self.expr(e, ctx)?;
                 match li.range() {
-                    Some((0, hi)) if li.ty == Ty::S(Scalar::U32) && hi < i64::from(MIN_SUBGROUP) => {}
+                    Some((0, hi))
+                        if li.ty == Ty::S(Scalar::U32) && hi < i64::from(MIN_SUBGROUP) => {}
                     _ => return Err("a shuffle lane not below the subgroup size".into()),
                 }
                 same(a)
             }
         };
-        if !matches!(op, O::Shuffle) && extra.is_some() && !matches!(op, O::Broadcast | O::QuadBroadcast | O::ShuffleXor | O::ShuffleUp | O::ShuffleDown) {
+        if !matches!(op, O::Shuffle)
+            && extra.is_some()
+            && !matches!(
+                op,
+                O::Broadcast | O::QuadBroadcast | O::ShuffleXor | O::ShuffleUp | O::ShuffleDown
+            )
+        {
             return Err("an extra operand".into());
         }
         Ok(r)
@@ -1155,7 +1175,8 @@ impl<'p> Analyzer<'p> {
                     Phase::Own if own => {}
                     Phase::Read => match ii.range() {
                         Some((lo, hi))
-                            if ii.ty == u && lo >= 0 && hi < i64::from(self.prog.invocations()) => {}
+                            if ii.ty == u && lo >= 0 && hi < i64::from(self.prog.invocations()) => {
+                        }
                         _ => return Err("a workgroup index not in range".into()),
                     },
                     Phase::Own => return Err("a read of another's workgroup element".into()),
@@ -1317,10 +1338,7 @@ impl<'p> Analyzer<'p> {
             Expr::Component(i, a) => {
                 let ai = self.expr(a, ctx)?;
                 match ai.ty {
-                    Ty::V(s, n) if *i < n => Info {
-                        ty: Ty::S(s),
-                        ..ai
-                    },
+                    Ty::V(s, n) if *i < n => Info { ty: Ty::S(s), ..ai },
                     _ => return Err("a component".into()),
                 }
             }
@@ -1344,7 +1362,9 @@ impl<'p> Analyzer<'p> {
                     infos.push(self.expr(p, ctx)?);
                 }
                 let ii = self.expr(i, ctx)?;
-                if infos.len() != 4 || infos.iter().any(|x| x.ty != infos[0].ty) || !infos[0].ty.is_sv()
+                if infos.len() != 4
+                    || infos.iter().any(|x| x.ty != infos[0].ty)
+                    || !infos[0].ty.is_sv()
                 {
                     return Err("an array of mixed elements".into());
                 }
@@ -1381,7 +1401,9 @@ impl<'p> Analyzer<'p> {
         if matches!(op, Bin::Div | Bin::Rem | Bin::Shl | Bin::Shr)
             && !constant_parts_are_literals(y, &self.literal_lets)
         {
-            return Err("a divisor or shift amount with constant parts that are not literals".into());
+            return Err(
+                "a divisor or shift amount with constant parts that are not literals".into(),
+            );
         }
         let r = crate::analysis_math::binary(op, x == y, &xi, &yi, &lits)?;
         Ok(Info {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::accuracy::{F, Ops, Reject, ZERO_GRID, finish, Rounding};
+use crate::accuracy::{F, Ops, Reject, Rounding, ZERO_GRID, finish};
 use crate::analysis::{Info, Num, full};
 use crate::ast::*;
 
@@ -30,11 +30,13 @@ fn wrap(s: Scalar, lo: i64, hi: i64) -> Num {
 }
 
 fn f_of(i: &Info) -> Result<F, Reject> {
-    i.float().ok_or_else(|| format!("a float operand, not {:?}", i.ty))
+    i.float()
+        .ok_or_else(|| format!("a float operand, not {:?}", i.ty))
 }
 
 fn range_of(i: &Info) -> Result<(i64, i64), Reject> {
-    i.range().ok_or_else(|| format!("an integer operand, not {:?}", i.ty))
+    i.range()
+        .ok_or_else(|| format!("an integer operand, not {:?}", i.ty))
 }
 
 /// `x op y`; `same` when both operands are the same expression (`x * x` is a square).
@@ -143,7 +145,9 @@ pub fn binary(op: Bin, same: bool, x: &Info, y: &Info, y_literals: &[Lit]) -> R 
             Num::Int { lo: 0, hi }
         }
         Or if xl >= 0 && y_literals.len() == 1 && yl == yh && yl >= 0 => {
-            let block = ((xh + 1).max(1) as u64).checked_next_power_of_two().map_or(i64::MAX, |b| b as i64);
+            let block = ((xh + 1).max(1) as u64)
+                .checked_next_power_of_two()
+                .map_or(i64::MAX, |b| b as i64);
             if yl % block == 0 {
                 wrap(s, yl + xl, yl + xh)
             } else {
@@ -229,7 +233,13 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
                     if lo > i64::from(i32::MIN) {
                         let m = lo.abs().max(hi.abs());
                         Num::Int {
-                            lo: if lo >= 0 { lo } else if hi >= 0 { 0 } else { -hi },
+                            lo: if lo >= 0 {
+                                lo
+                            } else if hi >= 0 {
+                                0
+                            } else {
+                                -hi
+                            },
                             hi: m,
                         }
                     } else {
@@ -496,7 +506,10 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
             float_ty(t)?;
             let (e1, e2, e3) = (f_of(&a)?, f_of(&infos[1])?, f_of(&infos[2])?);
             let d = o.dot(e2, e1, n)?;
-            let k = o.sub(F::lit(1.0), o.mul(o.sqr(e3)?, o.sub(F::lit(1.0), o.sqr(d)?)?)?)?;
+            let k = o.sub(
+                F::lit(1.0),
+                o.mul(o.sqr(e3)?, o.sub(F::lit(1.0), o.sqr(d)?)?)?,
+            )?;
             let (klo, khi) = k.widened();
             if khi < 0.0 {
                 return Ok(info(t, fl(F::lit(0.0))));
@@ -642,15 +655,21 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
                 return Err("packed dot products of non-u32".into());
             }
             Ok(if fun == Dot4I8Packed {
-                info(Ty::S(Scalar::I32), Num::Int {
-                    lo: -65536,
-                    hi: 65536,
-                })
+                info(
+                    Ty::S(Scalar::I32),
+                    Num::Int {
+                        lo: -65536,
+                        hi: 65536,
+                    },
+                )
             } else {
-                info(Ty::S(Scalar::U32), Num::Int {
-                    lo: 0,
-                    hi: 4 * 255 * 255,
-                })
+                info(
+                    Ty::S(Scalar::U32),
+                    Num::Int {
+                        lo: 0,
+                        hi: 4 * 255 * 255,
+                    },
+                )
             })
         }
         Ldexp => {
@@ -745,7 +764,9 @@ pub fn convert(c: Conv, a: &Info) -> R {
                 (Num::Int { lo, hi }, Scalar::F32) => {
                     // Only integers that are the bits of positive, normal, finite floats.
                     if lo < 0x0080_0000 || hi > 0x5d00_0000 {
-                        return Err("a bitcast to f32 of bits that may not be a normal float".into());
+                        return Err(
+                            "a bitcast to f32 of bits that may not be a normal float".into()
+                        );
                     }
                     let (flo, fhi) = (
                         f64::from(f32::from_bits(lo as u32)),
@@ -844,7 +865,11 @@ pub fn split(part: Part, a: &Info) -> R {
             )),
         ),
         Part::FrexpExp => {
-            let lo = if f.grid == ZERO_GRID { 0 } else { (f.grid + 1).min(0) };
+            let lo = if f.grid == ZERO_GRID {
+                0
+            } else {
+                (f.grid + 1).min(0)
+            };
             info(
                 a.ty.with_scalar(Scalar::I32),
                 Num::Int {

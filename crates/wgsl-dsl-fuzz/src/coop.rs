@@ -73,7 +73,12 @@ pub(crate) fn emit(prog: &Program, c: &Coop) -> Emitted {
     k.coop_store(&r, &d.at(0u32), 16u32, CoopLayout::RowMajor);
     Emitted {
         kernel: k,
-        bindings: vec![Binding::CoopA, Binding::CoopB, Binding::CoopC, Binding::CoopD],
+        bindings: vec![
+            Binding::CoopA,
+            Binding::CoopB,
+            Binding::CoopC,
+            Binding::CoopD,
+        ],
         slots: [0; 4],
         atomics: (0, 0),
         consts: Default::default(),
@@ -98,7 +103,11 @@ pub fn reference(c: &Coop) -> (Vec<f64>, Vec<f64>) {
     let gamma = kk * u / (1.0 - kk * u);
     for i in 0..N {
         for j in 0..N {
-            let acc = if c.load_c { f64::from(c.c[i * N + j]) } else { 0.0 };
+            let acc = if c.load_c {
+                f64::from(c.c[i * N + j])
+            } else {
+                0.0
+            };
             let mut s = acc;
             let mut abs = acc.abs();
             for k in 0..N {

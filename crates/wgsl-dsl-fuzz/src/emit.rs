@@ -107,7 +107,8 @@ pub fn emit(prog: &Program, an: &Analysis) -> Emitted {
         if an.uses.inputs.contains(&s) {
             bindings.push(Binding::Input(s));
             let name = format!("in_{}", s.rust());
-            let place: Rc<dyn Any> = with_scalar!(s, S => Rc::new(k.storage::<RuntimeArray<S>, ReadOnly>(&name)));
+            let place: Rc<dyn Any> =
+                with_scalar!(s, S => Rc::new(k.storage::<RuntimeArray<S>, ReadOnly>(&name)));
             inputs.insert(s, place);
         }
     }
@@ -138,7 +139,10 @@ pub fn emit(prog: &Program, an: &Analysis) -> Emitted {
         .uses
         .wg
         .then(|| k.workgroup_array::<u32>("wg", prog.invocations()));
-    let wg_atomic = an.uses.wg_atomic.then(|| k.workgroup::<Atomic<u32>>("wg_atomic"));
+    let wg_atomic = an
+        .uses
+        .wg_atomic
+        .then(|| k.workgroup::<Atomic<u32>>("wg_atomic"));
     let em = Em {
         prog,
         values: RefCell::new(HashMap::new()),
@@ -196,7 +200,10 @@ impl Em<'_> {
             Expr::Zero(t) => op::zero(*t),
             Expr::Input(s, index) => {
                 let i = self.expr(index);
-                let place = self.inputs.get(s).expect("fuzzer bug: an input not declared");
+                let place = self
+                    .inputs
+                    .get(s)
+                    .expect("fuzzer bug: an input not declared");
                 with_scalar!(*s, S => {
                     let buf = place
                         .downcast_ref::<Buffer<S, ReadOnly>>()
@@ -236,7 +243,12 @@ impl Em<'_> {
                 let i = <u32>::get(&self.expr(index));
                 V::U1(self.wg.as_ref().expect("fuzzer bug: wg").at(i).load())
             }
-            Expr::WgAtomic => V::U1(self.wg_atomic.as_ref().expect("fuzzer bug: wg_atomic").load()),
+            Expr::WgAtomic => V::U1(
+                self.wg_atomic
+                    .as_ref()
+                    .expect("fuzzer bug: wg_atomic")
+                    .load(),
+            ),
             Expr::Un(o, a) => op::unary(*o, &self.expr(a)),
             Expr::Bin(o, a, b) => {
                 let (x, y) = (self.expr(a), self.expr(b));
@@ -450,9 +462,8 @@ impl Em<'_> {
                 let sel = self.expr(sel);
                 match sel {
                     V::I1(e) => self.switch::<i32>(k, e, arms, default.as_deref(), |v| v),
-                    _ => self.switch::<u32>(k, <u32>::get(&sel), arms, default.as_deref(), |v| {
-                        v as u32
-                    }),
+                    _ => self
+                        .switch::<u32>(k, <u32>::get(&sel), arms, default.as_deref(), |v| v as u32),
                 }
             }
             Stmt::Barrier(true) => k.workgroup_barrier(),
@@ -517,7 +528,8 @@ impl Em<'_> {
                 Mistake::ForeignCall => {
                     let mut other = KernelBuilder::new("other", [1, 1, 1]);
                     let f = other.function::<(u32,), u32>("g", ["x"], |_, (x,)| x);
-                    let _ = k.call(&f, (lit(1u32),));
+                    let r = k.call(&f, (lit(1u32),));
+                    let _ = k.let_("foreign", r);
                 }
             },
         }
@@ -599,7 +611,13 @@ impl Em<'_> {
         });
     }
 
-    fn subgroup(&self, k: &mut KernelBuilder, o: SubgroupOp, arg: &Expr, extra: Option<&Expr>) -> V {
+    fn subgroup(
+        &self,
+        k: &mut KernelBuilder,
+        o: SubgroupOp,
+        arg: &Expr,
+        extra: Option<&Expr>,
+    ) -> V {
         use SubgroupOp as O;
         if o == O::Elect {
             return V::B1(k.subgroup_elect());
@@ -610,8 +628,14 @@ impl Em<'_> {
             _ => panic!("fuzzer bug: a subgroup constant"),
         };
         match o {
-            O::Add | O::Mul | O::Min | O::Max | O::InclusiveAdd | O::ExclusiveAdd
-            | O::InclusiveMul | O::ExclusiveMul => with_num!(a.ty(), T => {
+            O::Add
+            | O::Mul
+            | O::Min
+            | O::Max
+            | O::InclusiveAdd
+            | O::ExclusiveAdd
+            | O::InclusiveMul
+            | O::ExclusiveMul => with_num!(a.ty(), T => {
                 let x = T::get(&a);
                 T::wrap(match o {
                     O::Add => k.subgroup_add(x),

@@ -9,8 +9,8 @@ use wgsl_dsl::types::{D, Dim, Float, Integer, Numeric, Scalar as DslScalar, Scal
 use crate::ast::{Bin, Cmp, Fun, Part, Scalar, Ty, Un};
 use crate::value::{Dyn, V};
 use crate::{
-    with_float, with_float_vec, with_int, with_mat, with_num, with_num_vec, with_scalar, with_signed,
-    with_sv, with_ty, with_vec,
+    with_float, with_float_vec, with_int, with_mat, with_num, with_num_vec, with_scalar,
+    with_signed, with_sv, with_ty, with_vec,
 };
 
 fn g<T: Dyn>(v: &V) -> Exp<T> {
@@ -352,9 +352,27 @@ pub fn array_pick(elems: &[V], i: &V) -> V {
 /// `.any()` / `.all()`.
 pub fn any_all(any: bool, v: &V) -> V {
     V::B1(match v {
-        V::B2(x) => if any { x.any() } else { x.all() },
-        V::B3(x) => if any { x.any() } else { x.all() },
-        V::B4(x) => if any { x.any() } else { x.all() },
+        V::B2(x) => {
+            if any {
+                x.any()
+            } else {
+                x.all()
+            }
+        }
+        V::B3(x) => {
+            if any {
+                x.any()
+            } else {
+                x.all()
+            }
+        }
+        V::B4(x) => {
+            if any {
+                x.any()
+            } else {
+                x.all()
+            }
+        }
         other => panic!("fuzzer bug: any/all of {:?}", other.ty()),
     })
 }

@@ -114,8 +114,16 @@ pub fn generate(seed: u64, opts: &GenOptions, subgroups_available: bool) -> Prog
     let workgroup = if subgroups {
         [[32, 1, 1], [64, 1, 1]][rng.random_range(0..2)]
     } else {
-        [[1, 1, 1], [7, 1, 1], [16, 1, 1], [8, 4, 1], [4, 2, 3], [64, 1, 1], [3, 3, 3], [32, 1, 1]]
-            [rng.random_range(0..8)]
+        [
+            [1, 1, 1],
+            [7, 1, 1],
+            [16, 1, 1],
+            [8, 4, 1],
+            [4, 2, 3],
+            [64, 1, 1],
+            [3, 3, 3],
+            [32, 1, 1],
+        ][rng.random_range(0..8)]
     };
     let grid = [
         rng.random_range(1..=3),
@@ -168,7 +176,9 @@ pub fn generate(seed: u64, opts: &GenOptions, subgroups_available: bool) -> Prog
 
 fn inputs(rng: &mut ChaCha8Rng) -> Inputs {
     let len = |rng: &mut ChaCha8Rng| 2 * rng.random_range(2..20usize) + 1;
-    let special_f = [0.0f32, 1.0, -1.0, 0.5, -0.5, 8.0, -8.0, 0.0625, -0.0, 2.0, 3.0];
+    let special_f = [
+        0.0f32, 1.0, -1.0, 0.5, -0.5, 8.0, -8.0, 0.0625, -0.0, 2.0, 3.0,
+    ];
     let floats = |rng: &mut ChaCha8Rng| -> Vec<f32> {
         (0..len(rng))
             .map(|_| {
@@ -185,7 +195,18 @@ fn inputs(rng: &mut ChaCha8Rng) -> Inputs {
         .into_iter()
         .map(|v| half::f16::from_f32(v).to_bits())
         .collect();
-    let special_u = [0u32, 1, 2, 31, 32, 0x7fff_ffff, 0x8000_0000, u32::MAX, 0xff, 0x100];
+    let special_u = [
+        0u32,
+        1,
+        2,
+        31,
+        32,
+        0x7fff_ffff,
+        0x8000_0000,
+        u32::MAX,
+        0xff,
+        0x100,
+    ];
     let ints = |rng: &mut ChaCha8Rng| -> Vec<u32> {
         (0..len(rng))
             .map(|_| match rng.random_range(0..4) {
@@ -360,7 +381,9 @@ impl<'p> Gen<'p> {
             Scalar::I32 => Lit::I32(self.pick(&[0, 1, -1, 2, 7, -8, i32::MIN, i32::MAX, 31, 1000])),
             Scalar::U32 => Lit::U32(self.pick(&[0, 1, 2, 3, 8, 31, u32::MAX, 0x8000_0000, 255])),
             Scalar::F32 => Lit::F32(self.pick(&[0.0, 1.0, -1.0, 0.5, 2.0, -0.0, 0.25, 3.0, -4.0])),
-            Scalar::F16 => Lit::F16(half::f16::from_f32(self.pick(&[0.0, 1.0, -1.0, 0.5, 2.0, -2.0])).to_bits()),
+            Scalar::F16 => Lit::F16(
+                half::f16::from_f32(self.pick(&[0.0, 1.0, -1.0, 0.5, 2.0, -2.0])).to_bits(),
+            ),
         })
     }
 
@@ -589,8 +612,28 @@ impl<'p> Gen<'p> {
             7 => Expr::Un(Un::Neg, bx(self.sub(t, d))),
             8..=11 => {
                 let f = self.pick(&[
-                    Exp, Exp2, Log, Log2, Sqrt, InverseSqrt, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
-                    Cosh, Tanh, Asinh, Acosh, Atanh, Saturate, Radians, Degrees, Abs,
+                    Exp,
+                    Exp2,
+                    Log,
+                    Log2,
+                    Sqrt,
+                    InverseSqrt,
+                    Sin,
+                    Cos,
+                    Tan,
+                    Asin,
+                    Acos,
+                    Atan,
+                    Sinh,
+                    Cosh,
+                    Tanh,
+                    Asinh,
+                    Acosh,
+                    Atanh,
+                    Saturate,
+                    Radians,
+                    Degrees,
+                    Abs,
                 ]);
                 let x = self.domain(f, t, d);
                 m(f, vec![x])
@@ -606,11 +649,17 @@ impl<'p> Gen<'p> {
             14 => {
                 let lo = self.rng.random_range(-8i32..=0) as f64;
                 let hi = lo + self.rng.random_range(0..=8) as f64;
-                m(Clamp, vec![self.sub(t, d), lit_like(t, lo), lit_like(t, hi)])
+                m(
+                    Clamp,
+                    vec![self.sub(t, d), lit_like(t, lo), lit_like(t, hi)],
+                )
             }
             15 => {
                 let base = self.domain(Log2, t, d);
-                let e = m(Clamp, vec![self.sub(t, d), lit_like(t, -3.0), lit_like(t, 3.0)]);
+                let e = m(
+                    Clamp,
+                    vec![self.sub(t, d), lit_like(t, -3.0), lit_like(t, 3.0)],
+                );
                 m(Pow, vec![base, e])
             }
             16 => {
@@ -618,7 +667,10 @@ impl<'p> Gen<'p> {
                 let x = self.domain(Log, t, d);
                 m(Atan2, vec![y, x])
             }
-            17 => m(Step, vec![self.exact_expr(t, d - 1), self.exact_expr(t, d - 1)]),
+            17 => m(
+                Step,
+                vec![self.exact_expr(t, d - 1), self.exact_expr(t, d - 1)],
+            ),
             18 => {
                 let tt = m(Saturate, vec![self.sub(t, d)]);
                 m(Mix, vec![self.sub(t, d), self.sub(t, d), tt])
@@ -627,7 +679,10 @@ impl<'p> Gen<'p> {
             20 => {
                 let lo = self.rng.random_range(-4i32..=0) as f64;
                 let hi = lo + self.rng.random_range(1..=4) as f64;
-                m(Smoothstep, vec![lit_like(t, lo), lit_like(t, hi), self.sub(t, d)])
+                m(
+                    Smoothstep,
+                    vec![lit_like(t, lo), lit_like(t, hi), self.sub(t, d)],
+                )
             }
             21 => {
                 if self.chance(0.5) {
@@ -647,7 +702,11 @@ impl<'p> Gen<'p> {
                     }
                     _ => m(
                         FaceForward,
-                        vec![self.sub(v, d), self.exact_expr(v, d - 1), self.exact_expr(v, d - 1)],
+                        vec![
+                            self.sub(v, d),
+                            self.exact_expr(v, d - 1),
+                            self.exact_expr(v, d - 1),
+                        ],
                     ),
                 }
             }
@@ -691,7 +750,11 @@ impl<'p> Gen<'p> {
                     }
                     2 => Expr::Conv(Conv::To(s), bx(self.sub(t.with_scalar(Scalar::Bool), d))),
                     _ => {
-                        let other = if s == Scalar::F32 { Scalar::F16 } else { Scalar::F32 };
+                        let other = if s == Scalar::F32 {
+                            Scalar::F16
+                        } else {
+                            Scalar::F32
+                        };
                         let ot = t.with_scalar(other);
                         let x = self.sub(ot, d);
                         let x = m(Clamp, vec![x, lit_like(ot, -1000.0), lit_like(ot, 1000.0)]);
@@ -717,23 +780,25 @@ impl<'p> Gen<'p> {
                     (_, 0) => Unpack2x16snorm,
                     (_, 1) => Unpack2x16unorm,
                     _ => {
-                        let x = bin(
-                            Bin::Or,
-                            bin(Bin::And, u, lu(0x3bff_3bff)),
-                            lu(0x0400_0400),
-                        );
+                        let x = bin(Bin::Or, bin(Bin::And, u, lu(0x3bff_3bff)), lu(0x0400_0400));
                         return m(Unpack2x16float, vec![x]);
                     }
                 };
                 m(f, vec![u])
             }
             28 if s == Scalar::F32 => {
-                let x = m(Clamp, vec![self.sub(t, d), lit_like(t, -1000.0), lit_like(t, 1000.0)]);
+                let x = m(
+                    Clamp,
+                    vec![self.sub(t, d), lit_like(t, -1000.0), lit_like(t, 1000.0)],
+                );
                 m(QuantizeToF16, vec![x])
             }
             29 => {
                 let it = t.with_scalar(Scalar::I32);
-                let e = m(Clamp, vec![self.sub(it, d), lit_like(it, -4.0), lit_like(it, 4.0)]);
+                let e = m(
+                    Clamp,
+                    vec![self.sub(it, d), lit_like(it, -4.0), lit_like(it, 4.0)],
+                );
                 m(Ldexp, vec![self.sub(t, d), e])
             }
             30 => {
@@ -803,14 +868,20 @@ impl<'p> Gen<'p> {
             13 => {
                 let lo = self.rng.random_range(0..10) as f64;
                 let hi = lo + self.rng.random_range(0..10) as f64;
-                m(Clamp, vec![self.sub(t, d), lit_like(t, lo), lit_like(t, hi)])
+                m(
+                    Clamp,
+                    vec![self.sub(t, d), lit_like(t, lo), lit_like(t, hi)],
+                )
             }
             14 => {
                 let (o, c) = if self.chance(0.6) {
                     let o = self.rng.random_range(0..32);
                     (lu(o), lu(self.rng.random_range(0..=32 - o)))
                 } else {
-                    (self.sub(Ty::S(Scalar::U32), d), self.sub(Ty::S(Scalar::U32), d))
+                    (
+                        self.sub(Ty::S(Scalar::U32), d),
+                        self.sub(Ty::S(Scalar::U32), d),
+                    )
                 };
                 if self.chance(0.5) {
                     m(ExtractBits, vec![self.sub(t, d), o, c])
@@ -831,11 +902,19 @@ impl<'p> Gen<'p> {
                     }
                     1 => Expr::Conv(Conv::To(s), bx(self.sub(t.with_scalar(Scalar::Bool), d))),
                     2 => {
-                        let other = if s == Scalar::I32 { Scalar::U32 } else { Scalar::I32 };
+                        let other = if s == Scalar::I32 {
+                            Scalar::U32
+                        } else {
+                            Scalar::I32
+                        };
                         Expr::Conv(Conv::To(s), bx(self.sub(t.with_scalar(other), d)))
                     }
                     _ => {
-                        let other = if s == Scalar::I32 { Scalar::U32 } else { Scalar::I32 };
+                        let other = if s == Scalar::I32 {
+                            Scalar::U32
+                        } else {
+                            Scalar::I32
+                        };
                         Expr::Conv(Conv::Bitcast(s), bx(self.sub(t.with_scalar(other), d)))
                     }
                 }
@@ -853,8 +932,16 @@ impl<'p> Gen<'p> {
             }
             19 if t == Ty::S(Scalar::U32) => {
                 let f = self.pick(&[
-                    Pack4x8snorm, Pack4x8unorm, Pack2x16snorm, Pack2x16unorm, Pack2x16float,
-                    Pack4xI8, Pack4xU8, Pack4xI8Clamp, Pack4xU8Clamp, Dot4U8Packed,
+                    Pack4x8snorm,
+                    Pack4x8unorm,
+                    Pack2x16snorm,
+                    Pack2x16unorm,
+                    Pack2x16float,
+                    Pack4xI8,
+                    Pack4xU8,
+                    Pack4xI8Clamp,
+                    Pack4xU8Clamp,
+                    Dot4U8Packed,
                 ]);
                 let arg = match f {
                     Pack4x8snorm | Pack4x8unorm => self.exact_expr(Ty::V(Scalar::F32, 4), d - 1),
@@ -873,17 +960,27 @@ impl<'p> Gen<'p> {
                 };
                 m(f, vec![arg])
             }
-            19 if t == Ty::S(Scalar::I32) => m(Dot4I8Packed, vec![self.sub(ut, d), self.sub(ut, d)]),
+            19 if t == Ty::S(Scalar::I32) => {
+                m(Dot4I8Packed, vec![self.sub(ut, d), self.sub(ut, d)])
+            }
             20 if n == 4 => {
-                let f = if s == Scalar::I32 { Unpack4xI8 } else { Unpack4xU8 };
+                let f = if s == Scalar::I32 {
+                    Unpack4xI8
+                } else {
+                    Unpack4xU8
+                };
                 m(f, vec![self.sub(Ty::S(Scalar::U32), d)])
             }
-            21 if s == Scalar::I32 => {
-                Expr::Split(Part::FrexpExp, bx(self.exact_expr(t.with_scalar(Scalar::F32), d - 1)))
-            }
+            21 if s == Scalar::I32 => Expr::Split(
+                Part::FrexpExp,
+                bx(self.exact_expr(t.with_scalar(Scalar::F32), d - 1)),
+            ),
             22 if n == 1 => {
                 let w = self.rng.random_range(2..=4);
-                m(Dot, vec![self.sub(Ty::V(s, w), d), self.sub(Ty::V(s, w), d)])
+                m(
+                    Dot,
+                    vec![self.sub(Ty::V(s, w), d), self.sub(Ty::V(s, w), d)],
+                )
             }
             23 if t == Ty::S(Scalar::U32) && !self.twin => match self.rng.random_range(0..6) {
                 0 => Expr::Param,
@@ -1027,7 +1124,11 @@ impl<'p> Gen<'p> {
             68..=70 if nested && entry => self.switch(depth)?,
             71..=73 if self.ctx.in_loop => {
                 let c = self.expr(Ty::S(Scalar::Bool), 2);
-                let s = if self.chance(0.5) { Stmt::Break } else { Stmt::Continue };
+                let s = if self.chance(0.5) {
+                    Stmt::Break
+                } else {
+                    Stmt::Continue
+                };
                 vec![Stmt::If(c, vec![s], Vec::new())]
             }
             74..=77 if entry && self.ctx.uniform_cf => {
@@ -1055,7 +1156,13 @@ impl<'p> Gen<'p> {
         let r = self.rng.random_range(0..10);
         if r < 2 {
             // Oracle (d): a constant tree, and its twin loading the same values.
-            let s = self.pick(&[Scalar::I32, Scalar::U32, Scalar::F32, Scalar::F16, Scalar::Bool]);
+            let s = self.pick(&[
+                Scalar::I32,
+                Scalar::U32,
+                Scalar::F32,
+                Scalar::F16,
+                Scalar::Bool,
+            ]);
             let saved = self.twin;
             self.twin = true;
             let loaded = self.expr(Ty::S(s), 3);
@@ -1211,7 +1318,13 @@ impl<'p> Gen<'p> {
 
     fn loop_end(&mut self, s: Scalar, start: i32, trips: i32, inclusive: bool) -> Expr {
         let hi = start + trips;
-        let lit = |v: i32| if s == Scalar::I32 { li(v) } else { lu(v as u32) };
+        let lit = |v: i32| {
+            if s == Scalar::I32 {
+                li(v)
+            } else {
+                lu(v as u32)
+            }
+        };
         if self.chance(0.4) {
             return lit(hi);
         }
@@ -1323,8 +1436,16 @@ impl<'p> Gen<'p> {
                 let mut e = self.expr(f.ty, 2);
                 self.exact = saved;
                 if let Some(c) = f.contract.float() {
-                    e = m(Fun::Clamp, vec![e, lit_like(f.ty, c.lo), lit_like(f.ty, c.hi)]);
-                    if self.info(&e).is_none_or(|i| !i.fits(&Info { uniform: false, ..f.contract })) {
+                    e = m(
+                        Fun::Clamp,
+                        vec![e, lit_like(f.ty, c.lo), lit_like(f.ty, c.hi)],
+                    );
+                    if self.info(&e).is_none_or(|i| {
+                        !i.fits(&Info {
+                            uniform: false,
+                            ..f.contract
+                        })
+                    }) {
                         e = self.leaf_in(f.ty, c);
                     }
                 }
@@ -1526,9 +1647,12 @@ fn is_twin(e: &Expr) -> bool {
     let mut ok = true;
     crate::analysis::visit(e, &mut |x| match x {
         Expr::Input(_, i) if !matches!(**i, Expr::Lit(_)) => ok = false,
-        Expr::Param | Expr::Builtin(_) | Expr::Value(_) | Expr::Var(_) | Expr::Wg(_) | Expr::WgAtomic => {
-            ok = false
-        }
+        Expr::Param
+        | Expr::Builtin(_)
+        | Expr::Value(_)
+        | Expr::Var(_)
+        | Expr::Wg(_)
+        | Expr::WgAtomic => ok = false,
         _ => {}
     });
     ok

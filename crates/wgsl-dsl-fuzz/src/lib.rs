@@ -28,12 +28,12 @@ pub mod ast;
 mod coop;
 pub mod emit;
 mod emit_ops;
-pub mod value;
 pub mod generator;
 pub mod oracle;
 pub mod print;
 pub mod shrink;
 mod texture;
+pub mod value;
 
 use std::time::{Duration, Instant};
 
@@ -140,7 +140,9 @@ pub fn run(
             Err(failure) => {
                 let shrunk = shrink.then(|| {
                     let (small, _) = shrink::shrink(&prog, failure.oracle, targets);
-                    let f = check(&small, targets).err().unwrap_or_else(|| failure.clone());
+                    let f = check(&small, targets)
+                        .err()
+                        .unwrap_or_else(|| failure.clone());
                     (f, print::program(&small))
                 });
                 report.failures.push(Found {

@@ -218,13 +218,24 @@ pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     QUIET.with(|q| *q.borrow_mut() = true);
     let r = catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| *q.borrow_mut() = false);
-    r.map_err(|_| PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic".into()))
+    r.map_err(|_| {
+        PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| "a panic".into())
+    })
 }
 
 /// naga's WGSL front end and validator on `wgsl`, then its WGSL writer.
 fn reparse(
     wgsl: &str,
-) -> Result<(wgsl_dsl::naga::Module, wgsl_dsl::naga::valid::ModuleInfo, String), String> {
+) -> Result<
+    (
+        wgsl_dsl::naga::Module,
+        wgsl_dsl::naga::valid::ModuleInfo,
+        String,
+    ),
+    String,
+> {
     use wgsl_dsl::naga;
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
     let info = naga::valid::Validator::new(
@@ -315,9 +326,9 @@ fn initial(em: &Emitted, prog: &Program) -> Vec<(Binding, Data)> {
                         _ => Data::U32(vec![POISON; n]),
                     }
                 }
-                Binding::Atomics => {
-                    Data::U32(atom_init(total * em.atomics.0 as usize + em.atomics.1 as usize))
-                }
+                Binding::Atomics => Data::U32(atom_init(
+                    total * em.atomics.0 as usize + em.atomics.1 as usize,
+                )),
                 Binding::CoopA | Binding::CoopB => {
                     let c = prog.coop.as_ref().expect("coop");
                     let v = if *b == Binding::CoopA { &c.a } else { &c.b };
@@ -356,7 +367,12 @@ enum Host {
     F16(HostBuffer<f16>),
 }
 
-fn run_interp(interp: &Interpreter, shader: &Shader, em: &Emitted, prog: &Program) -> Result<Outputs, String> {
+fn run_interp(
+    interp: &Interpreter,
+    shader: &Shader,
+    em: &Emitted,
+    prog: &Program,
+) -> Result<Outputs, String> {
     let program = interp.compile(shader).map_err(|e| e.to_string())?;
     let bufs: Vec<Host> = initial(em, prog)
         .into_iter()
@@ -390,7 +406,11 @@ fn run_interp(interp: &Interpreter, shader: &Shader, em: &Emitted, prog: &Progra
                 Host::F32(h) => h.read().into_iter().map(f32::to_bits).collect(),
                 Host::I32(h) => h.read().into_iter().map(|v| v as u32).collect(),
                 Host::U32(h) => h.read(),
-                Host::F16(h) => h.read().into_iter().map(|v| u32::from(v.to_bits())).collect(),
+                Host::F16(h) => h
+                    .read()
+                    .into_iter()
+                    .map(|v| u32::from(v.to_bits()))
+                    .collect(),
             }
         })
         .collect();
@@ -444,10 +464,25 @@ fn run_gpu(gpu: &Gpu, shader: &Shader, em: &Emitted, prog: &Program) -> Result<O
         }
         let e = |e: wgsl_dsl::runtime::DeviceError| e.to_string();
         read.push(match k {
-            0 => f32s[i].read(gpu).map_err(e)?.into_iter().map(f32::to_bits).collect(),
-            1 => i32s[i].read(gpu).map_err(e)?.into_iter().map(|v| v as u32).collect(),
+            0 => f32s[i]
+                .read(gpu)
+                .map_err(e)?
+                .into_iter()
+                .map(f32::to_bits)
+                .collect(),
+            1 => i32s[i]
+                .read(gpu)
+                .map_err(e)?
+                .into_iter()
+                .map(|v| v as u32)
+                .collect(),
             2 => u32s[i].read(gpu).map_err(e)?,
-            _ => f16s[i].read(gpu).map_err(e)?.into_iter().map(|v| u32::from(v.to_bits())).collect(),
+            _ => f16s[i]
+                .read(gpu)
+                .map_err(e)?
+                .into_iter()
+                .map(|v| u32::from(v.to_bits()))
+                .collect(),
         });
     }
     Ok(collect(&em.bindings, read))
@@ -460,7 +495,12 @@ fn run_gpu(gpu: &Gpu, shader: &Shader, em: &Emitted, prog: &Program) -> Result<O
 pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
     let an = match analyze(prog) {
         Ok(a) => a,
-        Err(e) => return fail(Oracle::Analysis, format!("the generated program is refused: {e}")),
+        Err(e) => {
+            return fail(
+                Oracle::Analysis,
+                format!("the generated program is refused: {e}"),
+            );
+        }
     };
     let em = catch(|| emit(prog, &an)).or_else(|e| fail(Oracle::Build, format!("building {e}")))?;
     // Cooperative-matrix kernels run on the interpreter where the GPU has none: built for
@@ -480,7 +520,10 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
                 passed.mistake = true;
                 Ok(passed)
             }
-            Err(e) => fail(Oracle::Build, format!("a planted mistake's error is not located: {e}")),
+            Err(e) => fail(
+                Oracle::Build,
+                format!("a planted mistake's error is not located: {e}"),
+            ),
         };
     }
     let shader = built.or_else(|e| fail(Oracle::Build, format!("build() failed: {e}")))?;
@@ -497,7 +540,10 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
             if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
                 return fail(
                     Oracle::Executors,
-                    format!("GPU: texel {i} is {:#x}, the reference {:#x}", got[i], want[i]),
+                    format!(
+                        "GPU: texel {i} is {:#x}, the reference {:#x}",
+                        got[i], want[i]
+                    ),
                 );
             }
             passed.gpu = true;
@@ -512,9 +558,16 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
     passed.consts += compare_consts(&a, &an, &em, prog, "interpreter")?;
     let r = catch(|| run_interp(&targets.interp, &reparsed, &em, prog))
         .unwrap_or_else(|p| Err(format!("interpreter {p}")))
-        .or_else(|e| fail(Oracle::RoundTrip, format!("the re-parsed WGSL on the interpreter: {e}")))?;
-    compare_executors(&a, &r, &an, &em, prog, "the re-parsed WGSL")
-        .map_err(|f| Failure { oracle: Oracle::RoundTrip, ..f })?;
+        .or_else(|e| {
+            fail(
+                Oracle::RoundTrip,
+                format!("the re-parsed WGSL on the interpreter: {e}"),
+            )
+        })?;
+    compare_executors(&a, &r, &an, &em, prog, "the re-parsed WGSL").map_err(|f| Failure {
+        oracle: Oracle::RoundTrip,
+        ..f
+    })?;
     if let Some(gpu) = &targets.gpu {
         let b = catch(|| run_gpu(gpu, &shader, &em, prog))
             .unwrap_or_else(|p| Err(format!("GPU {p}")))
@@ -541,7 +594,9 @@ fn check_coop(
             if !(f64::from(g) - w).abs().le(&b) {
                 return fail(
                     Oracle::Executors,
-                    format!("{who}: coopMultiplyAdd d[{i}] = {g:e}, the reference {w:e} (bound {b:e})"),
+                    format!(
+                        "{who}: coopMultiplyAdd d[{i}] = {g:e}, the reference {w:e} (bound {b:e})"
+                    ),
                 );
             }
         }
@@ -571,9 +626,11 @@ fn run_texture(
     use wgsl_dsl::runtime::GpuTexture;
     use wgsl_dsl::types::R32Uint;
     let kernel = gpu.compile(shader).map_err(|e| e.to_string())?;
-    let src = GpuTexture::<R32Uint>::from_texels(gpu, t.size, &t.texels).map_err(|e| e.to_string())?;
+    let src =
+        GpuTexture::<R32Uint>::from_texels(gpu, t.size, &t.texels).map_err(|e| e.to_string())?;
     let poison = vec![POISON; t.texels.len()];
-    let dst = GpuTexture::<R32Uint>::from_texels(gpu, t.size, &poison).map_err(|e| e.to_string())?;
+    let dst =
+        GpuTexture::<R32Uint>::from_texels(gpu, t.size, &poison).map_err(|e| e.to_string())?;
     gpu.dispatch(&kernel, &[&src, &dst], prog.grid)
         .map_err(|e| e.to_string())?;
     dst.read(gpu).map_err(|e| e.to_string())
@@ -620,7 +677,13 @@ fn each_slot<'a>(
     })
 }
 
-fn compare_bounds(o: &Outputs, an: &Analysis, em: &Emitted, prog: &Program, who: &str) -> Result<u64, Failure> {
+fn compare_bounds(
+    o: &Outputs,
+    an: &Analysis,
+    em: &Emitted,
+    prog: &Program,
+    who: &str,
+) -> Result<u64, Failure> {
     let mut n = 0;
     for ((buf, slot), inv, info, bits) in each_slot(o, an, em, prog) {
         if bits == poison(buf) {
@@ -629,7 +692,9 @@ fn compare_bounds(o: &Outputs, an: &Analysis, em: &Emitted, prog: &Program, who:
         n += 1;
         let v = value_of(bits, buf);
         let ok = match info.num {
-            Num::Float(f) => v.is_finite() && v >= f.lo - f.err - 1e-30 && v <= f.hi + f.err + 1e-30,
+            Num::Float(f) => {
+                v.is_finite() && v >= f.lo - f.err - 1e-30 && v <= f.hi + f.err + 1e-30
+            }
             Num::Int { lo, hi } => (v as i64) >= lo && (v as i64) <= hi,
             Num::Bool => bits <= 1,
         };
@@ -709,7 +774,13 @@ fn const_f64(c: &ConstValue) -> Option<f64> {
     })
 }
 
-fn compare_consts(o: &Outputs, an: &Analysis, em: &Emitted, prog: &Program, who: &str) -> Result<u64, Failure> {
+fn compare_consts(
+    o: &Outputs,
+    an: &Analysis,
+    em: &Emitted,
+    prog: &Program,
+    who: &str,
+) -> Result<u64, Failure> {
     let mut n = 0;
     for ((buf, slot), inv, info, bits) in each_slot(o, an, em, prog) {
         let Some(c) = em.consts.get(&(buf, slot)) else {

@@ -97,7 +97,12 @@ pub fn expr(e: &Expr) -> String {
             format!("{}.{m}({})", expr(a), expr(b))
         }
         Expr::Logic(and, a, b) => {
-            format!("{}.{}({})", expr(a), if *and { "and" } else { "or" }, expr(b))
+            format!(
+                "{}.{}({})",
+                expr(a),
+                if *and { "and" } else { "or" },
+                expr(b)
+            )
         }
         Expr::Math(Fun::Powi(n), args) => format!("powi({}, {n})", expr(&args[0])),
         Expr::Math(f, args) => {
@@ -169,7 +174,11 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "/// Inputs: in_f32 = {:?};", prog.inputs.f32);
         let _ = writeln!(self.out, "/// in_i32 = {:?};", prog.inputs.i32);
         let _ = writeln!(self.out, "/// in_u32 = {:?};", prog.inputs.u32);
-        let _ = writeln!(self.out, "/// in_f16 (bits) = {:?}; param = {};", prog.inputs.f16, prog.inputs.param);
+        let _ = writeln!(
+            self.out,
+            "/// in_f16 (bits) = {:?}; param = {};",
+            prog.inputs.f16, prog.inputs.param
+        );
         let _ = writeln!(self.out, "#[allow(unused_variables, clippy::all)]");
         let _ = writeln!(self.out, "pub fn kernel() -> KernelBuilder {{");
         if prog.texture.is_some() {
@@ -502,7 +511,8 @@ impl Printer<'_> {
             Stmt::Mistake(Mistake::ForeignCall) => {
                 self.line("let mut other = KernelBuilder::new(\"other\", [1, 1, 1]); // a planted mistake");
                 self.line("let g = other.function::<(u32,), u32>(\"g\", [\"x\"], |_, (x,)| x);");
-                self.line("let _ = k.call(&g, (lit(1u32),));");
+                self.line("let r = k.call(&g, (lit(1u32),));");
+                self.line("let _ = k.let_(\"foreign\", r);");
             }
         }
     }

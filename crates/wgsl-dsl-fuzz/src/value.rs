@@ -82,7 +82,10 @@ impl Dyn for bool {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::B1(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::S(Scalar::Bool) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::S(Scalar::Bool) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -93,7 +96,10 @@ impl Dyn for Vector<bool, 2> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::B2(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::Bool, 2) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::Bool, 2) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -104,7 +110,10 @@ impl Dyn for Vector<bool, 3> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::B3(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::Bool, 3) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::Bool, 3) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -115,7 +124,10 @@ impl Dyn for Vector<bool, 4> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::B4(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::Bool, 4) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::Bool, 4) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -126,7 +138,10 @@ impl Dyn for i32 {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::I1(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::S(Scalar::I32) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::S(Scalar::I32) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -137,7 +152,10 @@ impl Dyn for Vector<i32, 2> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::I2(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::I32, 2) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::I32, 2) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -148,7 +166,10 @@ impl Dyn for Vector<i32, 3> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::I3(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::I32, 3) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::I32, 3) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -159,7 +180,10 @@ impl Dyn for Vector<i32, 4> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::I4(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::I32, 4) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::I32, 4) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -170,7 +194,10 @@ impl Dyn for u32 {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::U1(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::S(Scalar::U32) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::S(Scalar::U32) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -181,7 +208,10 @@ impl Dyn for Vector<u32, 2> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::U2(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::U32, 2) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::U32, 2) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -192,7 +222,10 @@ impl Dyn for Vector<u32, 3> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::U3(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::U32, 3) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::U32, 3) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -203,7 +236,10 @@ impl Dyn for Vector<u32, 4> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::U4(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::U32, 4) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::U32, 4) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -214,7 +250,10 @@ impl Dyn for f32 {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::F1(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::S(Scalar::F32) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::S(Scalar::F32) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -225,7 +264,10 @@ impl Dyn for Vector<f32, 2> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::F2(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F32, 2) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F32, 2) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -236,7 +278,10 @@ impl Dyn for Vector<f32, 3> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::F3(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F32, 3) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F32, 3) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -247,7 +292,10 @@ impl Dyn for Vector<f32, 4> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::F4(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F32, 4) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F32, 4) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -258,7 +306,10 @@ impl Dyn for f16 {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::H1(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::S(Scalar::F16) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::S(Scalar::F16) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -269,7 +320,10 @@ impl Dyn for Vector<f16, 2> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::H2(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F16, 2) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F16, 2) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -280,7 +334,10 @@ impl Dyn for Vector<f16, 3> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::H3(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F16, 3) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F16, 3) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -291,7 +348,10 @@ impl Dyn for Vector<f16, 4> {
     fn get(v: &V) -> Exp<Self> {
         match v {
             V::H4(e) => e.clone(),
-            other => panic!("fuzzer bug: {:?} where Ty::V(Scalar::F16, 4) was expected", other.ty()),
+            other => panic!(
+                "fuzzer bug: {:?} where Ty::V(Scalar::F16, 4) was expected",
+                other.ty()
+            ),
         }
     }
 }
@@ -334,31 +394,104 @@ impl Dyn for Mat<4, 4> {
 macro_rules! with_ty {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::Bool) => { type $T = bool; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => { type $T = wgsl_dsl::types::Vector<bool, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => { type $T = wgsl_dsl::types::Vector<bool, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => { type $T = wgsl_dsl::types::Vector<bool, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::I32) => { type $T = i32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $T = wgsl_dsl::types::Vector<i32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $T = wgsl_dsl::types::Vector<i32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $T = wgsl_dsl::types::Vector<i32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::U32) => { type $T = u32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $T = wgsl_dsl::types::Vector<u32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $T = wgsl_dsl::types::Vector<u32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $T = wgsl_dsl::types::Vector<u32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F32) => { type $T = f32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $T = wgsl_dsl::types::Vector<f32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $T = wgsl_dsl::types::Vector<f32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $T = wgsl_dsl::types::Vector<f32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F16) => { type $T = half::f16; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $T = wgsl_dsl::types::Vector<half::f16, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $T = wgsl_dsl::types::Vector<half::f16, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $T = wgsl_dsl::types::Vector<half::f16, 4>; $body }
-            $crate::ast::Ty::M(2) => { type $T = wgsl_dsl::types::Mat<2, 2>; $body }
-            $crate::ast::Ty::M(3) => { type $T = wgsl_dsl::types::Mat<3, 3>; $body }
-            $crate::ast::Ty::M(4) => { type $T = wgsl_dsl::types::Mat<4, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::Bool) => {
+                type $T = bool;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => {
+                type $T = wgsl_dsl::types::Vector<bool, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => {
+                type $T = wgsl_dsl::types::Vector<bool, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => {
+                type $T = wgsl_dsl::types::Vector<bool, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::I32) => {
+                type $T = i32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $T = wgsl_dsl::types::Vector<i32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $T = wgsl_dsl::types::Vector<i32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $T = wgsl_dsl::types::Vector<i32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::U32) => {
+                type $T = u32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $T = wgsl_dsl::types::Vector<u32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $T = wgsl_dsl::types::Vector<u32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $T = wgsl_dsl::types::Vector<u32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F32) => {
+                type $T = f32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $T = wgsl_dsl::types::Vector<f32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $T = wgsl_dsl::types::Vector<f32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $T = wgsl_dsl::types::Vector<f32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F16) => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 4>;
+                $body
+            }
+            $crate::ast::Ty::M(2) => {
+                type $T = wgsl_dsl::types::Mat<2, 2>;
+                $body
+            }
+            $crate::ast::Ty::M(3) => {
+                type $T = wgsl_dsl::types::Mat<3, 3>;
+                $body
+            }
+            $crate::ast::Ty::M(4) => {
+                type $T = wgsl_dsl::types::Mat<4, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_ty), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_ty),
+                other
+            ),
         }
     };
 }
@@ -368,28 +501,92 @@ macro_rules! with_ty {
 macro_rules! with_sv {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::Bool) => { type $T = bool; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => { type $T = wgsl_dsl::types::Vector<bool, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => { type $T = wgsl_dsl::types::Vector<bool, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => { type $T = wgsl_dsl::types::Vector<bool, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::I32) => { type $T = i32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $T = wgsl_dsl::types::Vector<i32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $T = wgsl_dsl::types::Vector<i32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $T = wgsl_dsl::types::Vector<i32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::U32) => { type $T = u32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $T = wgsl_dsl::types::Vector<u32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $T = wgsl_dsl::types::Vector<u32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $T = wgsl_dsl::types::Vector<u32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F32) => { type $T = f32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $T = wgsl_dsl::types::Vector<f32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $T = wgsl_dsl::types::Vector<f32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $T = wgsl_dsl::types::Vector<f32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F16) => { type $T = half::f16; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $T = wgsl_dsl::types::Vector<half::f16, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $T = wgsl_dsl::types::Vector<half::f16, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $T = wgsl_dsl::types::Vector<half::f16, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::Bool) => {
+                type $T = bool;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => {
+                type $T = wgsl_dsl::types::Vector<bool, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => {
+                type $T = wgsl_dsl::types::Vector<bool, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => {
+                type $T = wgsl_dsl::types::Vector<bool, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::I32) => {
+                type $T = i32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $T = wgsl_dsl::types::Vector<i32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $T = wgsl_dsl::types::Vector<i32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $T = wgsl_dsl::types::Vector<i32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::U32) => {
+                type $T = u32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $T = wgsl_dsl::types::Vector<u32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $T = wgsl_dsl::types::Vector<u32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $T = wgsl_dsl::types::Vector<u32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F32) => {
+                type $T = f32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $T = wgsl_dsl::types::Vector<f32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $T = wgsl_dsl::types::Vector<f32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $T = wgsl_dsl::types::Vector<f32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F16) => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_sv), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_sv),
+                other
+            ),
         }
     };
 }
@@ -399,24 +596,76 @@ macro_rules! with_sv {
 macro_rules! with_num {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::I32) => { type $T = i32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $T = wgsl_dsl::types::Vector<i32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $T = wgsl_dsl::types::Vector<i32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $T = wgsl_dsl::types::Vector<i32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::U32) => { type $T = u32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $T = wgsl_dsl::types::Vector<u32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $T = wgsl_dsl::types::Vector<u32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $T = wgsl_dsl::types::Vector<u32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F32) => { type $T = f32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $T = wgsl_dsl::types::Vector<f32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $T = wgsl_dsl::types::Vector<f32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $T = wgsl_dsl::types::Vector<f32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F16) => { type $T = half::f16; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $T = wgsl_dsl::types::Vector<half::f16, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $T = wgsl_dsl::types::Vector<half::f16, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $T = wgsl_dsl::types::Vector<half::f16, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::I32) => {
+                type $T = i32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $T = wgsl_dsl::types::Vector<i32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $T = wgsl_dsl::types::Vector<i32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $T = wgsl_dsl::types::Vector<i32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::U32) => {
+                type $T = u32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $T = wgsl_dsl::types::Vector<u32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $T = wgsl_dsl::types::Vector<u32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $T = wgsl_dsl::types::Vector<u32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F32) => {
+                type $T = f32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $T = wgsl_dsl::types::Vector<f32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $T = wgsl_dsl::types::Vector<f32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $T = wgsl_dsl::types::Vector<f32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F16) => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_num), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_num),
+                other
+            ),
         }
     };
 }
@@ -426,16 +675,44 @@ macro_rules! with_num {
 macro_rules! with_float {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::F32) => { type $T = f32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $T = wgsl_dsl::types::Vector<f32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $T = wgsl_dsl::types::Vector<f32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $T = wgsl_dsl::types::Vector<f32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F16) => { type $T = half::f16; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $T = wgsl_dsl::types::Vector<half::f16, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $T = wgsl_dsl::types::Vector<half::f16, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $T = wgsl_dsl::types::Vector<half::f16, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::F32) => {
+                type $T = f32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $T = wgsl_dsl::types::Vector<f32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $T = wgsl_dsl::types::Vector<f32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $T = wgsl_dsl::types::Vector<f32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F16) => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_float), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_float),
+                other
+            ),
         }
     };
 }
@@ -445,16 +722,44 @@ macro_rules! with_float {
 macro_rules! with_int {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::I32) => { type $T = i32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $T = wgsl_dsl::types::Vector<i32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $T = wgsl_dsl::types::Vector<i32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $T = wgsl_dsl::types::Vector<i32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::U32) => { type $T = u32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $T = wgsl_dsl::types::Vector<u32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $T = wgsl_dsl::types::Vector<u32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $T = wgsl_dsl::types::Vector<u32, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::I32) => {
+                type $T = i32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $T = wgsl_dsl::types::Vector<i32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $T = wgsl_dsl::types::Vector<i32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $T = wgsl_dsl::types::Vector<i32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::U32) => {
+                type $T = u32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $T = wgsl_dsl::types::Vector<u32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $T = wgsl_dsl::types::Vector<u32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $T = wgsl_dsl::types::Vector<u32, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_int), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_int),
+                other
+            ),
         }
     };
 }
@@ -464,20 +769,60 @@ macro_rules! with_int {
 macro_rules! with_signed {
     ($t:expr, $T:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::S($crate::ast::Scalar::I32) => { type $T = i32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $T = wgsl_dsl::types::Vector<i32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $T = wgsl_dsl::types::Vector<i32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $T = wgsl_dsl::types::Vector<i32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F32) => { type $T = f32; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $T = wgsl_dsl::types::Vector<f32, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $T = wgsl_dsl::types::Vector<f32, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $T = wgsl_dsl::types::Vector<f32, 4>; $body }
-            $crate::ast::Ty::S($crate::ast::Scalar::F16) => { type $T = half::f16; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $T = wgsl_dsl::types::Vector<half::f16, 2>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $T = wgsl_dsl::types::Vector<half::f16, 3>; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $T = wgsl_dsl::types::Vector<half::f16, 4>; $body }
+            $crate::ast::Ty::S($crate::ast::Scalar::I32) => {
+                type $T = i32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $T = wgsl_dsl::types::Vector<i32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $T = wgsl_dsl::types::Vector<i32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $T = wgsl_dsl::types::Vector<i32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F32) => {
+                type $T = f32;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $T = wgsl_dsl::types::Vector<f32, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $T = wgsl_dsl::types::Vector<f32, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $T = wgsl_dsl::types::Vector<f32, 4>;
+                $body
+            }
+            $crate::ast::Ty::S($crate::ast::Scalar::F16) => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 2>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 3>;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $T = wgsl_dsl::types::Vector<half::f16, 4>;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_signed), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_signed),
+                other
+            ),
         }
     };
 }
@@ -487,23 +832,87 @@ macro_rules! with_signed {
 macro_rules! with_vec {
     ($t:expr, $S:ident, $N:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => { type $S = bool; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => { type $S = bool; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => { type $S = bool; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $S = i32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $S = i32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $S = i32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $S = u32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $S = u32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $S = u32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $S = f32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $S = f32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $S = f32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $S = half::f16; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $S = half::f16; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $S = half::f16; const $N: usize = 4; $body }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 2) => {
+                type $S = bool;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 3) => {
+                type $S = bool;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::Bool, 4) => {
+                type $S = bool;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $S = i32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $S = i32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $S = i32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $S = u32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $S = u32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $S = u32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $S = f32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $S = f32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $S = f32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $S = half::f16;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $S = half::f16;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $S = half::f16;
+                const $N: usize = 4;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_vec), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_vec),
+                other
+            ),
         }
     };
 }
@@ -513,20 +922,72 @@ macro_rules! with_vec {
 macro_rules! with_num_vec {
     ($t:expr, $S:ident, $N:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => { type $S = i32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => { type $S = i32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => { type $S = i32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => { type $S = u32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => { type $S = u32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => { type $S = u32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $S = f32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $S = f32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $S = f32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $S = half::f16; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $S = half::f16; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $S = half::f16; const $N: usize = 4; $body }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 2) => {
+                type $S = i32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 3) => {
+                type $S = i32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::I32, 4) => {
+                type $S = i32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 2) => {
+                type $S = u32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 3) => {
+                type $S = u32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::U32, 4) => {
+                type $S = u32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $S = f32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $S = f32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $S = f32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $S = half::f16;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $S = half::f16;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $S = half::f16;
+                const $N: usize = 4;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_num_vec), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_num_vec),
+                other
+            ),
         }
     };
 }
@@ -536,14 +997,42 @@ macro_rules! with_num_vec {
 macro_rules! with_float_vec {
     ($t:expr, $S:ident, $N:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => { type $S = f32; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => { type $S = f32; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => { type $S = f32; const $N: usize = 4; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => { type $S = half::f16; const $N: usize = 2; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => { type $S = half::f16; const $N: usize = 3; $body }
-            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => { type $S = half::f16; const $N: usize = 4; $body }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 2) => {
+                type $S = f32;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 3) => {
+                type $S = f32;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F32, 4) => {
+                type $S = f32;
+                const $N: usize = 4;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 2) => {
+                type $S = half::f16;
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 3) => {
+                type $S = half::f16;
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::V($crate::ast::Scalar::F16, 4) => {
+                type $S = half::f16;
+                const $N: usize = 4;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_float_vec), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_float_vec),
+                other
+            ),
         }
     };
 }
@@ -553,13 +1042,32 @@ macro_rules! with_float_vec {
 macro_rules! with_scalar {
     ($t:expr, $S:ident => $body:expr) => {
         match $t {
-            $crate::ast::Scalar::Bool => { type $S = bool; $body }
-            $crate::ast::Scalar::I32 => { type $S = i32; $body }
-            $crate::ast::Scalar::U32 => { type $S = u32; $body }
-            $crate::ast::Scalar::F32 => { type $S = f32; $body }
-            $crate::ast::Scalar::F16 => { type $S = half::f16; $body }
+            $crate::ast::Scalar::Bool => {
+                type $S = bool;
+                $body
+            }
+            $crate::ast::Scalar::I32 => {
+                type $S = i32;
+                $body
+            }
+            $crate::ast::Scalar::U32 => {
+                type $S = u32;
+                $body
+            }
+            $crate::ast::Scalar::F32 => {
+                type $S = f32;
+                $body
+            }
+            $crate::ast::Scalar::F16 => {
+                type $S = half::f16;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_scalar), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_scalar),
+                other
+            ),
         }
     };
 }
@@ -569,11 +1077,24 @@ macro_rules! with_scalar {
 macro_rules! with_mat {
     ($t:expr, $N:ident => $body:expr) => {
         match $t {
-            $crate::ast::Ty::M(2) => { const $N: usize = 2; $body }
-            $crate::ast::Ty::M(3) => { const $N: usize = 3; $body }
-            $crate::ast::Ty::M(4) => { const $N: usize = 4; $body }
+            $crate::ast::Ty::M(2) => {
+                const $N: usize = 2;
+                $body
+            }
+            $crate::ast::Ty::M(3) => {
+                const $N: usize = 3;
+                $body
+            }
+            $crate::ast::Ty::M(4) => {
+                const $N: usize = 4;
+                $body
+            }
             #[allow(unreachable_patterns)]
-            other => panic!("fuzzer bug: no {} dispatch for {:?}", stringify!(with_mat), other),
+            other => panic!(
+                "fuzzer bug: no {} dispatch for {:?}",
+                stringify!(with_mat),
+                other
+            ),
         }
     };
 }

@@ -59,6 +59,10 @@ fn a_thousand_kernels_pass_every_oracle() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     if gpu {
-        assert!(report.gpu_cases > CASES / 2, "{} cases ran on the GPU", report.gpu_cases);
+        assert!(
+            report.gpu_cases > CASES / 2,
+            "{} cases ran on the GPU",
+            report.gpu_cases
+        );
     }
 }

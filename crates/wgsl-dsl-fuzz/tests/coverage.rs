@@ -27,16 +27,27 @@ fn the_generator_covers_every_expression_and_statement_kind() {
         .copied()
         .filter(|k| !seen.contains(k))
         .collect();
-    assert!(missing.is_empty(), "not generated in {SEEDS} seeds: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not generated in {SEEDS} seeds: {missing:?}"
+    );
     // Nothing outside the lists either (they name every variant).
     let all: BTreeSet<&str> = EXPR_KINDS.iter().chain(STMT_KINDS).copied().collect();
-    assert!(seen.is_subset(&all), "{:?}", seen.difference(&all).collect::<Vec<_>>());
+    assert!(
+        seen.is_subset(&all),
+        "{:?}",
+        seen.difference(&all).collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn generation_is_deterministic() {
     let opts = GenOptions::default();
     for seed in [0, 1, 77, u64::MAX] {
-        assert_eq!(generate(seed, &opts, true), generate(seed, &opts, true), "seed {seed}");
+        assert_eq!(
+            generate(seed, &opts, true),
+            generate(seed, &opts, true),
+            "seed {seed}"
+        );
     }
 }

@@ -8,7 +8,9 @@ use clap::Parser;
 use wgsl_dsl_fuzz::{Budget, GenOptions, Targets, case_seed, check, generate, print, run};
 
 #[derive(Debug, Parser)]
-#[command(about = "Differential fuzzer of the wgsl-dsl builder: build, naga round trip, interpreter vs GPU, constant folding")]
+#[command(
+    about = "Differential fuzzer of the wgsl-dsl builder: build, naga round trip, interpreter vs GPU, constant folding"
+)]
 struct Args {
     /// Run for this many seconds.
     #[arg(long, conflicts_with = "cases")]
@@ -40,7 +42,9 @@ fn targets(no_gpu: bool) -> Targets {
     match Targets::with_gpu() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: no GPU adapter ({e}); pass --no-gpu for the interpreter-only oracles");
+            eprintln!(
+                "error: no GPU adapter ({e}); pass --no-gpu for the interpreter-only oracles"
+            );
             std::process::exit(2);
         }
     }
@@ -67,7 +71,11 @@ fn main() {
                     wgsl_dsl::naga::valid::Capabilities::all(),
                 )
                 .validate(&m)
-                && let Ok(w) = wgsl_dsl::naga::back::wgsl::write_string(&m, &i, wgsl_dsl::naga::back::wgsl::WriterFlags::empty())
+                && let Ok(w) = wgsl_dsl::naga::back::wgsl::write_string(
+                    &m,
+                    &i,
+                    wgsl_dsl::naga::back::wgsl::WriterFlags::empty(),
+                )
             {
                 println!("// re-emitted WGSL:\n{w}");
             }
@@ -109,11 +117,17 @@ fn main() {
         },
     );
     for f in &report.failures {
-        println!("\nFAILED case {} ({}): {}", f.seed, f.failure.oracle, f.failure.message);
+        println!(
+            "\nFAILED case {} ({}): {}",
+            f.seed, f.failure.oracle, f.failure.message
+        );
         if let Some((sf, code)) = &f.shrunk {
             println!("shrunk ({}): {}\n{code}", sf.oracle, sf.message);
         }
-        println!("replay: cargo run -p wgsl-dsl-fuzz --release --bin fuzz -- --replay {}", f.seed);
+        println!(
+            "replay: cargo run -p wgsl-dsl-fuzz --release --bin fuzz -- --replay {}",
+            f.seed
+        );
     }
     let _ = case_seed;
     println!(
