@@ -26,7 +26,7 @@
 //!   and subgroup operations where the kernel has none;
 //! - values used outside the block that declares them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::accuracy::{F, Fmt, Ops, Reject};
 use crate::ast::*;
@@ -237,6 +237,8 @@ pub struct Analyzer<'p> {
     func_results: Vec<Info>,
     /// Literal `let`s (the DSL treats them as the literal).
     literal_lets: HashMap<Id, Lit>,
+    /// `let`s of constants (naga's front end folds them).
+    konst_lets: HashSet<Id>,
     /// The result.
     pub out: Analysis,
 }
@@ -273,10 +275,10 @@ fn literal_parts<'e>(e: &'e Expr, lets: &HashMap<Id, Lit>, out: &mut Vec<Lit>) {
 }
 
 /// Every leaf a literal or a zero value (a `let` of a literal counts as one).
-fn syn_konst(e: &Expr, lets: &HashMap<Id, Lit>) -> bool {
+fn syn_konst(e: &Expr, lets: &HashMap<Id, Lit>, konst_lets: &HashSet<Id>) -> bool {
     let mut k = true;
     visit(e, &mut |x| match x {
-        Expr::Value(id) if !lets.contains_key(id) => k = false,
+        Expr::Value(id) if !lets.contains_key(id) && !konst_lets.contains(id) => k = false,
         Expr::Input(..)
         | Expr::Param
         | Expr::Builtin(_)
@@ -290,13 +292,23 @@ fn syn_konst(e: &Expr, lets: &HashMap<Id, Lit>) -> bool {
 
 /// The components of `e` that are constants are literals (the DSL checks a constant divisor's
 /// or shift amount's components one by one, and only literal ones can be checked here).
-fn constant_parts_are_literals(e: &Expr, lets: &HashMap<Id, Lit>) -> bool {
+///
+/// A `let` of a constant counts as a constant: it is no const-expression in WGSL (nor for
+/// the DSL), but naga's WGSL front end folds it as one and then refuses `x << v` or `x / v`
+/// where `v` is out of range (FUZZING.md, "naga"); such kernels are not generated.
+fn constant_parts_are_literals(
+    e: &Expr,
+    lets: &HashMap<Id, Lit>,
+    konst_lets: &HashSet<Id>,
+) -> bool {
     match e {
         Expr::Lit(_) => true,
         Expr::Value(id) if lets.contains_key(id) => true,
-        Expr::Splat(_, a) => constant_parts_are_literals(a, lets),
-        Expr::Compose(parts) => parts.iter().all(|p| constant_parts_are_literals(p, lets)),
-        _ => !syn_konst(e, lets),
+        Expr::Splat(_, a) => constant_parts_are_literals(a, lets, konst_lets),
+        Expr::Compose(parts) => parts
+            .iter()
+            .all(|p| constant_parts_are_literals(p, lets, konst_lets)),
+        _ => !syn_konst(e, lets, konst_lets),
     }
 }
 
@@ -373,6 +385,7 @@ impl<'p> Analyzer<'p> {
             vars: Vec::new(),
             func_results: Vec::new(),
             literal_lets: HashMap::new(),
+            konst_lets: HashSet::new(),
             out: Analysis::default(),
         }
     }
@@ -590,6 +603,9 @@ impl<'p> Analyzer<'p> {
         match s {
             Stmt::Let(id, e) => {
                 let mut i = self.expr(e, ctx)?;
+                if i.konst {
+                    self.konst_lets.insert(*id);
+                }
                 if let Expr::Lit(l) = e {
                     self.literal_lets.insert(*id, *l);
                 } else {
@@ -1399,7 +1415,7 @@ impl<'p> Analyzer<'p> {
         let mut lits = Vec::new();
         literal_parts(y, &self.literal_lets, &mut lits);
         if matches!(op, Bin::Div | Bin::Rem | Bin::Shl | Bin::Shr)
-            && !constant_parts_are_literals(y, &self.literal_lets)
+            && !constant_parts_are_literals(y, &self.literal_lets, &self.konst_lets)
         {
             return Err(
                 "a divisor or shift amount with constant parts that are not literals".into(),

@@ -243,7 +243,15 @@ fn reparse(
         naga::valid::Capabilities::all(),
     )
     .validate(&module)
-    .map_err(|e| format!("re-parsed module invalid: {}", e.as_inner()))?;
+    .map_err(|e| {
+        let mut m = format!("re-parsed module invalid: {}", e.as_inner());
+        let mut source = std::error::Error::source(e.as_inner());
+        while let Some(c) = source {
+            m.push_str(&format!(": {c}"));
+            source = c.source();
+        }
+        m
+    })?;
     let text =
         naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
             .map_err(|e| format!("re-emission failed: {e}"))?;

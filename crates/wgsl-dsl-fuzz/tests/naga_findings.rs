@@ -54,3 +54,29 @@ fn naga_writer_output_is_not_a_fixed_point_of_parse_and_write() {
         "naga's round trip is now a fixed point: tighten oracle (b)"
     );
 }
+
+/// A `let` is not a const-expression in WGSL (spec §7.4, §8.1.1): `x << s` with `let s = 40u`
+/// is a run-time shift (the amount taken modulo 32, §8.9) and `x / d` with `let d = 0i` a
+/// run-time division (`x`, §8.7). naga 30's front end folds such `let`s as constants and its
+/// validator then refuses the module ("Shift amount exceeds the bit width", "Division by
+/// zero"). The fuzzer does not use `let`s of constants as shift amounts or divisors.
+#[test]
+fn naga_folds_a_let_of_a_constant_and_refuses_a_run_time_shift() {
+    for body in [
+        "let s = 40u; out[0] = out[1] << s;",
+        "let d = 0i; out[0] = out[1] / d;",
+    ] {
+        let wgsl = format!(
+            "@group(0) @binding(0) var<storage, read_write> out: array<i32>;
+@compute @workgroup_size(1) fn main() {{ {body} }}"
+        );
+        let refused = match naga::front::wgsl::parse_str(&wgsl) {
+            Err(_) => true,
+            Ok(m) => validate(&m, naga::valid::Capabilities::all()).is_err(),
+        };
+        assert!(
+            refused,
+            "naga now accepts `{body}`: let the fuzzer use such lets again"
+        );
+    }
+}
