@@ -260,7 +260,7 @@ fn lit_info(l: Lit) -> Info {
 
 /// The literal parts of an operand: itself if a literal, the literal components of a
 /// `Compose` or `Splat` (the DSL checks those for `x / 0`-like const errors too).
-fn literal_parts<'e>(e: &'e Expr, lets: &HashMap<Id, Lit>, out: &mut Vec<Lit>) {
+fn literal_parts(e: &Expr, lets: &HashMap<Id, Lit>, out: &mut Vec<Lit>) {
     match e {
         Expr::Lit(l) => out.push(*l),
         Expr::Value(id) => {

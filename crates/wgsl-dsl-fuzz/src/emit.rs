@@ -22,7 +22,7 @@ use crate::analysis::{Analysis, out_buffer};
 use crate::ast::*;
 use crate::emit_ops as op;
 use crate::value::{Dyn, V};
-use crate::{with_num, with_scalar, with_sv, with_ty};
+use crate::{with_num, with_scalar, with_ty};
 
 /// A binding of a generated kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,11 +75,15 @@ pub fn out_index(s: Scalar) -> usize {
         .unwrap_or(2)
 }
 
+/// A typed place or function behind `Any`, with the type to downcast it at.
+type Handle = (Ty, Rc<dyn Any>);
+
 struct Em<'p> {
     prog: &'p Program,
     values: RefCell<HashMap<Id, V>>,
-    vars: RefCell<HashMap<Id, (Ty, Rc<dyn Any>)>>,
-    funcs: RefCell<Vec<(Ty, usize, Rc<dyn Any>)>>,
+    vars: RefCell<HashMap<Id, Handle>>,
+    /// Each helper's type and arity, and its `Function` behind `Any`.
+    funcs: RefCell<Vec<(Handle, usize)>>,
     inputs: HashMap<Scalar, Rc<dyn Any>>,
     param: Option<Place<u32, ReadOnly>>,
     outs: HashMap<Scalar, Rc<dyn Any>>,
@@ -117,7 +121,7 @@ pub fn emit(prog: &Program, an: &Analysis) -> Emitted {
         k.uniform::<u32>("param")
     });
     let mut slots = [0u32; 4];
-    for (&(s, slot), _) in &an.slots {
+    for &(s, slot) in an.slots.keys() {
         let i = out_index(s);
         slots[i] = slots[i].max(slot + 1);
     }
@@ -327,11 +331,11 @@ impl Em<'_> {
                 })),
             }
         });
-        self.funcs.borrow_mut().push((f.ty, arity, handle));
+        self.funcs.borrow_mut().push(((f.ty, handle), arity));
     }
 
     fn call(&self, k: &mut KernelBuilder, f: usize, args: &[V]) -> V {
-        let (ty, arity, handle) = self.funcs.borrow()[f].clone();
+        let ((ty, handle), arity) = self.funcs.borrow()[f].clone();
         with_ty!(ty, T => match arity {
             1 => {
                 let h = handle.downcast_ref::<Function<(T,), T>>().expect("fuzzer bug: f");
@@ -535,7 +539,7 @@ impl Em<'_> {
         }
     }
 
-    fn counted<S: IntegerScalar + Dyn + Numeric + ScalarOrVector<Bool = bool> + Constructible>(
+    fn counted<S>(
         &self,
         k: &mut KernelBuilder,
         counter: Id,
@@ -544,6 +548,7 @@ impl Em<'_> {
         form: &LoopForm,
         body: &[Stmt],
     ) where
+        S: IntegerScalar + Dyn + Numeric + ScalarOrVector<Bool = bool> + Constructible,
         S: TryFrom<i32> + From<u8>,
         <S as TryFrom<i32>>::Error: std::fmt::Debug,
     {
