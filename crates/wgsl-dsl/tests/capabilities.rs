@@ -115,6 +115,38 @@ fn half_kernel() -> KernelBuilder {
     k
 }
 
+/// Found by the kernel fuzzer (crates/wgsl-dsl-fuzz): an `f16` that is only a literal or
+/// a conversion's result (no binding, `let` or `var` of type `f16`) was lowered without the
+/// `f16` capability, and naga's validator rejected the kernel the DSL had accepted.
+#[test]
+fn f16_only_as_a_literal_or_a_conversion_declares_the_capability() {
+    let mut k = KernelBuilder::new("halves_inline", [1, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    k.store(
+        &out.at(0u32),
+        select(0u32, 1u32, lit(half::f16::from_f32(0.5)).to_bool()),
+    );
+    k.store(&out.at(1u32), x.at(0u32).load().to_f16().to_u32());
+    let shader = k.build().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        shader
+            .signature
+            .capabilities
+            .contains(Capabilities::SHADER_FLOAT16),
+        "{:?}",
+        shader.signature.capabilities
+    );
+    assert!(shader.wgsl.starts_with("enable f16;"), "{}", shader.wgsl);
+    let err = k
+        .build_for(&TargetLimits {
+            capabilities: Capabilities::empty(),
+            ..TargetLimits::default()
+        })
+        .unwrap_err();
+    assert!(matches!(err, BuildError::MissingCapability { .. }), "{err}");
+}
+
 #[test]
 fn f16_kernels_declare_the_capability_and_enable_f16() {
     let shader = declared_and_needed(half_kernel, Capabilities::SHADER_FLOAT16);

@@ -29,6 +29,7 @@ mod collective;
 mod control;
 mod coop;
 mod function;
+mod kinds;
 mod place;
 pub mod scan;
 pub(crate) mod stmt;
@@ -37,6 +38,8 @@ mod texture;
 
 pub use control::{IntegerScalar, LoopRange, MAX_CASE_VALUES, Switch, unroll_step};
 pub use function::{FnArgs, Function};
+#[doc(hidden)]
+pub use kinds::{EXPR_KINDS, STMT_KINDS};
 pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
 pub use scan::{HostBits, ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
 pub use texture::{

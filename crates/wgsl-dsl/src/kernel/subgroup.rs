@@ -2,7 +2,9 @@
 //! Built-in Functions" and §17.13 "Quad Operations").
 //!
 //! Each is a statement bound like a `let` (evaluated once, where it is called) and makes the
-//! kernel need the subgroup capability. "Active" invocations are those of the subgroup that
+//! kernel need the subgroup capability. The broadcasts, shuffles and quad operations take
+//! numbers (scalars or vectors of `i32`, `u32`, `f32`, `f16`), as WGSL's do; `bool`s go
+//! through `subgroup_ballot`, `subgroup_all` and `subgroup_any`. "Active" invocations are those of the subgroup that
 //! reach the call; the results below are over them. The operations need no uniform control
 //! flow of the workgroup, but a subgroup whose invocations diverge gets results over the
 //! active ones only.
@@ -84,33 +86,33 @@ subgroup_ops! {
     /// true predicate (WGSL spec §17.12).
     fn subgroup_ballot(predicate: bool) -> Vec4<u32> = Ballot;
     /// `subgroupBroadcastFirst(value)`: the value of the lowest active lane.
-    fn subgroup_broadcast_first<T: ScalarOrVector>(value: T) -> T = BroadcastFirst;
+    fn subgroup_broadcast_first<T: Numeric + ScalarOrVector>(value: T) -> T = BroadcastFirst;
     /// `subgroupShuffle(value, lane)`: the value of lane `lane`.
-    fn subgroup_shuffle<T: ScalarOrVector>(value: T, lane: u32) -> T = Shuffle;
+    fn subgroup_shuffle<T: Numeric + ScalarOrVector>(value: T, lane: u32) -> T = Shuffle;
     /// `subgroupShuffleXor(value, mask)`: `value` of the invocation whose id is this one's
     /// `^ mask` (WGSL spec §17.12). The mask must be subgroup-uniform and below the subgroup
     /// size; the source must be active.
-    fn subgroup_shuffle_xor<T: ScalarOrVector>(value: T, mask: u32) -> T
+    fn subgroup_shuffle_xor<T: Numeric + ScalarOrVector>(value: T, mask: u32) -> T
         = Gather(GatherKind::ShuffleXor);
     /// `subgroupShuffleUp(value, delta)`: `value` of the invocation `delta` ids below (WGSL
     /// spec §17.12). `delta` must be subgroup-uniform; the result is undefined where the
     /// source id is below 0.
-    fn subgroup_shuffle_up<T: ScalarOrVector>(value: T, delta: u32) -> T
+    fn subgroup_shuffle_up<T: Numeric + ScalarOrVector>(value: T, delta: u32) -> T
         = Gather(GatherKind::ShuffleUp);
     /// `subgroupShuffleDown(value, delta)`: `value` of the invocation `delta` ids above (WGSL
     /// spec §17.12). `delta` must be subgroup-uniform; the result is undefined where the
     /// source id is at or past the subgroup size.
-    fn subgroup_shuffle_down<T: ScalarOrVector>(value: T, delta: u32) -> T
+    fn subgroup_shuffle_down<T: Numeric + ScalarOrVector>(value: T, delta: u32) -> T
         = Gather(GatherKind::ShuffleDown);
     /// `quadSwapX(value)`: `value` of the quad neighbour whose index differs in bit 0
     /// (WGSL spec §17.13).
-    fn quad_swap_x<T: ScalarOrVector>(value: T) -> T = QuadSwap(Direction::X);
+    fn quad_swap_x<T: Numeric + ScalarOrVector>(value: T) -> T = QuadSwap(Direction::X);
     /// `quadSwapY(value)`: `value` of the quad neighbour whose index differs in bit 1
     /// (WGSL spec §17.13).
-    fn quad_swap_y<T: ScalarOrVector>(value: T) -> T = QuadSwap(Direction::Y);
+    fn quad_swap_y<T: Numeric + ScalarOrVector>(value: T) -> T = QuadSwap(Direction::Y);
     /// `quadSwapDiagonal(value)`: `value` of the quad invocation whose index differs in both
     /// bits (WGSL spec §17.13).
-    fn quad_swap_diagonal<T: ScalarOrVector>(value: T) -> T = QuadSwap(Direction::Diagonal);
+    fn quad_swap_diagonal<T: Numeric + ScalarOrVector>(value: T) -> T = QuadSwap(Direction::Diagonal);
 }
 
 impl KernelBuilder {
@@ -152,7 +154,7 @@ impl KernelBuilder {
     /// `subgroup_invocation_id` is `lane` (WGSL spec §17.12; the lane is a const-expression,
     /// hence a Rust value here). That invocation must be active.
     #[track_caller]
-    pub fn subgroup_broadcast<T: ScalarOrVector>(
+    pub fn subgroup_broadcast<T: Numeric + ScalarOrVector>(
         &mut self,
         value: impl IntoExp<T>,
         lane: u32,
@@ -167,7 +169,11 @@ impl KernelBuilder {
     /// consecutive subgroup ids `4q .. 4q + 3`) whose index in the quad is `id` (0 to 3; a
     /// const-expression, hence a Rust value) (WGSL spec §17.13).
     #[track_caller]
-    pub fn quad_broadcast<T: ScalarOrVector>(&mut self, value: impl IntoExp<T>, id: u32) -> Exp<T> {
+    pub fn quad_broadcast<T: Numeric + ScalarOrVector>(
+        &mut self,
+        value: impl IntoExp<T>,
+        id: u32,
+    ) -> Exp<T> {
         let site = CallSite::caller();
         let id = Exp::<u32>::from_kind(ExprKind::Literal(crate::exp::Lit::U32(id)), site);
         let op = SubgroupOp::Gather(GatherKind::QuadBroadcast);

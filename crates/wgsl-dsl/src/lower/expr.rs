@@ -132,6 +132,13 @@ impl FnLower<'_, '_> {
             return Ok(*h);
         }
         let site = node.site;
+        // A value of an f16 type puts its type into the module's arena even where no
+        // expression names it (a literal, a conversion's result): that records the
+        // capability naga's validator checks values against, and naga's WGSL writer writes
+        // `enable f16;` for the f16 types it finds there.
+        if node.ty.uses_f16() {
+            self.cx.ty(&node.ty, site)?;
+        }
         let e = match &node.kind {
             ExprKind::Literal(lit) => Expression::Literal(match *lit {
                 Lit::Bool(b) => naga::Literal::Bool(b),

@@ -1,0 +1,148 @@
+//! `fuzz`: run the kernel fuzzer (crates/wgsl-dsl-fuzz) for a time or a number of cases.
+//!
+//! `cargo run -p wgsl-dsl-fuzz --release --bin fuzz -- --seconds 60 --seed 1`
+
+use std::time::Duration;
+
+use clap::Parser;
+use wgsl_dsl_fuzz::{Budget, GenOptions, Targets, case_seed, check, generate, print, run};
+
+#[derive(Debug, Parser)]
+#[command(
+    about = "Differential fuzzer of the wgsl-dsl builder: build, naga round trip, interpreter vs GPU, constant folding"
+)]
+struct Args {
+    /// Run for this many seconds.
+    #[arg(long, conflicts_with = "cases")]
+    seconds: Option<f64>,
+    /// Run this many cases.
+    #[arg(long)]
+    cases: Option<u64>,
+    /// The run's seed; case i uses a seed derived from it (printed with each failure).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Interpreter-only oracles (a), (b), (d) and the interpreter's own checks.
+    #[arg(long)]
+    no_gpu: bool,
+    /// Do not shrink failures.
+    #[arg(long)]
+    no_shrink: bool,
+    /// Print one case (its case seed) as Rust builder calls and its WGSL, then check it.
+    #[arg(long)]
+    replay: Option<u64>,
+    /// Statements per kernel (at most).
+    #[arg(long, default_value_t = GenOptions::default().statements)]
+    statements: i32,
+}
+
+fn targets(no_gpu: bool) -> Targets {
+    if no_gpu {
+        return Targets::interpreter_only();
+    }
+    match Targets::with_gpu() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "error: no GPU adapter ({e}); pass --no-gpu for the interpreter-only oracles"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let opts = GenOptions {
+        statements: args.statements,
+        ..GenOptions::default()
+    };
+    let mut t = targets(args.no_gpu);
+    println!("targets: {}", t.describe());
+    if let Some(s) = args.replay {
+        let prog = generate(s, &opts, t.subgroups());
+        println!("{}", print::program(&prog));
+        if let Ok(an) = wgsl_dsl_fuzz::analysis::analyze(&prog)
+            && let Ok(shader) = wgsl_dsl_fuzz::emit::emit(&prog, &an).kernel.build()
+        {
+            println!("// WGSL:\n{}", shader.wgsl);
+            if let Ok(m) = wgsl_dsl::naga::front::wgsl::parse_str(&shader.wgsl)
+                && let Ok(i) = wgsl_dsl::naga::valid::Validator::new(
+                    wgsl_dsl::naga::valid::ValidationFlags::all(),
+                    wgsl_dsl::naga::valid::Capabilities::all(),
+                )
+                .validate(&m)
+                && let Ok(w) = wgsl_dsl::naga::back::wgsl::write_string(
+                    &m,
+                    &i,
+                    wgsl_dsl::naga::back::wgsl::WriterFlags::empty(),
+                )
+            {
+                println!("// re-emitted WGSL:\n{w}");
+            }
+        }
+        match check(&prog, &t) {
+            Ok(p) => println!("case {s}: passed ({p:?})"),
+            Err(f) => {
+                println!("case {s}: FAILED {f}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let budget = match (args.seconds, args.cases) {
+        (_, Some(n)) => Budget::Cases(n),
+        (Some(s), None) => Budget::Time(Duration::from_secs_f64(s)),
+        (None, None) => Budget::Time(Duration::from_secs(60)),
+    };
+    let no_gpu = args.no_gpu;
+    let mut last = std::time::Instant::now();
+    let report = run(
+        args.seed,
+        budget,
+        &opts,
+        !args.no_shrink,
+        &mut t,
+        &mut || (!no_gpu).then(|| targets(false)),
+        &mut |r| {
+            if last.elapsed() >= Duration::from_secs(30) {
+                last = std::time::Instant::now();
+                println!(
+                    "[{:>6.0} s] {} cases, {:.1} kernels/s, {} failures",
+                    r.elapsed.as_secs_f64(),
+                    r.cases,
+                    r.rate(),
+                    r.failures.len()
+                );
+            }
+        },
+    );
+    for f in &report.failures {
+        println!(
+            "\nFAILED case {} ({}): {}",
+            f.seed, f.failure.oracle, f.failure.message
+        );
+        if let Some((sf, code)) = &f.shrunk {
+            println!("shrunk ({}): {}\n{code}", sf.oracle, sf.message);
+        }
+        println!(
+            "replay: cargo run -p wgsl-dsl-fuzz --release --bin fuzz -- --replay {}",
+            f.seed
+        );
+    }
+    let _ = case_seed;
+    println!(
+        "\n{} cases in {:.1} s: {:.2} kernels/s; {} on the GPU, {} cooperative-matrix, {} planted mistakes rejected, {} output values and {} folded constants compared; {} failures",
+        report.cases,
+        report.elapsed.as_secs_f64(),
+        report.rate(),
+        report.gpu_cases,
+        report.coop,
+        report.mistakes,
+        report.slots,
+        report.consts,
+        report.failures.len()
+    );
+    if !report.failures.is_empty() {
+        std::process::exit(1);
+    }
+}
