@@ -37,7 +37,9 @@
 //! ## The pipeline
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
 //! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu).
+//! [`autodiff`] differentiates expressions (and kernels) on the way, before lowering.
 
+pub mod autodiff;
 mod consteval;
 pub mod exp;
 #[doc(hidden)]
@@ -86,6 +88,7 @@ macro_rules! __with_runtime {
 
 /// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
 pub mod prelude {
+    pub use crate::autodiff::{Differentiable, tangent};
     pub use crate::exp::builtins::*;
     pub use crate::exp::coop::coop_multiply_add;
     pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};

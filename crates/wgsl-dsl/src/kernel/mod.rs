@@ -187,6 +187,10 @@ pub struct KernelBuilder {
     stack: Vec<FnCtx>,
     /// How many [`KernelBuilder::if_value`] arms are being recorded (their selects nest).
     value_arms: usize,
+    /// What each statement result (`let`, call, atomic, ...) is: what differentiation follows.
+    pub(crate) value_defs: std::collections::HashMap<ValueId, crate::autodiff::ValueDef>,
+    /// Memory that derivatives assumed constant, re-checked by `build`.
+    pub(crate) memory_checks: Vec<crate::autodiff::MemoryCheck>,
 }
 
 impl KernelBuilder {
@@ -206,6 +210,8 @@ impl KernelBuilder {
             check_uniformity: true,
             next_binding: 0,
             value_arms: 0,
+            value_defs: std::collections::HashMap::new(),
+            memory_checks: Vec::new(),
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
             }],
@@ -279,7 +285,10 @@ impl KernelBuilder {
         }
     }
 
-    fn push(&mut self, stmt: Stmt, site: CallSite) {
+    pub(crate) fn push(&mut self, stmt: Stmt, site: CallSite) {
+        if let Some((id, def)) = crate::autodiff::ValueDef::of(&stmt) {
+            self.value_defs.insert(id, def);
+        }
         let ctx = self
             .stack
             .last_mut()
@@ -737,6 +746,16 @@ impl KernelBuilder {
 
     pub(crate) fn entry_body(&self) -> &[(Stmt, CallSite)] {
         &self.stack[0].blocks[0]
+    }
+
+    /// Every statement recorded so far: the helper functions' bodies and the blocks being
+    /// built (the entry point's and those of functions and blocks still open).
+    pub(crate) fn recorded_bodies(&self) -> impl Iterator<Item = &[(Stmt, CallSite)]> {
+        self.functions.iter().map(|f| f.body.as_slice()).chain(
+            self.stack
+                .iter()
+                .flat_map(|ctx| ctx.blocks.iter().map(Vec::as_slice)),
+        )
     }
 }
 
