@@ -22,8 +22,6 @@ use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::{AtomicOp, Stmt, SubgroupOp};
 use crate::site::CallSite;
 
-use super::NotDifferentiable;
-
 /// What a [`ValueId`] names: recorded by `KernelBuilder::bind` for every statement result.
 #[derive(Debug, Clone)]
 pub(crate) enum ValueDef {
@@ -253,7 +251,7 @@ pub(crate) struct Graph<'k> {
     dep: HashSet<Key>,
     /// Loads (and statement results reading memory) that depend on the variables through
     /// what is stored where they read.
-    memory_dep: HashMap<Key, ()>,
+    memory_dep: HashSet<Key>,
     /// Calls inlined, by their result.
     inlined: HashMap<ValueId, NodeRef>,
 }
@@ -269,23 +267,19 @@ impl std::fmt::Debug for Graph<'_> {
 
 impl<'k> Graph<'k> {
     /// Explore from `roots`; `wrt` are the variables (their definitions are not explored).
-    pub(crate) fn new(
-        k: &'k KernelBuilder,
-        roots: &[NodeRef],
-        wrt: &[NodeRef],
-    ) -> Result<Self, NotDifferentiable> {
+    pub(crate) fn new(k: &'k KernelBuilder, roots: &[NodeRef], wrt: &[NodeRef]) -> Self {
         let mut g = Graph {
             k,
             wrt: wrt.iter().map(key).collect(),
             ops: HashMap::new(),
             order: Vec::new(),
             dep: HashSet::new(),
-            memory_dep: HashMap::new(),
+            memory_dep: HashSet::new(),
             inlined: HashMap::new(),
         };
-        g.order = g.post_order(roots)?;
-        g.dependence()?;
-        Ok(g)
+        g.order = g.post_order(roots);
+        g.dependence();
+        g
     }
 
     pub(crate) fn is_wrt(&self, n: &NodeRef) -> bool {
@@ -298,7 +292,7 @@ impl<'k> Graph<'k> {
 
     /// True if `n` reads memory where a value depending on the variables is stored.
     pub(crate) fn depends_through_memory(&self, n: &NodeRef) -> bool {
-        self.memory_dep.contains_key(&key(n))
+        self.memory_dep.contains(&key(n))
     }
 
     /// The operands of an explored node.
@@ -373,11 +367,11 @@ impl<'k> Graph<'k> {
             .collect()
     }
 
-    fn compute_operands(&mut self, n: &NodeRef) -> Result<Vec<NodeRef>, NotDifferentiable> {
+    fn compute_operands(&mut self, n: &NodeRef) -> Vec<NodeRef> {
         if self.wrt.contains(&key(n)) {
-            return Ok(Vec::new());
+            return Vec::new();
         }
-        Ok(match &n.kind {
+        match &n.kind {
             ExprKind::Binary(_, a, b) => vec![a.clone(), b.clone()],
             ExprKind::Unary(_, a)
             | ExprKind::Relational(_, a)
@@ -410,7 +404,7 @@ impl<'k> Graph<'k> {
             ExprKind::Bound(id) => match self.k.value_defs.get(id) {
                 Some(ValueDef::Let { value, .. }) => vec![value.clone()],
                 Some(ValueDef::Call { function, args }) => {
-                    match self.inline(*id, *function, args, n.site)? {
+                    match self.inline(*id, *function, args) {
                         Some(result) => vec![result],
                         None => args.clone(),
                     }
@@ -431,11 +425,11 @@ impl<'k> Graph<'k> {
             | ExprKind::Param { .. }
             | ExprKind::ZeroValue
             | ExprKind::Invalid(_) => Vec::new(),
-        })
+        }
     }
 
     /// Post-order over operands from `roots` (iterative: trees may be deep).
-    fn post_order(&mut self, roots: &[NodeRef]) -> Result<Vec<NodeRef>, NotDifferentiable> {
+    fn post_order(&mut self, roots: &[NodeRef]) -> Vec<NodeRef> {
         let mut order = Vec::new();
         let mut done: HashSet<Key> = HashSet::new();
         let mut stack: Vec<(NodeRef, usize)> = Vec::new();
@@ -447,7 +441,7 @@ impl<'k> Graph<'k> {
             while let Some((n, next)) = stack.pop() {
                 let k = key(&n);
                 if next == 0 && !self.ops.contains_key(&k) {
-                    let ops = self.compute_operands(&n)?;
+                    let ops = self.compute_operands(&n);
                     self.ops.insert(k, ops);
                 }
                 let child = self.ops[&k].get(next).cloned();
@@ -466,12 +460,12 @@ impl<'k> Graph<'k> {
                 }
             }
         }
-        Ok(order)
+        order
     }
 
     /// Dependence on `wrt`: everything explored from the roots, plus what is stored where
     /// explored loads read (and so on), reversed from the variables.
-    fn dependence(&mut self) -> Result<(), NotDifferentiable> {
+    fn dependence(&mut self) {
         let mut stores: Option<HashMap<Root, Vec<NodeRef>>> = None;
         let mut users: HashMap<Key, Vec<Key>> = HashMap::new();
         let mut memory_users: HashMap<Key, Vec<Key>> = HashMap::new();
@@ -483,7 +477,7 @@ impl<'k> Graph<'k> {
                 continue;
             }
             if !self.ops.contains_key(&k) {
-                let ops = self.compute_operands(&n)?;
+                let ops = self.compute_operands(&n);
                 self.ops.insert(k, ops);
             }
             for c in &self.ops[&k] {
@@ -512,11 +506,10 @@ impl<'k> Graph<'k> {
                 queue.push(*u);
             }
             for u in memory_users.get(&k).into_iter().flatten() {
-                self.memory_dep.insert(*u, ());
+                self.memory_dep.insert(*u);
                 queue.push(*u);
             }
         }
-        Ok(())
     }
 
     /// The place a node reads memory from, if it does.
@@ -539,15 +532,12 @@ impl<'k> Graph<'k> {
         id: ValueId,
         function: FunctionHandle,
         args: &[NodeRef],
-        site: CallSite,
-    ) -> Result<Option<NodeRef>, NotDifferentiable> {
+    ) -> Option<NodeRef> {
         if let Some(r) = self.inlined.get(&id) {
-            return Ok(Some(r.clone()));
+            return Some(r.clone());
         }
-        let r = super::subst::inline_call(self.k, function, args, site)?;
-        if let Some(r) = &r {
-            self.inlined.insert(id, r.clone());
-        }
-        Ok(r)
+        let r = super::subst::inline_call(self.k, function, args)?;
+        self.inlined.insert(id, r.clone());
+        Some(r)
     }
 }

@@ -259,7 +259,7 @@ pub(crate) struct MemoryCheck {
 /// Re-check every [`MemoryCheck`] of `k` against all of its stores.
 pub(crate) fn check_memory(k: &KernelBuilder) -> Result<(), BuildError> {
     for check in &k.memory_checks {
-        let g = Graph::new(k, &check.loads, &check.wrt).map_err(|e| e.at(check.site))?;
+        let g = Graph::new(k, &check.loads, &check.wrt);
         for load in &check.loads {
             if g.depends_through_memory(load) {
                 // The rule reports it with its message.
@@ -386,6 +386,15 @@ impl KernelBuilder {
         self.jvp_node(&y.node, &tangents, site).map(Exp::from_ref)
     }
 
+    /// The number of distinct nodes of `e`, through the `let`s and inlinable helper calls
+    /// it uses, each counted once however often it is reached: the size of the DAG, in which
+    /// a derivative's size is linear (see the [module docs](crate::autodiff)).
+    pub fn dag_size<T>(&self, e: &Exp<T>) -> usize {
+        Graph::new(self, std::slice::from_ref(&e.node), &[])
+            .order
+            .len()
+    }
+
     fn vjp_nodes(
         &mut self,
         y: &NodeRef,
@@ -394,7 +403,7 @@ impl KernelBuilder {
         site: CallSite,
     ) -> Result<Vec<NodeRef>, BuildError> {
         let (stmts, check, results) = {
-            let g = Graph::new(self, std::slice::from_ref(y), wrt).map_err(|e| e.at(site))?;
+            let g = Graph::new(self, std::slice::from_ref(y), wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, adjoint: NodeRef| {
                 let name = format!("d_{}", g.let_name(n).unwrap_or("value"));
@@ -435,7 +444,7 @@ impl KernelBuilder {
             by_key.insert(k, sum);
         }
         let (stmts, check, result) = {
-            let g = Graph::new(self, std::slice::from_ref(y), &wrt).map_err(|e| e.at(site))?;
+            let g = Graph::new(self, std::slice::from_ref(y), &wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, t: NodeRef| {
                 let name = format!("t_{}", g.let_name(n).unwrap_or("value"));

@@ -258,17 +258,15 @@ pub(crate) fn linearize(
                     ));
                 }
             }
-            Some(ValueDef::Opaque { operation, .. }) => {
-                if g.depends(n) {
-                    return Err(not_diff(
-                        operation.clone(),
-                        "it has no derivative rule (it is a statement: an atomic, subgroup or \
-                         workgroup operation)",
-                        n,
-                    ));
-                }
+            Some(ValueDef::Opaque { operation, .. }) if g.depends(n) => {
+                return Err(not_diff(
+                    operation.clone(),
+                    "it has no derivative rule (it is a statement: an atomic, subgroup or \
+                     workgroup operation)",
+                    n,
+                ));
             }
-            None => {}
+            Some(ValueDef::Opaque { .. }) | None => {}
         },
     }
     Ok(t.out)
@@ -596,8 +594,16 @@ fn math(
     Ok(())
 }
 
+/// The WGSL name of a built-in, for messages.
 fn consteval_name(fun: M) -> &'static str {
-    crate::consteval::math_name(fun)
+    match fun {
+        M::Unpack4x8snorm => "unpack4x8snorm",
+        M::Unpack4x8unorm => "unpack4x8unorm",
+        M::Unpack2x16snorm => "unpack2x16snorm",
+        M::Unpack2x16unorm => "unpack2x16unorm",
+        M::Unpack2x16float => "unpack2x16float",
+        other => crate::consteval::math_name(other),
+    }
 }
 
 /// `e / |e|`, or the zero vector where `|e| = 0` (`len` is `length(e)`).

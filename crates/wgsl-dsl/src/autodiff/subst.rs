@@ -10,9 +10,6 @@ use crate::exp::{ExprKind, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{FunctionHandle, FunctionId, ValueId};
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::Stmt;
-use crate::site::CallSite;
-
-use super::NotDifferentiable;
 
 /// A substitution: what each node becomes. [`rebuild`] gives the default, the node with its
 /// operands substituted.
@@ -182,20 +179,14 @@ struct Inline<'k> {
     calls: HashMap<ValueId, (FunctionHandle, Vec<NodeRef>)>,
     memo: HashMap<*const Node, NodeRef>,
     bound: HashMap<ValueId, NodeRef>,
-    site: CallSite,
 }
 
 /// Why a call is not inlined (it is then a value differentiation does not see into).
 struct NotInlinable;
 
-enum InlineError {
-    Not(NotInlinable),
-    Diff(NotDifferentiable),
-}
-
 impl Rewrite for Inline<'_> {
-    type Error = InlineError;
-    fn expr(&mut self, n: &NodeRef) -> Result<NodeRef, InlineError> {
+    type Error = NotInlinable;
+    fn expr(&mut self, n: &NodeRef) -> Result<NodeRef, NotInlinable> {
         let ptr = Rc::as_ptr(n);
         if let Some(m) = self.memo.get(&ptr) {
             return Ok(m.clone());
@@ -205,7 +196,7 @@ impl Rewrite for Inline<'_> {
                 .args
                 .get(*index as usize)
                 .cloned()
-                .ok_or(InlineError::Not(NotInlinable))?,
+                .ok_or(NotInlinable)?,
             ExprKind::Bound(id) => {
                 if let Some(b) = self.bound.get(id) {
                     b.clone()
@@ -218,9 +209,7 @@ impl Rewrite for Inline<'_> {
                     for a in &args {
                         sub.push(self.expr(a)?);
                     }
-                    let b = inline_call(self.k, f, &sub, self.site)
-                        .map_err(InlineError::Diff)?
-                        .ok_or(InlineError::Not(NotInlinable))?;
+                    let b = inline_call(self.k, f, &sub).ok_or(NotInlinable)?;
                     self.bound.insert(*id, b.clone());
                     b
                 } else {
@@ -243,14 +232,11 @@ pub(crate) fn inline_call(
     k: &KernelBuilder,
     function: FunctionHandle,
     args: &[NodeRef],
-    site: CallSite,
-) -> Result<Option<NodeRef>, NotDifferentiable> {
+) -> Option<NodeRef> {
     if function.builder != k.id {
-        return Ok(None);
+        return None;
     }
-    let Some(decl) = k.functions.get(function.index) else {
-        return Ok(None);
-    };
+    let decl = k.functions.get(function.index)?;
     let mut lets = HashMap::new();
     let mut calls = HashMap::new();
     let mut result = None;
@@ -270,12 +256,10 @@ pub(crate) fn inline_call(
                 result = Some(v.clone());
                 break;
             }
-            _ => return Ok(None),
+            _ => return None,
         }
     }
-    let Some(result) = result else {
-        return Ok(None);
-    };
+    let result = result?;
     let mut inline = Inline {
         k,
         function: decl.id,
@@ -284,11 +268,6 @@ pub(crate) fn inline_call(
         calls,
         memo: HashMap::new(),
         bound: HashMap::new(),
-        site,
     };
-    match inline.expr(&result) {
-        Ok(r) => Ok(Some(r)),
-        Err(InlineError::Not(NotInlinable)) => Ok(None),
-        Err(InlineError::Diff(e)) => Err(e),
-    }
+    inline.expr(&result).ok()
 }
