@@ -6,7 +6,7 @@
 //! node's tangent from its operands' (`J t` of each operand's [`Lin`], summed). Each node's
 //! tangent is built once.
 
-use std::collections::{HashMap, HashSet};
+use naga::{FastHashMap as HashMap, FastHashSet as HashSet};
 
 use super::NotDifferentiable;
 use super::graph::{Graph, Key, key};
@@ -27,8 +27,8 @@ pub(crate) fn forward(
     if !g.depends(root) {
         return Ok(None);
     }
-    let mut needed: HashSet<Key> = HashSet::from([key(root)]);
-    let mut terms: HashMap<Key, Vec<(NodeRef, Lin)>> = HashMap::new();
+    let mut needed: HashSet<Key> = HashSet::from_iter([key(root)]);
+    let mut terms: HashMap<Key, Vec<(NodeRef, Lin)>> = HashMap::default();
     for n in g.order.iter().rev() {
         let k = key(n);
         if !needed.contains(&k) || g.is_wrt(n) {
@@ -40,7 +40,7 @@ pub(crate) fn forward(
         }
         terms.insert(k, ts);
     }
-    let mut tangent: HashMap<Key, NodeRef> = HashMap::new();
+    let mut tangent: HashMap<Key, NodeRef> = HashMap::default();
     for n in &g.order {
         let k = key(n);
         if !needed.contains(&k) {

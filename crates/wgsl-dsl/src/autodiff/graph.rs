@@ -13,7 +13,7 @@
 //! anywhere, before or after. Dependence through memory cannot be differentiated as an
 //! expression: such a load is an error (kernel AD follows stores; see the module docs).
 
-use std::collections::{HashMap, HashSet};
+use naga::{FastHashMap as HashMap, FastHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::exp::{ExprKind, Node, NodeRef, PlaceKind, PlaceRef};
@@ -212,7 +212,7 @@ pub(crate) fn for_each_stmt<'s>(
 
 /// Every value stored into each memory root, in every function of `k` recorded so far.
 pub(crate) fn stores(k: &KernelBuilder) -> HashMap<Root, Vec<NodeRef>> {
-    let mut out: HashMap<Root, Vec<NodeRef>> = HashMap::new();
+    let mut out: HashMap<Root, Vec<NodeRef>> = HashMap::default();
     for body in k.recorded_bodies() {
         for_each_stmt(body, &mut |s, _| {
             let (place, values): (&PlaceRef, Vec<&NodeRef>) = match s {
@@ -271,11 +271,11 @@ impl<'k> Graph<'k> {
         let mut g = Graph {
             k,
             wrt: wrt.iter().map(key).collect(),
-            ops: HashMap::new(),
+            ops: HashMap::default(),
             order: Vec::new(),
-            dep: HashSet::new(),
-            memory_dep: HashSet::new(),
-            inlined: HashMap::new(),
+            dep: HashSet::default(),
+            memory_dep: HashSet::default(),
+            inlined: HashMap::default(),
         };
         g.order = g.post_order(roots);
         g.dependence();
@@ -431,7 +431,7 @@ impl<'k> Graph<'k> {
     /// Post-order over operands from `roots` (iterative: trees may be deep).
     fn post_order(&mut self, roots: &[NodeRef]) -> Vec<NodeRef> {
         let mut order = Vec::new();
-        let mut done: HashSet<Key> = HashSet::new();
+        let mut done: HashSet<Key> = HashSet::default();
         let mut stack: Vec<(NodeRef, usize)> = Vec::new();
         for r in roots {
             if done.contains(&key(r)) {
@@ -467,9 +467,9 @@ impl<'k> Graph<'k> {
     /// explored loads read (and so on), reversed from the variables.
     fn dependence(&mut self) {
         let mut stores: Option<HashMap<Root, Vec<NodeRef>>> = None;
-        let mut users: HashMap<Key, Vec<Key>> = HashMap::new();
-        let mut memory_users: HashMap<Key, Vec<Key>> = HashMap::new();
-        let mut seen: HashSet<Key> = HashSet::new();
+        let mut users: HashMap<Key, Vec<Key>> = HashMap::default();
+        let mut memory_users: HashMap<Key, Vec<Key>> = HashMap::default();
+        let mut seen: HashSet<Key> = HashSet::default();
         let mut work: Vec<NodeRef> = self.order.clone();
         while let Some(n) = work.pop() {
             let k = key(&n);

@@ -1,6 +1,16 @@
-//! Automatic differentiation of expressions (design decision 16: derivatives are
+//! Automatic differentiation of expressions and kernels (design decision 16: derivatives are
 //! transformations of the same IR).
 //!
+//! - **Expressions** (this page): [`KernelBuilder::vjp`], [`KernelBuilder::grad`],
+//!   [`KernelBuilder::jvp`].
+//! - **Kernels**: [`derive`] makes a kernel's backward kernel (reads of differentiable inputs
+//!   become accumulations into gradient buffers, [`Accumulation`]; stores of outputs become
+//!   reads of their incoming gradients); [`Backward::custom`] is a backward pass the author
+//!   writes (Slang's `[BackwardDerivative]`, for tiled products); `#[kernel(differentiable)]`
+//!   generates `<name>_backward`. [`check`] compares any backward pass with central
+//!   differences of its forward kernel, on the interpreter or the GPU.
+//!
+//! # Expressions
 //! [`KernelBuilder::vjp`] (reverse mode, a vector-Jacobian product) and
 //! [`KernelBuilder::jvp`] (forward mode, a Jacobian-vector product) differentiate an
 //! expression built with the DSL with respect to some of its subexpressions. The derivative is
@@ -118,6 +128,11 @@
 //! derivative; where the derivative is infinite (`sqrt` at 0, `acos` at 1, `pow(0, e)` for
 //! `e < 1`), the result is the indeterminate value that an infinite float is in WGSL (§15.7.2).
 
+mod accumulate;
+mod backward;
+#[cfg(feature = "runtime")]
+mod check;
+mod derive;
 mod forward;
 mod graph;
 mod linear;
@@ -125,10 +140,15 @@ mod make;
 mod reverse;
 mod rules;
 mod subst;
+mod symbolic;
+
+pub use accumulate::Accumulation;
+#[cfg(feature = "runtime")]
+pub use check::{CheckError, CheckOptions, Data, Executor, GradientReport, WorstError, check};
+pub use derive::{Backward, BackwardKernel, Derive, Role, derive};
+pub use symbolic::MAX_UNROLLED;
 
 pub(crate) use graph::ValueDef;
-
-use std::collections::HashMap;
 
 use crate::exp::{Exp, ExprKind, IntoExp, NodeRef};
 use crate::handle::ValueId;
@@ -155,7 +175,7 @@ pub(crate) struct NotDifferentiable {
 }
 
 impl NotDifferentiable {
-    fn at(self, differentiated_at: CallSite) -> BuildError {
+    pub(crate) fn at(self, differentiated_at: CallSite) -> BuildError {
         BuildError::NotDifferentiable {
             operation: self.operation,
             reason: self.reason,
@@ -434,7 +454,7 @@ impl KernelBuilder {
         site: CallSite,
     ) -> Result<NodeRef, BuildError> {
         let wrt: Vec<NodeRef> = tangents.iter().map(|t| t.primal.clone()).collect();
-        let mut by_key: HashMap<Key, NodeRef> = HashMap::new();
+        let mut by_key: naga::FastHashMap<Key, NodeRef> = naga::FastHashMap::default();
         for t in tangents {
             let k = key(&t.primal);
             let sum = match by_key.remove(&k) {

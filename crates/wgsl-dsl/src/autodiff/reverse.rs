@@ -6,7 +6,7 @@
 //! adjoint contributions first (a balanced sum, [`At::sum`]) and passes the sum on once: the
 //! derivative has a number of nodes linear in the size of the DAG.
 
-use std::collections::HashMap;
+use naga::FastHashMap as HashMap;
 
 use super::NotDifferentiable;
 use super::graph::{Graph, Key, key};
@@ -25,7 +25,7 @@ pub(crate) fn reverse(
     roots: &[(NodeRef, NodeRef)],
     bind: BindAdjoint<'_>,
 ) -> Result<HashMap<Key, NodeRef>, NotDifferentiable> {
-    let mut contributions: HashMap<Key, Vec<NodeRef>> = HashMap::new();
+    let mut contributions: HashMap<Key, Vec<NodeRef>> = HashMap::default();
     for (root, seed) in roots {
         if g.depends(root) {
             contributions
@@ -34,7 +34,7 @@ pub(crate) fn reverse(
                 .push(seed.clone());
         }
     }
-    let mut adjoints = HashMap::new();
+    let mut adjoints = HashMap::default();
     for n in g.order.iter().rev() {
         let k = key(n);
         let Some(terms) = contributions.remove(&k) else {

@@ -140,6 +140,47 @@ pub(crate) fn rebuild<R: Rewrite + ?Sized>(r: &mut R, n: &NodeRef) -> Result<Nod
     }))
 }
 
+/// The operands of a node, the indices of the places it reads included.
+pub(crate) fn operands(n: &NodeRef) -> Vec<NodeRef> {
+    let mut v = Vec::new();
+    let place = |p: &PlaceRef, v: &mut Vec<NodeRef>| super::graph::place_indices(p, v);
+    match &n.kind {
+        ExprKind::Binary(_, a, b) | ExprKind::Access(a, b) => v.extend([a.clone(), b.clone()]),
+        ExprKind::Unary(_, a)
+        | ExprKind::Relational(_, a)
+        | ExprKind::As { value: a, .. }
+        | ExprKind::Splat(_, a)
+        | ExprKind::Swizzle(_, _, a)
+        | ExprKind::AccessIndex(a, _) => v.push(a.clone()),
+        ExprKind::Math(_, args) | ExprKind::Compose(args) => v.extend(args.iter().cloned()),
+        ExprKind::Select {
+            condition,
+            accept,
+            reject,
+        } => v.extend([condition.clone(), accept.clone(), reject.clone()]),
+        ExprKind::Load(p) | ExprKind::ArrayLength(p) => place(p, &mut v),
+        ExprKind::CoopLoad {
+            place: p, stride, ..
+        } => {
+            v.push(stride.clone());
+            place(p, &mut v);
+        }
+        ExprKind::CoopMultiplyAdd(a, b, c) => v.extend([a.clone(), b.clone(), c.clone()]),
+        ExprKind::TextureLoad { coords, level, .. } => {
+            v.push(coords.clone());
+            v.extend(level.iter().cloned());
+        }
+        ExprKind::TextureDimensions { level, .. } => v.extend(level.iter().cloned()),
+        ExprKind::Literal(_)
+        | ExprKind::Builtin(_)
+        | ExprKind::Bound(_)
+        | ExprKind::Param { .. }
+        | ExprKind::ZeroValue
+        | ExprKind::Invalid(_) => {}
+    }
+    v
+}
+
 /// `p` with `r` applied to its indices; `p` itself where none changed.
 pub(crate) fn rebuild_place<R: Rewrite + ?Sized>(
     r: &mut R,

@@ -316,6 +316,30 @@ impl KernelBuilder {
 
     // ---- bindings ----
 
+    /// Declare the next binding, of type `ty` (for kernels made from other kernels:
+    /// [`crate::autodiff::derive`]).
+    pub(crate) fn declare_binding(
+        &mut self,
+        name: &str,
+        ty: Ty,
+        kind: BindingKind,
+        site: CallSite,
+    ) -> GlobalHandle {
+        let binding = self.next_binding;
+        self.next_binding += 1;
+        self.capabilities |= ty.capabilities();
+        self.globals.push(GlobalDecl {
+            name: name.to_string(),
+            ty,
+            kind: GlobalKind::Binding(kind, binding),
+            site,
+        });
+        GlobalHandle {
+            builder: self.id,
+            index: self.globals.len() - 1,
+        }
+    }
+
     fn global<T: WgslType, A: Access>(
         &mut self,
         name: &str,
