@@ -13,7 +13,7 @@ use wgsl_dsl::autodiff::{CheckOptions, Data, Executor, check};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
 const SAMPLES: usize = 301;
-const STEPS: usize = 600;
+const STEPS: usize = 300;
 const RATE: f32 = 0.05;
 
 /// The truth the samples come from, and the starting guess.
@@ -86,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     for step in 0..=STEPS {
         gpu.dispatch(&loss_kernel, &[&p, &x, &t, &loss], grid)?;
-        if step % 100 == 0 {
+        if step % 50 == 0 {
             let mean = loss.read(&gpu)?.iter().map(|l| f64::from(*l)).sum::<f64>() / SAMPLES as f64;
             let params = p.read(&gpu)?;
             println!("step {step:>4}: mean squared error {mean:.6}, [a, b, c, d] = {params:.4?}");

@@ -39,6 +39,60 @@ pub(crate) struct Emit<'a> {
     pub gradients: &'a Gradients,
     /// Names of the values, for the adjoints' names, and their order in the program.
     pub names: HashMap<ValueId, (String, usize)>,
+    /// The values a differentiable input reaches ([`active`]): the reverse pass's variables.
+    pub active: std::collections::HashSet<ValueId>,
+}
+
+/// The values of `items` that depend on a load of a differentiable input (through other
+/// values): only their adjoints are computed.
+pub(crate) fn active(
+    items: &[Item],
+    gradients: &Gradients,
+    out: &mut std::collections::HashSet<ValueId>,
+) {
+    let reaches = |n: &NodeRef, active: &std::collections::HashSet<ValueId>| {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![n.clone()];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(Rc::as_ptr(&n)) {
+                continue;
+            }
+            match &n.kind {
+                ExprKind::Bound(id) => {
+                    if active.contains(id) {
+                        return true;
+                    }
+                }
+                ExprKind::Load(place) if gradients.is_input(place) => return true,
+                _ => stack.extend(super::subst::operands(&n)),
+            }
+        }
+        false
+    };
+    for item in items {
+        match item {
+            Item::Let { id, value, .. } => {
+                if reaches(value, out) {
+                    out.insert(*id);
+                }
+            }
+            Item::If {
+                then,
+                otherwise,
+                merges,
+                ..
+            } => {
+                active(then, gradients, out);
+                active(otherwise, gradients, out);
+                for m in merges {
+                    if reaches(&m.then_value, out) || reaches(&m.else_value, out) {
+                        out.insert(m.id);
+                    }
+                }
+            }
+            Item::Output { .. } => {}
+        }
+    }
 }
 
 fn local(var: ValueId, ty: &crate::types::Ty, site: CallSite) -> PlaceRef {
@@ -351,7 +405,9 @@ impl Emit<'_> {
     ) -> Result<(), NotDifferentiable> {
         let leaves = self.leaves(root);
         let g = Graph::new(self.b, std::slice::from_ref(root), &leaves);
-        let adjoints = super::reverse::reverse(&g, &[(root.clone(), seed)], &mut |_, a| a)?;
+        let mut bind_shared =
+            |n: &NodeRef, a: NodeRef| bind(out, &super::adjoint_name(&g, n), a, n.site);
+        let adjoints = super::reverse::reverse(&g, &[(root.clone(), seed)], &mut bind_shared)?;
         for leaf in &leaves {
             let Some(adjoint) = adjoints.get(&key(leaf)) else {
                 continue;
@@ -379,7 +435,10 @@ impl Emit<'_> {
                 continue;
             }
             match &n.kind {
-                ExprKind::Bound(_) => out.push(n.clone()),
+                ExprKind::Bound(id) if self.active.contains(id) => out.push(n.clone()),
+                // A value no differentiable input reaches: a constant (its definition is
+                // not looked into either).
+                ExprKind::Bound(_) => {}
                 ExprKind::Load(place) if self.gradients.is_input(place) => out.push(n.clone()),
                 _ => stack.extend(super::subst::operands(&n)),
             }

@@ -308,10 +308,13 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     names(&items, &mut value_names);
     let mut body = forward(&items);
     {
+        let mut active = std::collections::HashSet::new();
+        super::backward::active(&items, &gradients, &mut active);
         let emit = Emit {
             b: &b,
             gradients: &gradients,
             names: value_names,
+            active,
         };
         let mut pending = HashMap::new();
         emit.reverse(&items, &mut pending, &mut body)

@@ -426,8 +426,7 @@ impl KernelBuilder {
             let g = Graph::new(self, std::slice::from_ref(y), wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, adjoint: NodeRef| {
-                let name = format!("d_{}", g.let_name(n).unwrap_or("value"));
-                bind_let(&mut stmts, &name, adjoint, n.site)
+                bind_let(&mut stmts, &adjoint_name(&g, n), adjoint, n.site)
             };
             let adjoints = reverse::reverse(&g, &[(y.clone(), seed.clone())], &mut bind)
                 .map_err(|e| e.at(site))?;
@@ -517,6 +516,25 @@ fn bind_let(
         site,
     ));
     make::node(ExprKind::Bound(id), ty, site)
+}
+
+/// The name of a node's adjoint: `d_<let>` for a `let`, else after its operation
+/// (`d_sin`, `d_product`).
+pub(crate) fn adjoint_name(g: &Graph<'_>, n: &NodeRef) -> String {
+    use naga::BinaryOperator as B;
+    if let Some(name) = g.let_name(n) {
+        return format!("d_{name}");
+    }
+    let op = match &n.kind {
+        ExprKind::Math(fun, _) => crate::consteval::math_name(*fun),
+        ExprKind::Binary(B::Multiply, ..) => "product",
+        ExprKind::Binary(B::Add, ..) => "sum",
+        ExprKind::Binary(B::Subtract, ..) => "difference",
+        ExprKind::Binary(B::Divide, ..) => "quotient",
+        ExprKind::Select { .. } => "select",
+        _ => "value",
+    };
+    format!("d_{op}")
 }
 
 /// A name for a variable's adjoint: its `let`'s, its binding's, or `value`.

@@ -14,8 +14,9 @@ use super::make::At;
 use super::rules::linearize;
 use crate::exp::NodeRef;
 
-/// How the adjoint of a `let` is named: the hook gets the `let`'s node and its summed adjoint
-/// and returns the node to propagate (a new `let` of it, or the adjoint itself).
+/// How an adjoint used more than once is named (that of a `let`, or of a node with several
+/// operands depending on the variables): the hook gets the node and its summed adjoint and
+/// returns the node to propagate (a new `let` of it, or the adjoint itself).
 pub(crate) type BindAdjoint<'a> = &'a mut dyn FnMut(&NodeRef, NodeRef) -> NodeRef;
 
 /// The adjoint of every variable of `g` that the seeded roots reach, by key. `roots` pairs
@@ -48,12 +49,15 @@ pub(crate) fn reverse(
             adjoints.insert(k, adjoint);
             continue;
         }
-        let adjoint = if g.let_name(n).is_some() {
+        let terms = linearize(n, g)?;
+        // Named where it is used more than once: a `let`'s, or one passed to several
+        // operands, so that the emitted code stays linear in the DAG too.
+        let adjoint = if g.let_name(n).is_some() || terms.len() >= 2 {
             bind(n, adjoint)
         } else {
             adjoint
         };
-        for (operand, lin) in linearize(n, g)? {
+        for (operand, lin) in terms {
             let c = lin.transpose(&adjoint, &operand.ty, &n.ty, at);
             contributions.entry(key(&operand)).or_default().push(c);
         }

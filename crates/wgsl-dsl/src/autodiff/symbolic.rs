@@ -1,8 +1,9 @@
 //! Kernel AD, step one: the primal kernel's body executed symbolically, once per invocation,
 //! into a tree of [`Item`]s in SSA form.
 //!
-//! - A `var` is a value: each store makes its new value an expression (loads of the `var`
-//!   read the value last stored), so straight-line code needs no memory at all.
+//! - A `var` is a value: each store makes its new value a `let` (loads of the `var` read the
+//!   value last stored), so straight-line code needs no memory at all, and each value (and
+//!   its adjoint) is computed once.
 //! - An `if` whose condition is known when the kernel is built takes its branch; otherwise
 //!   both branches are executed and each `var` they leave different becomes a *merge*: a
 //!   `var` assigned at the end of each branch in the derived code, read once after the `if`.
@@ -538,8 +539,14 @@ impl<'k> Symbolic<'k> {
     ) -> Result<(), NotDifferentiable> {
         match &place.kind {
             PlaceKind::Local(id) => {
+                // The new value is a `let` (named after the `var`): computed once in the
+                // forward pass, its adjoint summed once in the reverse pass.
                 let v = self.expr(value)?;
-                let v = self.fold(v);
+                let name = self
+                    .vars
+                    .get(id)
+                    .map_or("value".to_string(), |(n, _)| n.clone());
+                let v = self.bind(&name, v, site, items);
                 self.env.insert(*id, v);
                 Ok(())
             }
