@@ -20,6 +20,9 @@ use wgsl_dsl::{BuildError, KernelBuilder};
 #[path = "../crates/wgsl-dsl/examples/fit_model/mod.rs"]
 pub mod fit;
 
+/// Data for every binding of a forward kernel, by name, and the grid to dispatch it over.
+pub type CaseData = (Vec<(&'static str, Data)>, [u32; 3]);
+
 /// A forward kernel, its backward pass, and data to check them on.
 #[derive(Debug, Clone, Copy)]
 pub struct DerivedCase {
@@ -31,7 +34,7 @@ pub struct DerivedCase {
     pub backward: fn() -> Result<Backward, BuildError>,
     /// Data for every binding of the forward kernel (odd sizes, values away from kinks), and
     /// the grid.
-    pub data: fn(&mut StdRng) -> (Vec<(&'static str, Data)>, [u32; 3]),
+    pub data: fn(&mut StdRng) -> CaseData,
 }
 
 /// Every case.

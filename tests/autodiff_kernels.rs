@@ -121,7 +121,7 @@ fn a_wrong_exclusive_override_is_a_race_the_interpreter_finds() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, CheckError::Interp(InterpError::DataRace { .. })),
+        matches!(&err, CheckError::Interp(e) if matches!(**e, InterpError::DataRace { .. })),
         "{err}"
     );
 }

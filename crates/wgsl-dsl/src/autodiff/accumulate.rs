@@ -32,8 +32,8 @@ use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
-/// How a derived kernel's gradient buffer receives adjoints (see the [module
-/// docs](self)). The derived gradient is added to what the buffer holds, so several
+/// How a derived kernel's gradient buffer receives adjoints: exclusive read-modify-writes, or
+/// an atomic compare-exchange loop (WGSL has no float atomics, spec §6.2.8). The derived gradient is added to what the buffer holds, so several
 /// kernels' (or dispatches') gradients accumulate; zero it for a fresh gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accumulation {

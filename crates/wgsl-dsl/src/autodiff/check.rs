@@ -144,7 +144,7 @@ pub enum CheckError {
     Build(#[from] BuildError),
     /// The interpreter refused or stopped a dispatch (a race, an index out of bounds, ...).
     #[error(transparent)]
-    Interp(#[from] InterpError),
+    Interp(Box<InterpError>),
     /// The GPU refused a dispatch.
     #[error(transparent)]
     Dispatch(#[from] DispatchError),
@@ -190,6 +190,12 @@ impl Random {
         z ^= z >> 31;
         // 24 random bits, as a float in [-1, 1).
         ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+    }
+}
+
+impl From<InterpError> for CheckError {
+    fn from(e: InterpError) -> Self {
+        CheckError::Interp(Box::new(e))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Kernel AD: a kernel's backward kernel ([`derive`]), and the same interface for
+//! Kernel AD: a kernel's backward kernel ([`derive()`]), and the same interface for
 //! derivatives authors write ([`Backward::custom`], Slang's `[BackwardDerivative]`).
 
 use std::collections::HashMap;
@@ -14,7 +14,7 @@ use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
-/// What [`derive`] differentiates, and how it accumulates.
+/// What [`derive()`] differentiates, and how it accumulates.
 ///
 /// By default every read-only storage buffer of `f32`s (`array<f32>`) is a differentiable
 /// input, and every read-write `array<f32>` the kernel stores into is an output. Uniforms,
@@ -80,12 +80,12 @@ pub struct BackwardKernel {
 }
 
 /// The backward pass of a kernel: kernels to dispatch in order, each over the same grid as
-/// the forward kernel. Derived ([`derive`]) or written by the author ([`Backward::custom`]).
+/// the forward kernel. Derived ([`derive()`]) or written by the author ([`Backward::custom`]).
 #[derive(Debug)]
 pub struct Backward {
     /// The kernels, in dispatch order.
     pub kernels: Vec<BackwardKernel>,
-    /// True if [`derive`] made it.
+    /// True if [`derive()`] made it.
     pub derived: bool,
 }
 
@@ -185,7 +185,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     let mut outputs = Vec::new();
     let mut inputs = Vec::new();
     for (index, g) in primal.globals.iter().enumerate() {
-        let diff = !options.no_diff.iter().any(|n| *n == g.name);
+        let diff = !options.no_diff.contains(&g.name);
         let role = match g.kind {
             GlobalKind::Workgroup => GlobalRole::Refused(
                 "kernels with workgroup memory are not derived; give the kernel a custom \
@@ -342,35 +342,44 @@ fn element_index(place: &PlaceRef) -> Option<NodeRef> {
 
 /// Every load of a global in the items, by the global's index.
 fn collect_reads(items: &[Item], out: &mut HashMap<usize, Vec<PlaceRef>>) {
-    let mut seen = std::collections::HashSet::new();
-    let mut visit = |root: &NodeRef, out: &mut HashMap<usize, Vec<PlaceRef>>| {
+    let mut reads = Reads {
+        seen: std::collections::HashSet::new(),
+        out,
+    };
+    reads.walk(items);
+}
+
+struct Reads<'a> {
+    seen: std::collections::HashSet<*const crate::exp::Node>,
+    out: &'a mut HashMap<usize, Vec<PlaceRef>>,
+}
+
+impl Reads<'_> {
+    fn visit(&mut self, root: &NodeRef) {
         let mut stack = vec![root.clone()];
         while let Some(n) = stack.pop() {
-            if !seen.insert(std::rc::Rc::as_ptr(&n)) {
+            if !self.seen.insert(std::rc::Rc::as_ptr(&n)) {
                 continue;
             }
             if let ExprKind::Load(p) = &n.kind
                 && let Some(g) = global_of(p)
             {
-                out.entry(g).or_default().push(p.clone());
+                self.out.entry(g).or_default().push(p.clone());
             }
             stack.extend(super::subst::operands(&n));
         }
-    };
-    fn walk(
-        items: &[Item],
-        visit: &mut dyn FnMut(&NodeRef, &mut HashMap<usize, Vec<PlaceRef>>),
-        out: &mut HashMap<usize, Vec<PlaceRef>>,
-    ) {
+    }
+
+    fn walk(&mut self, items: &[Item]) {
         for item in items {
             match item {
-                Item::Let { value, .. } => visit(value, out),
+                Item::Let { value, .. } => self.visit(value),
                 Item::Output { seed, value, .. } => {
-                    visit(value, out);
+                    self.visit(value);
                     let mut idx = Vec::new();
                     super::graph::place_indices(seed, &mut idx);
                     for i in &idx {
-                        visit(i, out);
+                        self.visit(i);
                     }
                 }
                 Item::If {
@@ -380,18 +389,17 @@ fn collect_reads(items: &[Item], out: &mut HashMap<usize, Vec<PlaceRef>>) {
                     merges,
                     ..
                 } => {
-                    visit(condition, out);
-                    walk(then, visit, out);
-                    walk(otherwise, visit, out);
+                    self.visit(condition);
+                    self.walk(then);
+                    self.walk(otherwise);
                     for m in merges {
-                        visit(&m.then_value, out);
-                        visit(&m.else_value, out);
+                        self.visit(&m.then_value);
+                        self.visit(&m.else_value);
                     }
                 }
             }
         }
     }
-    walk(items, &mut visit, out);
 }
 
 fn global_of(place: &PlaceRef) -> Option<usize> {
@@ -403,10 +411,10 @@ fn global_of(place: &PlaceRef) -> Option<usize> {
 }
 
 impl KernelBuilder {
-    /// [`derive`] with the default [`Derive`]: this kernel's backward pass.
+    /// [`derive()`] with the default [`Derive`]: this kernel's backward pass.
     ///
     /// # Errors
-    /// As [`derive`].
+    /// As [`derive()`].
     #[track_caller]
     pub fn derive_backward(&self) -> Result<Backward, BuildError> {
         derive(self, &Derive::new())

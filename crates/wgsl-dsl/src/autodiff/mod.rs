@@ -3,7 +3,7 @@
 //!
 //! - **Expressions** (this page): [`KernelBuilder::vjp`], [`KernelBuilder::grad`],
 //!   [`KernelBuilder::jvp`].
-//! - **Kernels**: [`derive`] makes a kernel's backward kernel (reads of differentiable inputs
+//! - **Kernels**: [`derive()`] makes a kernel's backward kernel (reads of differentiable inputs
 //!   become accumulations into gradient buffers, [`Accumulation`]; stores of outputs become
 //!   reads of their incoming gradients); [`Backward::custom`] is a backward pass the author
 //!   writes (Slang's `[BackwardDerivative]`, for tiled products); `#[kernel(differentiable)]`
