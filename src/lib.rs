@@ -7,11 +7,14 @@
 //! - [`ops::all`]: every kernel of the MLP (`mlp::kernels`), with its `f64` specification from
 //!   `mlp::reference` ([`ops::MlpOp`]).
 //! - [`training`]: whole training steps of the model against the reference training loop.
+//! - [`derived`]: kernels with backward passes (`wgsl_dsl::autodiff`), derived or custom, with
+//!   data to check them against central differences.
 //!
 //! The snapshot test pins every one's WGSL; `runtime_examples.rs` and `mlp_kernels.rs` run
 //! every one on the GPU through the harness and compare with the specification.
 
 pub mod blocks;
+pub mod derived;
 pub mod examples;
 pub mod ops;
 pub mod textures;

@@ -37,9 +37,11 @@
 //! ## The pipeline
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
 //! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu);
-//! beside the runtime, [`export`] writes a kernel's WGSL, its ABI as a manifest and a
-//! JavaScript module for other hosts (a browser page, an engine loading `.wgsl`).
+//! [`autodiff`] differentiates expressions (and kernels) on the way, before lowering; beside the
+//! runtime, [`export`] writes a kernel's WGSL, its ABI as a manifest and a JavaScript module for
+//! other hosts (a browser page, an engine loading `.wgsl`).
 
+pub mod autodiff;
 mod consteval;
 pub mod exp;
 pub mod export;
@@ -89,6 +91,7 @@ macro_rules! __with_runtime {
 
 /// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
 pub mod prelude {
+    pub use crate::autodiff::{Differentiable, tangent};
     pub use crate::exp::builtins::*;
     pub use crate::exp::coop::coop_multiply_add;
     pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};

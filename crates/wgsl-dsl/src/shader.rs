@@ -208,6 +208,22 @@ pub enum BuildError {
     /// memory); naga does not reject it.
     #[error("{0}")]
     NonUniformControlFlow(Box<NonUniformControlFlow>),
+    /// A derivative was asked for through a node that cannot be differentiated
+    /// ([`crate::autodiff`]): `operation` (a bitcast to float, an atomic, a load of memory the
+    /// kernel stores values depending on the variables into, ...) built at `site`, and why.
+    #[error(
+        "{site}: cannot differentiate {operation}: {reason} (differentiated at {differentiated_at})"
+    )]
+    NotDifferentiable {
+        /// The operation.
+        operation: String,
+        /// Why it has no derivative here.
+        reason: String,
+        /// Where the node was built.
+        site: CallSite,
+        /// The call of `vjp`, `jvp` or `grad` (or the kernel derived) that needed it.
+        differentiated_at: CallSite,
+    },
     /// Several mistakes were recorded while building (each with its call site), in program
     /// order.
     #[error("{} errors:{}", .0.len(), .0.iter().map(|e| format!("\n  {e}")).collect::<String>())]
@@ -254,6 +270,7 @@ impl KernelBuilder {
             [one] => return Err(one.clone()),
             several => return Err(BuildError::Several(several.to_vec())),
         }
+        crate::autodiff::check_memory(self)?;
         self.check_name()?;
         self.check_workgroup_size(target)?;
         let lowered = crate::lower::lower(self)?;

@@ -33,6 +33,8 @@ struct Args {
     /// `def = Name`: the name of the generated definition (default: the function's name in
     /// CamelCase).
     def: Option<syn::Ident>,
+    /// `differentiable`: also generate `<name>_backward`, the derived backward pass.
+    differentiable: Option<Span>,
 }
 
 fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
@@ -48,9 +50,11 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
             args.grid = Some(m.value()?.parse()?);
         } else if m.path.is_ident("def") {
             args.def = Some(m.value()?.parse()?);
+        } else if m.path.is_ident("differentiable") {
+            args.differentiable = Some(m.path.span());
         } else {
             return Err(m.error(
-                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"`, `grid = |size: T| [x, y, z]`, `def = Name` or `helper`",
+                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"`, `grid = |size: T| [x, y, z]`, `def = Name`, `differentiable` or `helper`",
             ));
         }
         Ok(())
@@ -78,6 +82,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             ),
             (args.grid.as_ref().map(|g| g.span()), "a grid"),
             (args.def.as_ref().map(|d| d.span()), "a typed interface"),
+            (args.differentiable, "derived backward pass of its own"),
         ];
         for (span, what) in kernel_only {
             if let Some(span) = span {
@@ -154,6 +159,10 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
     let where_clause = &f.sig.generics.where_clause;
     let rust_params = &sig.rust_params;
     let interface = typed_interface(f, args, &sig, &size, &mut ctx);
+    let backward = args
+        .differentiable
+        .map(|span| backward_fn(f, &sig, span))
+        .unwrap_or_default();
     let doc_span = f.sig.ident.span();
     // Mixed-site, as every local the expansion declares: a parameter of the same name is
     // another variable.
@@ -172,8 +181,54 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
             #kernel
         }
         #interface
+        #backward
     };
     (out, ctx.errs)
+}
+
+/// `#[kernel(differentiable)]`: `fn <name>_backward(<rust params>)`, the kernel's derived
+/// backward pass (`wgsl_dsl::autodiff::derive` with the default `Derive`).
+fn backward_fn(f: &syn::ItemFn, sig: &params::Signature, span: Span) -> TokenStream {
+    let ident = &f.sig.ident;
+    let vis = &f.vis;
+    let backward = syn::Ident::new(&format!("{ident}_backward"), ident.span());
+    let generics = &f.sig.generics;
+    let (_, ty_generics, where_clause) = generics.split_for_impl();
+    let turbofish = ty_generics.as_turbofish();
+    let rust_params = &sig.rust_params;
+    let names: Vec<TokenStream> = sig
+        .rust_params
+        .iter()
+        .filter_map(|p| match p {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => Some(pi.ident.to_token_stream()),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let doc = format!(
+        "The backward pass of kernel [`{ident}`], derived (`#[kernel(differentiable)]`): \
+         `wgsl_dsl::autodiff::derive` with the default `Derive` (read-only float buffers are \
+         the inputs, float buffers the kernel writes the outputs)."
+    );
+    quote_spanned! {span=>
+        #[doc = #doc]
+        ///
+        /// # Errors
+        /// `BuildError::NotDifferentiable` at what cannot be derived (see
+        /// `wgsl_dsl::autodiff::derive`).
+        #[track_caller]
+        #vis fn #backward #generics (#(#rust_params),*)
+            -> ::core::result::Result<::wgsl_dsl::autodiff::Backward, ::wgsl_dsl::BuildError>
+            #where_clause
+        {
+            ::wgsl_dsl::autodiff::derive(
+                &#ident #turbofish (#(#names),*),
+                &::wgsl_dsl::autodiff::Derive::new(),
+            )
+        }
+    }
 }
 
 /// The entry point's name (`name = ".."`, else the function's), checked at compile time: an

@@ -79,6 +79,15 @@ impl<T: WgslType> Exp<T> {
         }
     }
 
+    /// The `Exp<T>` of a node of type `T` (a derivative, which has its primal's type).
+    pub(crate) fn from_ref(node: NodeRef) -> Self {
+        debug_assert_eq!(node.ty, T::ty(), "a node of type {}", T::ty().wgsl_name());
+        Exp {
+            node,
+            _t: PhantomData,
+        }
+    }
+
     /// The same node as an `Exp<U>`, for code that has checked that `U` is `T`.
     pub(crate) fn retype<U>(&self) -> Exp<U> {
         Exp {

@@ -190,6 +190,10 @@ pub struct KernelBuilder {
     stack: Vec<FnCtx>,
     /// How many [`KernelBuilder::if_value`] arms are being recorded (their selects nest).
     value_arms: usize,
+    /// What each statement result (`let`, call, atomic, ...) is: what differentiation follows.
+    pub(crate) value_defs: std::collections::HashMap<ValueId, crate::autodiff::ValueDef>,
+    /// Memory that derivatives assumed constant, re-checked by `build`.
+    pub(crate) memory_checks: Vec<crate::autodiff::MemoryCheck>,
 }
 
 impl KernelBuilder {
@@ -209,6 +213,8 @@ impl KernelBuilder {
             check_uniformity: true,
             next_binding: 0,
             value_arms: 0,
+            value_defs: std::collections::HashMap::new(),
+            memory_checks: Vec::new(),
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
             }],
@@ -282,7 +288,10 @@ impl KernelBuilder {
         }
     }
 
-    fn push(&mut self, stmt: Stmt, site: CallSite) {
+    pub(crate) fn push(&mut self, stmt: Stmt, site: CallSite) {
+        if let Some((id, def)) = crate::autodiff::ValueDef::of(&stmt) {
+            self.value_defs.insert(id, def);
+        }
         let ctx = self
             .stack
             .last_mut()
@@ -309,6 +318,30 @@ impl KernelBuilder {
     }
 
     // ---- bindings ----
+
+    /// Declare the next binding, of type `ty` (for kernels made from other kernels:
+    /// [`crate::autodiff::derive`]).
+    pub(crate) fn declare_binding(
+        &mut self,
+        name: &str,
+        ty: Ty,
+        kind: BindingKind,
+        site: CallSite,
+    ) -> GlobalHandle {
+        let binding = self.next_binding;
+        self.next_binding += 1;
+        self.capabilities |= ty.capabilities();
+        self.globals.push(GlobalDecl {
+            name: name.to_string(),
+            ty,
+            kind: GlobalKind::Binding(kind, binding),
+            site,
+        });
+        GlobalHandle {
+            builder: self.id,
+            index: self.globals.len() - 1,
+        }
+    }
 
     fn global<T: WgslType, A: Access>(
         &mut self,
@@ -740,6 +773,16 @@ impl KernelBuilder {
 
     pub(crate) fn entry_body(&self) -> &[(Stmt, CallSite)] {
         &self.stack[0].blocks[0]
+    }
+
+    /// Every statement recorded so far: the helper functions' bodies and the blocks being
+    /// built (the entry point's and those of functions and blocks still open).
+    pub(crate) fn recorded_bodies(&self) -> impl Iterator<Item = &[(Stmt, CallSite)]> {
+        self.functions.iter().map(|f| f.body.as_slice()).chain(
+            self.stack
+                .iter()
+                .flat_map(|ctx| ctx.blocks.iter().map(Vec::as_slice)),
+        )
     }
 }
 

@@ -1,0 +1,555 @@
+//! The gradient checker: a backward pass (derived or custom) against central differences of
+//! its forward kernel, on the interpreter or the GPU.
+//!
+//! With random incoming gradients `dy` for the outputs, the backward pass's gradient of each
+//! input element `x_j` must equal `dL/dx_j` for `L = sum_k dy_k y_k` (the outputs' elements the
+//! forward kernel writes). The checker runs the backward pass once (its gradient buffers
+//! holding random values first, so that accumulation is checked too), then the forward kernel
+//! twice per input element, at `x_j +- h` with `h = step * max(1, |x_j|)` (rounded to `f32`;
+//! the difference divides by the rounded step), and reports, for each gradient buffer, the
+//! element where `|derived - central| / max(1, |central|)` is largest. On the interpreter every
+//! dispatch also passes its race, bounds and barrier checks (a failure is an error here).
+//!
+//! Central differences of `f32` kernels are good to about `1e-3` relative with the default
+//! step; across a kink (`max(x, 0)` within `h` of 0) they are not derivatives at all, so
+//! check on inputs away from kinks.
+
+use std::fmt;
+
+use super::{Accumulation, Backward, Role};
+use crate::interp::{HostArg, HostBuffer, InterpError, Interpreter};
+use crate::kernel::{BindingKind, KernelBuilder};
+use crate::runtime::{BindArg, DeviceError, DispatchError, Gpu, GpuBuffer};
+use crate::shader::{BuildError, Shader};
+use crate::types::{ScalarTy, Ty};
+
+/// The contents of one binding: an array (or, for a scalar uniform, one element).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    /// `f32`s: an `array<f32>`, an `f32` uniform.
+    F32(Vec<f32>),
+    /// `u32`s: an `array<u32>` (or `array<atomic<u32>>`), a `u32` uniform.
+    U32(Vec<u32>),
+    /// `i32`s.
+    I32(Vec<i32>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::F32(v) => v.len(),
+            Data::U32(v) => v.len(),
+            Data::I32(v) => v.len(),
+        }
+    }
+}
+
+/// Where the checker runs kernels.
+#[derive(Clone, Copy, Debug)]
+pub enum Executor<'g> {
+    /// The CPU interpreter, with its race, bounds and barrier checks.
+    Interpreter,
+    /// A GPU.
+    Gpu(&'g Gpu),
+}
+
+impl Executor<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Executor::Interpreter => "the interpreter",
+            Executor::Gpu(_) => "the GPU",
+        }
+    }
+}
+
+/// The checker's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckOptions {
+    /// The central differences' step, relative: `h = step * max(1, |x|)`. Default `2e-3`.
+    pub step: f64,
+    /// Seed of the random incoming gradients and initial gradient contents. Default 1.
+    pub seed: u64,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            step: 2e-3,
+            seed: 1,
+        }
+    }
+}
+
+/// The worst element of one gradient buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorstError {
+    /// The gradient binding (`d_x`).
+    pub gradient: String,
+    /// The forward kernel's input it is the gradient of.
+    pub input: String,
+    /// The element's index in the input.
+    pub index: usize,
+    /// The backward pass's value.
+    pub derived: f64,
+    /// The central difference.
+    pub central: f64,
+    /// `|derived - central| / max(1, |central|)`.
+    pub error: f64,
+}
+
+/// What [`check`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradientReport {
+    /// The forward kernel.
+    pub kernel: String,
+    /// Where it ran.
+    pub executor: &'static str,
+    /// The worst element of each gradient buffer, in binding order.
+    pub worst: Vec<WorstError>,
+    /// Forward dispatches run for the central differences.
+    pub forward_dispatches: usize,
+}
+
+impl GradientReport {
+    /// The largest error over every gradient buffer (0 without any).
+    pub fn max_error(&self) -> f64 {
+        self.worst.iter().map(|w| w.error).fold(0.0, f64::max)
+    }
+}
+
+impl fmt::Display for GradientReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "gradient check of `{}` on {} ({} forward dispatches):",
+            self.kernel, self.executor, self.forward_dispatches
+        )?;
+        for w in &self.worst {
+            writeln!(
+                f,
+                "  {:<12} worst at {}[{}]: derived {:>13.6e}, central difference {:>13.6e}, error {:.1e}",
+                w.gradient, w.input, w.index, w.derived, w.central, w.error
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a check could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// A kernel did not build.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The interpreter refused or stopped a dispatch (a race, an index out of bounds, ...).
+    #[error(transparent)]
+    Interp(Box<InterpError>),
+    /// The GPU refused a dispatch.
+    #[error(transparent)]
+    Dispatch(#[from] DispatchError),
+    /// The GPU failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// A binding of the forward kernel has no data.
+    #[error("no data for binding `{0}`")]
+    MissingData(String),
+    /// A binding's data is not of its type.
+    #[error(
+        "binding `{binding}` holds {ty}; its data is not of that element type (the checker takes f32, u32 and i32 scalars and arrays)"
+    )]
+    WrongData {
+        /// The binding.
+        binding: String,
+        /// Its WGSL type.
+        ty: String,
+    },
+    /// A backward kernel's binding has a role the forward kernel does not match.
+    #[error(
+        "backward kernel `{kernel}`: binding `{binding}` refers to `{forward}`, which the forward kernel has not (as that kind of binding)"
+    )]
+    Role {
+        /// The backward kernel.
+        kernel: String,
+        /// Its binding.
+        binding: String,
+        /// The forward binding named.
+        forward: String,
+    },
+}
+
+/// Random values in `[-1, 1)`: SplitMix64 (Steele, Lea, Flood 2014), enough for test data.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // 24 random bits, as a float in [-1, 1).
+        ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+    }
+}
+
+impl From<InterpError> for CheckError {
+    fn from(e: InterpError) -> Self {
+        CheckError::Interp(Box::new(e))
+    }
+}
+
+/// A kernel compiled for an executor.
+enum Compiled {
+    Interp(crate::interp::Program, Shader),
+    Gpu(crate::runtime::Kernel, Shader),
+}
+
+enum Buf {
+    HostF32(HostBuffer<f32>),
+    HostU32(HostBuffer<u32>),
+    HostI32(HostBuffer<i32>),
+    GpuF32(GpuBuffer<f32>),
+    GpuU32(GpuBuffer<u32>),
+    GpuI32(GpuBuffer<i32>),
+}
+
+fn compile(k: &KernelBuilder, on: Executor<'_>) -> Result<Compiled, CheckError> {
+    Ok(match on {
+        Executor::Interpreter => {
+            let shader = k.build()?;
+            let program = Interpreter::new().compile(&shader)?;
+            Compiled::Interp(program, shader)
+        }
+        Executor::Gpu(gpu) => {
+            let shader = k.build_for(&gpu.target_limits())?;
+            Compiled::Gpu(gpu.compile(&shader)?, shader)
+        }
+    })
+}
+
+impl Compiled {
+    fn shader(&self) -> &Shader {
+        match self {
+            Compiled::Interp(_, s) | Compiled::Gpu(_, s) => s,
+        }
+    }
+
+    /// Dispatch over `data` (one per binding, in order); the bindings' contents after.
+    fn run(
+        &self,
+        on: Executor<'_>,
+        data: &[Data],
+        grid: [u32; 3],
+    ) -> Result<Vec<Data>, CheckError> {
+        let bufs: Vec<Buf> = data
+            .iter()
+            .map(|d| -> Result<Buf, CheckError> {
+                Ok(match (on, d) {
+                    (Executor::Interpreter, Data::F32(v)) => {
+                        Buf::HostF32(HostBuffer::from_slice(v))
+                    }
+                    (Executor::Interpreter, Data::U32(v)) => {
+                        Buf::HostU32(HostBuffer::from_slice(v))
+                    }
+                    (Executor::Interpreter, Data::I32(v)) => {
+                        Buf::HostI32(HostBuffer::from_slice(v))
+                    }
+                    (Executor::Gpu(g), Data::F32(v)) => Buf::GpuF32(GpuBuffer::from_slice(g, v)?),
+                    (Executor::Gpu(g), Data::U32(v)) => Buf::GpuU32(GpuBuffer::from_slice(g, v)?),
+                    (Executor::Gpu(g), Data::I32(v)) => Buf::GpuI32(GpuBuffer::from_slice(g, v)?),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        match (self, on) {
+            (Compiled::Interp(program, _), _) => {
+                let args: Vec<&dyn HostArg> = bufs
+                    .iter()
+                    .map(|b| -> &dyn HostArg {
+                        match b {
+                            Buf::HostF32(b) => b,
+                            Buf::HostU32(b) => b,
+                            Buf::HostI32(b) => b,
+                            _ => unreachable!("host buffers for the interpreter"),
+                        }
+                    })
+                    .collect();
+                Interpreter::new().dispatch(program, &args, grid)?;
+            }
+            (Compiled::Gpu(kernel, _), Executor::Gpu(gpu)) => {
+                let args: Vec<&dyn BindArg> = bufs
+                    .iter()
+                    .map(|b| -> &dyn BindArg {
+                        match b {
+                            Buf::GpuF32(b) => b,
+                            Buf::GpuU32(b) => b,
+                            Buf::GpuI32(b) => b,
+                            _ => unreachable!("GPU buffers for the GPU"),
+                        }
+                    })
+                    .collect();
+                gpu.dispatch(kernel, &args, grid)?;
+            }
+            (Compiled::Gpu(..), Executor::Interpreter) => unreachable!("compiled for the GPU"),
+        }
+        bufs.iter()
+            .map(|b| -> Result<Data, CheckError> {
+                Ok(match (b, on) {
+                    (Buf::HostF32(b), _) => Data::F32(b.read()),
+                    (Buf::HostU32(b), _) => Data::U32(b.read()),
+                    (Buf::HostI32(b), _) => Data::I32(b.read()),
+                    (Buf::GpuF32(b), Executor::Gpu(g)) => Data::F32(b.read(g)?),
+                    (Buf::GpuU32(b), Executor::Gpu(g)) => Data::U32(b.read(g)?),
+                    (Buf::GpuI32(b), Executor::Gpu(g)) => Data::I32(b.read(g)?),
+                    _ => unreachable!("GPU buffers are made only for the GPU"),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The scalar element of a binding's type, for the data check.
+fn element(ty: &Ty) -> Option<ScalarTy> {
+    match ty {
+        Ty::Scalar(s) | Ty::Atomic(s) => Some(*s),
+        Ty::Array { elem, .. } => element(elem),
+        _ => None,
+    }
+}
+
+fn check_type(binding: &str, ty: &Ty, d: &Data) -> Result<(), CheckError> {
+    let ok = matches!(
+        (element(ty), d),
+        (Some(ScalarTy::F32), Data::F32(_))
+            | (Some(ScalarTy::U32), Data::U32(_))
+            | (Some(ScalarTy::I32), Data::I32(_))
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(CheckError::WrongData {
+            binding: binding.to_string(),
+            ty: ty.wgsl_name(),
+        })
+    }
+}
+
+/// `L = sum_k dy_k y_k` over the elements the forward kernel wrote (not NaN: outputs are
+/// poisoned with NaN first).
+fn objective(outputs: &[(usize, Vec<f32>)], after: &[Data]) -> f64 {
+    let mut l = 0.0;
+    for (i, dy) in outputs {
+        if let Data::F32(y) = &after[*i] {
+            for (a, b) in y.iter().zip(dy) {
+                if !a.is_nan() {
+                    l += f64::from(*a) * f64::from(*b);
+                }
+            }
+        }
+    }
+    l
+}
+
+/// Check `backward` against central differences of `forward` over the grid `workgroups`,
+/// with `data` the contents of the forward kernel's bindings by name (every binding; an
+/// output's data gives its length, its contents are replaced by NaN).
+///
+/// ```
+/// use wgsl_dsl::prelude::*;
+/// use wgsl_dsl::autodiff::{check, CheckOptions, Data, Executor};
+///
+/// let mut k = KernelBuilder::new("square", [64, 1, 1]);
+/// let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+/// let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+/// let i = k.let_("i", global_invocation_id().x());
+/// k.if_(i.lt(x.len()), |k| {
+///     let v = k.let_("v", x.at(&i).load());
+///     k.store(&y.at(&i), &v * sin(&v));
+/// });
+/// let backward = k.derive_backward()?;
+/// let xs: Vec<f32> = (0..37).map(|j| j as f32 * 0.1 - 1.5).collect();
+/// let report = check(
+///     &k,
+///     &backward,
+///     &[("x", Data::F32(xs)), ("y", Data::F32(vec![0.0; 37]))],
+///     [1, 1, 1],
+///     Executor::Interpreter,
+///     CheckOptions::default(),
+/// )?;
+/// assert!(report.max_error() < 1e-3, "{report}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`CheckError`]: a kernel that does not build, an interpreter finding (race, bounds,
+/// barrier), a dispatch or device failure, data missing or of the wrong type, a role naming
+/// no binding of the forward kernel.
+pub fn check(
+    forward: &KernelBuilder,
+    backward: &Backward,
+    data: &[(&str, Data)],
+    workgroups: [u32; 3],
+    on: Executor<'_>,
+    options: CheckOptions,
+) -> Result<GradientReport, CheckError> {
+    let mut rng = Random(options.seed);
+    let fwd = compile(forward, on)?;
+    let sig = fwd.shader().signature.clone();
+    // The forward kernel's data, in binding order; outputs poisoned.
+    let mut base = Vec::new();
+    let mut outputs: Vec<(usize, Vec<f32>)> = Vec::new();
+    for (i, b) in sig.bindings.iter().enumerate() {
+        let d = data
+            .iter()
+            .find(|(n, _)| *n == b.name)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| CheckError::MissingData(b.name.clone()))?;
+        check_type(&b.name, &b.ty, &d)?;
+        let is_output = backward.kernels.iter().any(|k| {
+            k.roles
+                .iter()
+                .any(|(_, r)| matches!(r, Role::OutputGradient { output } if *output == b.name))
+        });
+        if is_output {
+            let n = d.len();
+            outputs.push((i, (0..n).map(|_| rng.next()).collect()));
+            base.push(Data::F32(vec![f32::NAN; n]));
+        } else {
+            base.push(d);
+        }
+    }
+    let index_of = |name: &str, kinds: &[BindingKind]| {
+        sig.bindings
+            .iter()
+            .position(|b| b.name == name && kinds.contains(&b.kind))
+    };
+
+    // The backward pass, its gradient buffers shared by name between its kernels.
+    let mut gradients: Vec<(String, String, Accumulation, Data, Data)> = Vec::new(); // (gradient, input, scheme, initial, current)
+    for bk in &backward.kernels {
+        let compiled = compile(&bk.kernel, on)?;
+        let mut args = Vec::new();
+        for (name, role) in &bk.roles {
+            let err = |forward: &str| CheckError::Role {
+                kernel: bk.kernel.name().to_string(),
+                binding: name.clone(),
+                forward: forward.to_string(),
+            };
+            let d = match role {
+                Role::Data { binding } => {
+                    let i = sig
+                        .bindings
+                        .iter()
+                        .position(|b| b.name == *binding)
+                        .ok_or_else(|| err(binding))?;
+                    base[i].clone()
+                }
+                Role::OutputGradient { output } => {
+                    let i = index_of(output, &[BindingKind::StorageReadWrite])
+                        .ok_or_else(|| err(output))?;
+                    let dy = &outputs
+                        .iter()
+                        .find(|(j, _)| *j == i)
+                        .ok_or_else(|| err(output))?
+                        .1;
+                    Data::F32(dy.clone())
+                }
+                Role::InputGradient {
+                    input,
+                    accumulation,
+                } => {
+                    if let Some(g) = gradients.iter().find(|g| g.0 == *name) {
+                        g.4.clone()
+                    } else {
+                        let i = index_of(input, &[BindingKind::StorageRead])
+                            .ok_or_else(|| err(input))?;
+                        let n = base[i].len();
+                        let initial: Vec<f32> = match accumulation {
+                            Accumulation::Write => vec![f32::NAN; n],
+                            _ => (0..n).map(|_| rng.next()).collect(),
+                        };
+                        let d = match accumulation {
+                            Accumulation::Atomic => {
+                                Data::U32(initial.iter().map(|v| v.to_bits()).collect())
+                            }
+                            _ => Data::F32(initial),
+                        };
+                        gradients.push((
+                            name.clone(),
+                            input.clone(),
+                            *accumulation,
+                            d.clone(),
+                            d.clone(),
+                        ));
+                        d
+                    }
+                }
+            };
+            args.push(d);
+        }
+        let after = compiled.run(on, &args, workgroups)?;
+        for ((name, _), d) in bk.roles.iter().zip(after) {
+            if let Some(g) = gradients.iter_mut().find(|g| g.0 == *name) {
+                g.4 = d;
+            }
+        }
+    }
+
+    // Central differences, element by element.
+    let mut worst = Vec::new();
+    let mut dispatches = 0;
+    for (gradient, input, scheme, initial, current) in &gradients {
+        let as_f32 = |d: &Data| -> Vec<f32> {
+            match d {
+                Data::F32(v) => v.clone(),
+                Data::U32(v) => v.iter().map(|b| f32::from_bits(*b)).collect(),
+                Data::I32(v) => v.iter().map(|b| *b as f32).collect(),
+            }
+        };
+        let (g0, g1) = (as_f32(initial), as_f32(current));
+        let i = index_of(input, &[BindingKind::StorageRead]).expect("checked above");
+        let Data::F32(x) = base[i].clone() else {
+            return Err(CheckError::WrongData {
+                binding: input.clone(),
+                ty: sig.bindings[i].ty.wgsl_name(),
+            });
+        };
+        let mut w: Option<WorstError> = None;
+        for j in 0..x.len() {
+            let derived = match scheme {
+                Accumulation::Write => f64::from(g1[j]),
+                _ => f64::from(g1[j]) - f64::from(g0[j]),
+            };
+            let h = options.step * f64::from(x[j]).abs().max(1.0);
+            let (plus, minus) = ((f64::from(x[j]) + h) as f32, (f64::from(x[j]) - h) as f32);
+            let mut at = |v: f32| -> Result<f64, CheckError> {
+                let mut d = base.clone();
+                if let Data::F32(xs) = &mut d[i] {
+                    xs[j] = v;
+                }
+                dispatches += 1;
+                Ok(objective(&outputs, &fwd.run(on, &d, workgroups)?))
+            };
+            let central = (at(plus)? - at(minus)?) / (f64::from(plus) - f64::from(minus));
+            let error = (derived - central).abs() / central.abs().max(1.0);
+            let error = if error.is_nan() { f64::INFINITY } else { error };
+            if w.as_ref().is_none_or(|w| error > w.error) {
+                w = Some(WorstError {
+                    gradient: gradient.clone(),
+                    input: input.clone(),
+                    index: j,
+                    derived,
+                    central,
+                    error,
+                });
+            }
+        }
+        worst.extend(w);
+    }
+    Ok(GradientReport {
+        kernel: forward.name().to_string(),
+        executor: on.name(),
+        worst,
+        forward_dispatches: dispatches,
+    })
+}

@@ -1,0 +1,191 @@
+//! Kernel AD: every backward pass of `wgsl_dsl_workspace_tests::derived` (derived ones and a
+//! custom one) against central differences of its forward kernel (`autodiff::check`), at odd
+//! sizes, on the interpreter (whose race, bounds and barrier checks every dispatch passes:
+//! a finding is an error of `check`) and on the GPU; what kernel AD refuses, at its Rust line.
+
+use wgsl_dsl::BuildError;
+use wgsl_dsl::autodiff::{
+    Accumulation, CheckError, CheckOptions, Derive, Executor, Role, check, derive,
+};
+use wgsl_dsl::interp::InterpError;
+use wgsl_dsl::prelude::*;
+use wgsl_dsl_workspace_tests::derived::{self, DerivedCase};
+
+/// Worst `|derived - central| / max(1, |central|)` allowed: central differences of `f32`
+/// kernels with the default step (2e-3) are good to about 1e-4 here.
+const TOLERANCE: f64 = 2e-3;
+
+fn check_case(case: &DerivedCase, on: Executor<'_>) {
+    let forward = (case.forward)();
+    let backward = (case.backward)().unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let (data, grid) = (case.data)(&mut derived::rng(7));
+    let report = check(
+        &forward,
+        &backward,
+        &data,
+        grid,
+        on,
+        CheckOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    eprintln!("{backward}{report}");
+    assert!(
+        !report.worst.is_empty(),
+        "{}: no gradient checked",
+        case.name
+    );
+    assert!(report.max_error() < TOLERANCE, "{}:\n{report}", case.name);
+}
+
+#[test]
+fn every_backward_pass_matches_central_differences_on_the_interpreter() {
+    for case in derived::all() {
+        check_case(&case, Executor::Interpreter);
+    }
+}
+
+#[test]
+fn every_backward_pass_matches_central_differences_on_the_gpu() {
+    let Some(gpu) = wgsl_dsl_workspace_tests::gpu() else {
+        return;
+    };
+    for case in derived::all() {
+        check_case(&case, Executor::Gpu(gpu));
+    }
+}
+
+fn accumulation(backward: &wgsl_dsl::autodiff::Backward, input: &str) -> Accumulation {
+    backward.kernels[0]
+        .roles
+        .iter()
+        .find_map(|(_, r)| match r {
+            Role::InputGradient {
+                input: i,
+                accumulation,
+            } if i == input => Some(*accumulation),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no gradient of `{input}`"))
+}
+
+/// Exclusive where every read is at the invocation's own index, atomic where invocations
+/// share elements; the author's override is kept.
+#[test]
+fn the_accumulation_scheme_is_chosen_per_input_and_can_be_overridden() {
+    let b = derive(&derived::branches(), &Derive::new()).expect("derives");
+    assert_eq!(accumulation(&b, "x"), Accumulation::Exclusive);
+    assert_eq!(accumulation(&b, "w"), Accumulation::Exclusive);
+    let d = derive(&derived::dense_tanh(5), &Derive::new()).expect("derives");
+    assert_eq!(accumulation(&d, "w"), Accumulation::Atomic);
+    assert_eq!(accumulation(&d, "x"), Accumulation::Atomic);
+    assert_eq!(accumulation(&d, "b"), Accumulation::Exclusive);
+    let o = derive(
+        &derived::dense_tanh(5),
+        &Derive::new().accumulate("w", Accumulation::Exclusive),
+    )
+    .expect("derives");
+    assert_eq!(accumulation(&o, "w"), Accumulation::Exclusive);
+    // no_diff: no gradient, the binding is data.
+    let n = derive(&derived::dense_tanh(5), &Derive::new().no_diff("x")).expect("derives");
+    assert!(
+        n.kernels[0]
+            .roles
+            .iter()
+            .any(|(name, r)| name == "x" && matches!(r, Role::Data { .. }))
+    );
+    assert!(!n.kernels[0].roles.iter().any(|(name, _)| name == "d_x"));
+}
+
+/// An exclusive override where invocations share an input's elements is a data race, and the
+/// interpreter says so at the accumulation's Rust line.
+#[test]
+fn a_wrong_exclusive_override_is_a_race_the_interpreter_finds() {
+    let forward = derived::dense_tanh(5);
+    let backward = derive(
+        &forward,
+        &Derive::new().accumulate("x", Accumulation::Exclusive),
+    )
+    .expect("derives");
+    let case = derived::all()
+        .into_iter()
+        .find(|c| c.name == "dense_tanh")
+        .expect("the case");
+    let (data, grid) = (case.data)(&mut derived::rng(7));
+    let err = check(
+        &forward,
+        &backward,
+        &data,
+        grid,
+        Executor::Interpreter,
+        CheckOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, CheckError::Interp(e) if matches!(**e, InterpError::DataRace { .. })),
+        "{err}"
+    );
+}
+
+#[track_caller]
+fn refused(k: &KernelBuilder, operation: &str, line: u32) {
+    match derive(k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable {
+                operation: op,
+                site,
+                ..
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert!(
+                e.to_string().contains(operation) || op.contains(operation),
+                "{e}"
+            );
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}
+
+#[test]
+fn workgroup_memory_is_refused_at_its_use() {
+    let mut k = KernelBuilder::new("staged", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let tile = k.workgroup::<Array<f32, 64>>("tile");
+    let l = k.let_("l", local_invocation_index());
+    let (_, line) = (k.store(&tile.at(&l), x.at(&l).load()), line!());
+    k.workgroup_barrier();
+    k.store(&y.at(&l), tile.at(63u32 - &l).load());
+    refused(&k, "workgroup memory", line);
+    // and so is the tiled product, which has a custom derivative instead
+    assert!(derive(&derived::tiled_product(derived::PRODUCT), &Derive::new()).is_err());
+}
+
+#[test]
+fn a_loop_whose_trip_count_is_known_only_at_run_time_is_refused() {
+    let mut k = KernelBuilder::new("runtime_loop", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let n = k.uniform::<u32>("n");
+    let acc = k.var("acc", 0.0f32);
+    let line = line!() + 1;
+    k.for_range("j", 0u32, n.load(), |k, j| {
+        k.store(&acc, acc.load() + x.at(&j).load())
+    });
+    k.store(&y.at(0u32), acc.load());
+    refused(&k, "trip count", line);
+}
+
+#[test]
+fn reading_an_output_is_refused() {
+    let mut k = KernelBuilder::new("read_output", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.store(&y.at(&i), x.at(&i).load());
+    let (v, line) = (y.at(&i).load(), line!());
+    k.store(&y.at(&i), v * 2.0f32);
+    refused(&k, "output", line);
+}
