@@ -18,7 +18,8 @@ fn config() -> MlpConfig {
         inputs: 37,
         hidden: vec![45, 13],
         classes: 10,
-    }
+        ..MlpConfig::default()
+    }..MlpConfig::default()
 }
 
 /// A checkpoint with random parameters and slots (`slots_per_tensor` groups).
