@@ -624,10 +624,16 @@ fn softmax_head(config: &FusedConfig, act: Activation) -> KernelBuilder {
         classes.gt(c as u32).select(max(m.clone(), z[c].clone()), m)
     });
     let m = k.let_("z_max", m);
+    // `exp(z_c - m)` and their sum are `let`s: the derivative reuses them (exp's derivative is
+    // its value, log's is 1 / the sum) instead of computing them again.
+    let exps: Vec<Exp<f32>> = (0..cc as usize)
+        .map(|c| k.let_(&format!("exp{c}"), exp(&z[c] - &m)))
+        .collect();
     let sum = (0..cc as usize).fold(lit(0.0f32), |s, c| {
-        s + classes.gt(c as u32).select(exp(&z[c] - &m), 0.0f32)
+        s + classes.gt(c as u32).select(&exps[c], 0.0f32)
     });
-    let lse = k.let_("lse", log(sum));
+    let sum = k.let_("sum_exp", sum);
+    let lse = k.let_("lse", log(&sum));
     let loss = k.let_("loss", &lse + &m - pick(&z, &label));
     let inv_batch = k.let_("inv_batch", 1.0f32 / batch.to_f32());
     // The gradient of the batch-mean loss: derived, with the max held fixed (a variable).
