@@ -20,7 +20,7 @@ fn config() -> MlpConfig {
         hidden: vec![19, 13],
         classes: 7,
         ..MlpConfig::default()
-    }..MlpConfig::default()
+    }
 }
 
 /// Train `chunks` of steps on the GPU (one submission per chunk) and with the reference, and

@@ -19,7 +19,7 @@ fn config() -> MlpConfig {
         hidden: vec![45, 13],
         classes: 10,
         ..MlpConfig::default()
-    }..MlpConfig::default()
+    }
 }
 
 /// A checkpoint with random parameters and slots (`slots_per_tensor` groups).

@@ -82,7 +82,7 @@ pub enum Activation {
 pub const LEAKY_SLOPE: f32 = 0.01;
 
 /// `sqrt(2 / pi)`, the GELU tanh form's scale.
-pub const GELU_SCALE: f32 = 0.797_884_56;
+pub const GELU_SCALE: f32 = 0.797_884_6;
 
 /// The cubic coefficient of the GELU tanh form.
 pub const GELU_CUBIC: f32 = 0.044_715;
