@@ -86,7 +86,7 @@ pub struct LinearBackwardInputBindings {
 
 /// Kernel `linear_backward_input_{activation}`: `dx = (dy W) * act'(z)`, the gradient with
 /// respect to the previous layer's pre-activation, that layer's activation backward fused.
-/// The product is a custom derivative (the tiled GEMM, [`tiled_product`]); `act'` is
+/// The product is a custom derivative (the tiled GEMM, `tiled::tiled_product`); `act'` is
 /// **derived** by the expression AD ([`Activation::backward`]) at `saved`: for `relu` (and
 /// `leaky-relu`) the previous layer's output `y = act(z)`, whose derivative equals `act'(z)`
 /// (the cost of the hand-written ReLU mask it replaces: the same one load per output), for
