@@ -365,7 +365,7 @@ fn input_grad_case(def: &LinearBackwardInput, rng: &mut Rng, s: &CaseSizes) -> C
     // negative ones and a fifth exactly zero (z = 0, the kink); the pre-activation z of the
     // others, over their curved range.
     let n = s.batch * s.inputs;
-    let x_act: Vec<f32> = match def.0 {
+    let saved: Vec<f32> = match def.0 {
         Activation::Relu => random_f32(rng, n, -0.5, 1.0)
             .into_iter()
             .map(|v| v.max(0.0))
@@ -382,7 +382,7 @@ fn input_grad_case(def: &LinearBackwardInput, rng: &mut Rng, s: &CaseSizes) -> C
             Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
             Data::F32(random_f32(rng, s.batch * s.outputs, -1.0, 1.0)),
             Data::F32(params),
-            Data::F32(x_act),
+            Data::F32(saved),
             Data::poisoned_f32(s.batch * s.inputs),
         ],
         workgroups: def.workgroups((s.batch, s.inputs)),

@@ -835,6 +835,9 @@ fn the_activation_is_saved_and_checked() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("test accuracy"));
     let out = mnist(&["predict", "--model", m, img]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let web = dir.path().join("web");
+    let out = mnist(&["export-web", "--model", m, "--out", web.to_str().unwrap()]);
+    fails(&out, 1, &[m, "--activation gelu", "ReLU models only"]);
     let out = train(&["--resume", m, "--activation", "leaky_relu"]);
     fails(&out, 1, &["--activation gelu", "--activation leaky-relu"]);
     let out = train(&["--resume", m]);
