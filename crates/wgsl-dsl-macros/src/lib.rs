@@ -231,7 +231,7 @@ pub fn derive_wgsl_struct(input: TokenStream) -> TokenStream {
 /// Declare a kernel's bindings once, as a struct of places: the fields are declared in order
 /// (`k.bindings()`), and with the runtime the argument struct `<Name>Args<'a>` is written
 /// from them. See the [crate docs](crate#derivebindings).
-#[proc_macro_derive(Bindings, attributes(uniform, storage))]
+#[proc_macro_derive(Bindings, attributes(uniform, storage, texture))]
 pub fn derive_bindings(input: TokenStream) -> TokenStream {
     bindings::expand(input.into()).into()
 }
