@@ -22,6 +22,11 @@
 //! - and, as a [`Warning`] in the [`Report`], a variable read before anything was written to it
 //!   (WGSL reads the zero value).
 //!
+//! It also runs what the GPU does not: the kernel's `debug_print`s
+//! ([`crate::kernel::debug`]), recorded with their invocation and Rust line
+//! ([`Interpreter::take_debug_output`], [`DebugRecord`]). It does not execute textures
+//! ([`InterpError::UnsupportedTexture`]).
+//!
 //! ```
 //! use wgsl_dsl::prelude::*;
 //! use wgsl_dsl::interp::{HostBuffer, Interpreter, InterpError};
@@ -197,8 +202,9 @@ impl Interpreter {
     /// Resolve `shader`'s module for execution (once per shader).
     ///
     /// # Errors
-    /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
-    /// execute (textures, 64-bit types, arithmetic on cooperative matrices other than
+    /// [`InterpError::UnsupportedTexture`] if the kernel binds a texture (naming the first);
+    /// [`InterpError::Unsupported`] if the module uses something else the interpreter does not
+    /// execute (64-bit types, arithmetic on cooperative matrices other than
     /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](crate::runtime::DispatchError::Layout)) if a
     /// binding's type cannot be laid out;
     /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](crate::runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
