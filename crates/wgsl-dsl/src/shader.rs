@@ -33,6 +33,7 @@ pub struct Shader {
 /// of an empty function (`prints` says which), and is otherwise the GPU's module; validated
 /// as it is.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))] // read by the interpreter
 pub(crate) struct DebugModule {
     pub module: naga::Module,
     pub info: naga::valid::ModuleInfo,
@@ -56,6 +57,7 @@ impl Shader {
 
     /// The shader the interpreter runs: this one, or for a kernel with `debug_print`s the
     /// same with the module that has them; and the prints of that module.
+    #[cfg(feature = "runtime")]
     pub(crate) fn for_interpreter(&self) -> (Shader, Vec<crate::lower::DebugPrintDecl>) {
         match &self.debug {
             None => (self.clone(), Vec::new()),

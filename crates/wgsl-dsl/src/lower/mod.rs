@@ -64,6 +64,7 @@ pub(crate) struct Lowered {
 /// One `debug_print` of the interpreter's module: the empty function its calls call (taking
 /// the printed values), the format string's literal pieces, the Rust call.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))] // read by the interpreter
 pub(crate) struct DebugPrintDecl {
     pub function: Handle<naga::Function>,
     pub pieces: Vec<String>,
