@@ -67,7 +67,7 @@ fn copied_code() -> String {
 }
 
 #[test]
-fn the_readmes_show_the_example_and_its_output() {
+fn the_readme_shows_the_example_and_its_output() {
     assert_eq!(
         copied_code(),
         example_code(),
@@ -76,23 +76,22 @@ fn the_readmes_show_the_example_and_its_output() {
     let wgsl = sgd_step().build().expect("the example builds").wgsl;
     // The crate's README (the repository's README, rewritten for newcomers, shows saxpy
     // instead, and no longer this example: checking it there failed on main).
-    for (name, markdown) in [(
+    let (name, markdown) = (
         "crates/wgsl-dsl-macros/README.md",
         include_str!("../README.md"),
-    )] {
-        let code = example_code();
-        assert!(
-            blocks(markdown, "rust").iter().any(|b| b.trim() == code),
-            "{name}: no Rust block is the example's code:\n{code}"
-        );
-        let printed = blocks(markdown, "wgsl");
-        assert!(
-            printed.iter().any(|b| b.trim_end() == wgsl.trim_end()),
-            "{name}: no WGSL block is the example's output:\n{wgsl}"
-        );
-        assert!(
-            markdown.contains("cargo run -p wgsl-dsl-macros --example readme"),
-            "{name} gives the command"
-        );
-    }
+    );
+    let code = example_code();
+    assert!(
+        blocks(markdown, "rust").iter().any(|b| b.trim() == code),
+        "{name}: no Rust block is the example's code:\n{code}"
+    );
+    let printed = blocks(markdown, "wgsl");
+    assert!(
+        printed.iter().any(|b| b.trim_end() == wgsl.trim_end()),
+        "{name}: no WGSL block is the example's output:\n{wgsl}"
+    );
+    assert!(
+        markdown.contains("cargo run -p wgsl-dsl-macros --example readme"),
+        "{name} gives the command"
+    );
 }
