@@ -13,7 +13,7 @@
 //!
 //! The format string takes `{}` for each argument, in order, and `{{` / `}}` for literal
 //! braces; anything else in braces (`{x}`, `{:?}`) and a count of `{}` other than the number
-//! of arguments are a [`BuildError::DebugFormat`](crate::BuildError::DebugFormat) at the call.
+//! of arguments are a [`BuildError::DebugFormat`] at the call.
 //!
 //! ```
 //! use wgsl_dsl::prelude::*;
