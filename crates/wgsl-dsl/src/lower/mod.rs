@@ -57,6 +57,26 @@ pub(crate) struct Lowered {
     pub workgroup_sites: Vec<(u32, CallSite)>,
     /// Capabilities needed, with the first node that needs them, in lowering order.
     pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
+    /// The `debug_print`s, each a call of an empty function (empty unless lowered with them).
+    pub prints: Vec<DebugPrintDecl>,
+}
+
+/// One `debug_print` of the interpreter's module: the empty function its calls call (taking
+/// the printed values), the format string's literal pieces, the Rust call.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))] // read by the interpreter
+pub(crate) struct DebugPrintDecl {
+    pub function: Handle<naga::Function>,
+    pub pieces: Vec<String>,
+    pub site: CallSite,
+}
+
+/// Which module to lower: the GPU's (`debug_print`s dropped) or the interpreter's (each a call
+/// of an empty function).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prints {
+    Drop,
+    Keep,
 }
 
 /// Module-wide lowering state, shared by the functions being lowered.
@@ -71,6 +91,9 @@ pub(crate) struct ModuleCtx<'k> {
     /// Multiply-add configurations met so far, each once.
     pub cooperative_shapes: Vec<crate::types::CoopShape>,
     pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
+    /// Whether `debug_print`s are lowered.
+    pub prints_mode: Prints,
+    pub prints: Vec<DebugPrintDecl>,
 }
 
 impl ModuleCtx<'_> {
@@ -93,8 +116,10 @@ impl ModuleCtx<'_> {
     }
 }
 
-pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
+pub(crate) fn lower(kernel: &KernelBuilder, prints: Prints) -> Result<Lowered, BuildError> {
     let mut cx = ModuleCtx {
+        prints_mode: prints,
+        prints: Vec::new(),
         kernel,
         module: naga::Module::default(),
         types: TypeLowerer::default(),
@@ -196,6 +221,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
         sites: cx.sites,
         workgroup_sites,
         capability_sites: cx.capability_sites,
+        prints: cx.prints,
     })
 }
 
