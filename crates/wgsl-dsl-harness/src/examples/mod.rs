@@ -32,7 +32,7 @@ mod memory;
 mod packing;
 mod support;
 
-use wgsl_dsl_harness::SeedableRng;
+use crate::SeedableRng;
 
 use crate::{Case, Example, Rng};
 

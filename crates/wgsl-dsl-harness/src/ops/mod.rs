@@ -18,7 +18,7 @@ use mlp::kernels::uniforms::{
 };
 use mlp::reference::{self, Activation};
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
+use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 
 pub use support::{CHECKED_SIZES, CaseSizes, MlpOp};
 pub(crate) use support::{

@@ -8,7 +8,7 @@ use mlp::reference::RefLayer;
 use mlp::schedule::{Decay, LrSchedule};
 use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_dsl_harness::{Case, Expected, Rng, VerifiedOp, random_f32, random_u32};
+use crate::{Case, Expected, Rng, VerifiedOp, random_f32, random_u32};
 
 /// Sizes a random case is made for. Use odd sizes that are not multiples of the tile size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use mlp::kernels::product::split_len;
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
+use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 
 use super::support::{
     CaseSizes, MlpOp, adam_hp, dims, layer_from_flat, random_gather, random_layer, sgd_hp,
