@@ -1695,10 +1695,10 @@ impl<T: WgslType> Exp<T> {
     /// treats a `let_` of a literal as the literal, since the WGSL naga writes inlines it).
     ///
     /// # Errors
-    /// [`BuildError::ConstExpression`](crate::BuildError::ConstExpression) at the call site of
+    /// [`BuildError::ConstExpression`] at the call site of
     /// the first operation (operands first) that WGSL rejects at shader creation, such as
     /// `lit(1.0) / lit(0.0)` or `sqrt(lit(-1.0))`;
-    /// [`BuildError::NonFiniteLiteral`](crate::BuildError::NonFiniteLiteral).
+    /// [`BuildError::NonFiniteLiteral`].
     pub fn eval_const(&self) -> Result<Option<ConstValue>, BuildError> {
         eval_tree(&self.node)
     }

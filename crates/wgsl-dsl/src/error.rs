@@ -122,7 +122,7 @@ pub enum BuildError {
         /// The capabilities missing.
         needed: Capabilities,
         /// The first node that needs one of them (the kernel's creation for a capability
-        /// declared with [`KernelBuilder::require`]).
+        /// declared with [`KernelBuilder::require`](crate::KernelBuilder::require)).
         site: CallSite,
     },
     /// A type cannot be laid out or is not allowed where used.

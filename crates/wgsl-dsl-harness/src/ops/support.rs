@@ -42,7 +42,7 @@ impl CaseSizes {
     }
 }
 
-/// The sizes every kernel of [`all`] is checked at (on the GPU and on the interpreter): the
+/// The sizes every kernel of [`all`](super::all) is checked at (on the GPU and on the interpreter): the
 /// default (batch 37, inputs 61, outputs 45, classes 11) and a small one.
 pub const CHECKED_SIZES: [CaseSizes; 2] =
     [CaseSizes::new(37, 61, 45, 11), CaseSizes::new(5, 17, 3, 2)];

@@ -273,8 +273,8 @@ impl Gpu {
     /// A `Gpu` on a device the caller opened (design decision 19): kernels compiled on it
     /// run among the caller's own work, on the caller's buffers
     /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)), recorded into the caller's
-    /// command encoder or compute pass ([`TypedKernel::record_in_encoder`],
-    /// [`TypedKernel::record_in_pass`]). `adapter` must be the adapter `device` was opened
+    /// command encoder or compute pass ([`TypedKernel::record_in_encoder`](super::TypedKernel::record_in_encoder),
+    /// [`TypedKernel::record_in_pass`](super::TypedKernel::record_in_pass)). `adapter` must be the adapter `device` was opened
     /// on (its downlevel flags and cooperative-matrix configurations are read from it);
     /// `adapter`, `device` and `queue` are cloned (wgpu handles), so the caller keeps using
     /// its own.

@@ -1,5 +1,5 @@
 //! The resolved plan ("high" arguments, as ripgrep's `hiargs`): the command line
-//! ([`crate::cli`]) with every default filled in from [`defaults`](crate::defaults), the checkpoint to resume
+//! ([`crate::cli`]) with every default filled in from [`defaults`], the checkpoint to resume
 //! loaded, paths checked, and contradictions refused, before any work starts. Nothing after
 //! this module reads the command line.
 
