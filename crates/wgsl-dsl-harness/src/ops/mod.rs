@@ -6,6 +6,7 @@
 pub mod fused;
 mod support;
 
+use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 use mlp::kernels::backward::{BiasGrad, LinearBackwardInputRelu, LinearBackwardWeight};
 use mlp::kernels::eval::ArgmaxAccuracy;
 use mlp::kernels::gather::{GatherBatch, rows_of_step};
@@ -18,7 +19,6 @@ use mlp::kernels::uniforms::{
 };
 use mlp::reference::{self, Activation};
 use wgsl_dsl::runtime::KernelDef;
-use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 
 pub use support::{CHECKED_SIZES, CaseSizes, MlpOp};
 pub(crate) use support::{
