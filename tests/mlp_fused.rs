@@ -2,7 +2,8 @@
 //! the GPU (lavapipe in CI), through the verification harness, in the CPU's configuration and
 //! in the GPU's (small tiles, split-K), at the batch sizes 1, 7, 65 and 129 and widths that are
 //! not multiples of any tile: random inputs, outputs poisoned before the run, relative error
-//! <= 1e-5; and the GPU's outputs against the interpreter's (`wgsl_dsl_harness::agree`).
+//! <= 1e-5; and the GPU's outputs against the interpreter's (`wgsl_dsl_harness::agree`). The
+//! ReLU head in every configuration, the other activations' heads in the first.
 
 use wgsl_dsl::runtime::Gpu;
 use wgsl_dsl_harness::{Interpreter, SeedableRng, agree, verify};
@@ -15,8 +16,9 @@ fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {
     let ops = fused::all();
     assert_eq!(
         ops.len(),
-        12,
-        "three configurations: forward, head, SGD and Adam updates"
+        12 + 6,
+        "three configurations: forward, head, SGD and Adam updates; the heads of the six other \
+         activations in the first"
     );
     for op in &ops {
         for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {

@@ -19,6 +19,7 @@ fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: L
         inputs: 197,
         hidden: vec![19],
         classes: 7,
+        ..MlpConfig::default()
     };
     let (n, batch) = (41, 16);
     let d = Data::random(&config, n, 11);
@@ -74,6 +75,7 @@ fn models_with_two_hidden_layers_run_the_unfused_step() {
         inputs: 5,
         hidden: vec![4, 3],
         classes: 2,
+        ..MlpConfig::default()
     };
     let params = Params::init(&config, 0);
     let mut model = GpuMlp::new(&gpu, &config, &params, &SGD, None, 4).expect("model");

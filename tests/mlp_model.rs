@@ -19,6 +19,7 @@ fn config() -> MlpConfig {
         inputs: 23,
         hidden: vec![19, 13],
         classes: 7,
+        ..MlpConfig::default()
     }
 }
 
@@ -129,7 +130,7 @@ fn evaluation_and_probabilities_equal_the_reference() {
     let dataset = model.upload_dataset(&gpu, &d.images, &d.labels).unwrap();
     let eval = model.evaluate(&gpu, &dataset).unwrap();
 
-    let reference = RefModel::from_params(&params);
+    let reference = RefModel::from_params(&params, config.activation);
     let x: Vec<f64> = d.images.iter().map(|&v| f64::from(v)).collect();
     let logits = reference.forward(&x, n).pop().unwrap();
     let sce = reference::softmax_cross_entropy(&logits, &d.labels, n, config.classes);
@@ -161,6 +162,7 @@ fn invalid_arguments_are_errors_not_panics() {
         inputs: 5,
         hidden: vec![],
         classes: 2,
+        ..MlpConfig::default()
     };
     assert!(GpuMlp::new(&gpu, &other, &params, &opt, None, 8).is_err());
     assert!(GpuMlp::new(&gpu, &config, &params, &opt, None, 0).is_err());

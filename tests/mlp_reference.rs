@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 fn check_gradients(config: &MlpConfig, batch: usize, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let model = RefModel::from_params(&Params::init(config, seed));
+    let model = RefModel::from_params(&Params::init(config, seed), config.activation);
     let x: Vec<f64> = (0..batch * config.inputs)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
@@ -51,6 +51,7 @@ fn gradients_match_finite_differences_one_hidden_layer() {
         inputs: 7,
         hidden: vec![5],
         classes: 3,
+        ..MlpConfig::default()
     };
     check_gradients(&config, 9, 1);
 }
@@ -61,6 +62,7 @@ fn gradients_match_finite_differences_deeper() {
         inputs: 6,
         hidden: vec![5, 4, 3],
         classes: 4,
+        ..MlpConfig::default()
     };
     check_gradients(&config, 7, 2);
 }
@@ -71,6 +73,22 @@ fn gradients_match_finite_differences_no_hidden_layer() {
         inputs: 5,
         hidden: vec![],
         classes: 3,
+        ..MlpConfig::default()
     };
     check_gradients(&config, 4, 3);
+}
+
+/// Every activation's backpropagation (its hand-written derivative) against central
+/// differences of the loss, through two hidden layers.
+#[test]
+fn gradients_match_finite_differences_for_every_activation() {
+    for (i, activation) in mlp::activation::Activation::ALL.into_iter().enumerate() {
+        let config = MlpConfig {
+            inputs: 6,
+            hidden: vec![5, 4],
+            classes: 3,
+            activation,
+        };
+        check_gradients(&config, 5, 10 + i as u64);
+    }
 }

@@ -18,6 +18,7 @@ fn config() -> MlpConfig {
         inputs: 37,
         hidden: vec![45, 13],
         classes: 10,
+        ..MlpConfig::default()
     }
 }
 

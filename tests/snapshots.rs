@@ -58,6 +58,13 @@ fn registry() -> Vec<(&'static str, String, wgsl_dsl::KernelBuilder, TargetLimit
         wgsl_dsl_workspace_tests::textures::texture_ops(),
         default,
     ));
+    // Textures in `#[kernel]` (issue 26).
+    v.push((
+        "textures",
+        "tint".to_string(),
+        wgsl_dsl_workspace_tests::textures::tint(),
+        default,
+    ));
     // Kernels with backward passes (wgsl_dsl::autodiff), and those passes.
     let derived = wgsl_dsl_workspace_tests::derived::snapshot_kernels()
         .unwrap_or_else(|e| panic!("derived: {e}"));
@@ -108,9 +115,16 @@ fn no_unreferenced_snapshots() {
             .to_string_lossy()
             .into_owned();
         // The macros@ suite is checked by the macros crate's own tests.
-        let ours = ["examples@", "mlp@", "gemm@", "blocks@", "derived@"]
-            .iter()
-            .any(|suite| file.starts_with(suite));
+        let ours = [
+            "examples@",
+            "mlp@",
+            "gemm@",
+            "blocks@",
+            "derived@",
+            "textures@",
+        ]
+        .iter()
+        .any(|suite| file.starts_with(suite));
         if ours && file.ends_with(".snap") && !expected.contains(&file) {
             unreferenced.push(file);
         }

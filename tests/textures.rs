@@ -1,14 +1,18 @@
 //! Textures (WGSL spec §6.5, §17.7): the texture kernel on the GPU against a CPU loop, on a
 //! 7 x 5 texture (partial 4 x 4 workgroups) with the outputs poisoned first; the dispatch
-//! checks of texture bindings; the CPU interpreter's refusal of textures.
+//! checks of texture bindings; the CPU interpreter's refusal of textures; textures in
+//! `#[kernel]` and `#[derive(Bindings)]` (issue 26).
 
 use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::DeviceLimit;
+use wgsl_dsl::runtime::KernelDef;
 use wgsl_dsl::runtime::{DeviceError, DispatchError, Gpu, GpuBuffer, GpuTexture, Kernel};
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
 use wgsl_dsl_harness::SeedableRng;
-use wgsl_dsl_workspace_tests::textures::{WG, texture_ops};
+use wgsl_dsl_workspace_tests::textures::{
+    Tint, TintArgs, TintBuilderArgs, WG, texture_ops, tint, tint_builder,
+};
 use wgsl_dsl_workspace_tests::{Rng, gpu, random_f32, random_u32};
 
 const W: u32 = 7;
@@ -160,13 +164,159 @@ fn texture_bindings_are_checked_before_dispatch() {
     ));
 }
 
+/// The interpreter refuses a kernel with textures, naming the first texture binding, its
+/// type and where it was declared, for builder kernels and `#[kernel]`s alike.
 #[test]
-fn the_interpreter_refuses_textures() {
-    let shader = texture_ops().build().unwrap();
-    match Interpreter::new().compile(&shader) {
-        Err(InterpError::Unsupported { what, .. }) => assert!(what.contains("Handle"), "{what}"),
-        other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+fn the_interpreter_refuses_textures_naming_the_binding() {
+    for (shader, line) in [
+        (
+            texture_ops().build().unwrap(),
+            "let src = k.texture::<f32>(\"src\");",
+        ),
+        (tint().build().unwrap(), "#[texture] src: Texture2d<f32>,"),
+    ] {
+        let source = include_str!("../crates/wgsl-dsl-harness/src/textures.rs");
+        let line = source.lines().position(|l| l.trim() == line).unwrap() as u32 + 1;
+        let err = Interpreter::new().compile(&shader).unwrap_err();
+        match &err {
+            InterpError::UnsupportedTexture {
+                kernel,
+                name,
+                binding: 0,
+                ty,
+                site: Some(site),
+            } => {
+                assert_eq!(kernel, &shader.signature.name);
+                assert_eq!((name.as_str(), ty.as_str()), ("src", "texture_2d<f32>"));
+                assert!(site.file.ends_with("textures.rs"), "{site}");
+                assert_eq!(site.line, line, "{err}");
+            }
+            other => panic!("expected UnsupportedTexture, got {other:?}"),
+        }
+        assert!(
+            err.to_string().contains(
+                "the interpreter does not execute textures: binding 0 `src` is a texture_2d<f32>"
+            ),
+            "{err}"
+        );
     }
+    // The typed layer too.
+    assert!(matches!(
+        Interpreter::new().compile_typed(Tint),
+        Err(InterpError::UnsupportedTexture { .. })
+    ));
+}
+
+/// `#[kernel]` with a sampled texture, a read-only and a write-only storage texture and a
+/// uniform, dispatched through its typed interface on the GPU, against a CPU loop; 7 x 5
+/// texels (partial 4 x 4 workgroups), the output poisoned first.
+#[test]
+fn a_kernel_with_textures_matches_a_cpu_loop() {
+    let Some(gpu) = gpu() else {
+        return;
+    };
+    let n = (W * H) as usize;
+    let mut rng = Rng::seed_from_u64(26);
+    let src: Vec<[u8; 4]> = random_u32(&mut rng, 4 * n, 256)
+        .chunks(4)
+        .map(|c| [c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8])
+        .collect();
+    let weight = random_f32(&mut rng, n, -3.0, 3.0);
+    let gain = -1.75f32;
+    let poison = [f32::NAN, -7.5e30, f32::INFINITY, 1.0e-30];
+    let src_t = GpuTexture::<Rgba8Unorm>::from_texels(gpu, [W, H], &src).unwrap();
+    let weight_t = GpuTexture::<R32Float>::from_texels(gpu, [W, H], &weight).unwrap();
+    let mut out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![poison; n]).unwrap();
+    let gain_b = GpuBuffer::from_value(gpu, gain).unwrap();
+    let check = |out: Vec<[f32; 4]>| {
+        for y in 0..H {
+            for x in 0..W {
+                let i = (y * W + x) as usize;
+                for c in 0..4 {
+                    // rgba8unorm reads byte / 255 (WGSL spec §6.5.6); then `* gain + w`.
+                    let want = (f32::from(src[i][c]) / 255.0) * gain + weight[i];
+                    let got = out[i][c];
+                    assert!(
+                        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                        "out[{x}, {y}][{c}] = {got}, expected {want}"
+                    );
+                }
+            }
+        }
+    };
+    let kernel = gpu.compile_typed(Tint).unwrap();
+    kernel
+        .dispatch(
+            gpu,
+            TintArgs {
+                src: &src_t,
+                weight: &weight_t,
+                out: &mut out_t,
+                gain: &gain_b,
+            },
+            [W, H, 1],
+        )
+        .unwrap();
+    check(out_t.read(gpu).unwrap());
+
+    // The same kernel written with the builder and `#[derive(Bindings)]`, through its own
+    // argument struct.
+    out_t.write(gpu, &vec![poison; n]).unwrap();
+    let kernel = gpu.compile_typed(TintBuilderDef).unwrap();
+    kernel
+        .dispatch(
+            gpu,
+            TintBuilderArgs {
+                src: &src_t,
+                weight: &weight_t,
+                out: &mut out_t,
+                gain: &gain_b,
+            },
+            [W, H],
+        )
+        .unwrap();
+    check(out_t.read(gpu).unwrap());
+}
+
+/// The definition of [`tint_builder`] (a builder kernel implements `KernelDef` by hand).
+struct TintBuilderDef;
+
+impl KernelDef for TintBuilderDef {
+    type Args<'a> = TintBuilderArgs<'a>;
+    type Size = [u32; 2];
+    fn build(&self) -> KernelBuilder {
+        tint_builder()
+    }
+    fn workgroups(&self, [w, h]: [u32; 2]) -> [u32; 3] {
+        [w.div_ceil(4), h.div_ceil(4), 1]
+    }
+}
+
+/// `#[kernel]`'s `#[texture]` parameters and `#[derive(Bindings)]`'s `#[texture]` fields
+/// declare the same bindings, and the two kernels are the same WGSL.
+#[test]
+fn kernel_and_derive_bindings_declare_the_same_textures() {
+    let a = tint().build().unwrap();
+    let b = tint_builder().build().unwrap();
+    assert_eq!(a.wgsl, b.wgsl);
+    let kinds = |s: &wgsl_dsl::Shader| -> Vec<(String, String)> {
+        s.signature
+            .bindings
+            .iter()
+            .map(|b| (b.name.clone(), b.ty.wgsl_name()))
+            .collect()
+    };
+    assert_eq!(kinds(&a), kinds(&b));
+    assert_eq!(
+        kinds(&a),
+        [
+            ("src", "texture_2d<f32>"),
+            ("weight", "texture_storage_2d<r32float, read>"),
+            ("out", "texture_storage_2d<rgba32float, write>"),
+            ("gain", "f32"),
+        ]
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+    );
 }
 
 /// Textures count against the texture limits, not the storage buffer ones: the texture kernel
@@ -180,8 +330,8 @@ fn textures_count_against_the_texture_limits() {
     options.limits.max_storage_textures_per_shader_stage = 3;
     options.limits.max_sampled_textures_per_shader_stage = 1;
     match Interpreter::with_options(options.clone()).compile(&shader) {
-        Err(InterpError::Unsupported { .. }) => {}
-        other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+        Err(InterpError::UnsupportedTexture { .. }) => {}
+        other => panic!("expected UnsupportedTexture, got {:?}", other.map(|_| ())),
     }
     for (storage, sampled, limit, used) in [
         (2, 1, DeviceLimit::StorageTexturesPerShaderStage, 3),

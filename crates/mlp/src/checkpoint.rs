@@ -11,7 +11,10 @@
 //!
 //! Metadata (string to string; every value is JSON, written and read with serde):
 //! - `format`: [`FORMAT`] (a JSON-less plain string, as in every version);
-//! - `config`: [`MlpConfig`], `{"inputs": 784, "hidden": [128], "classes": 10}`;
+//! - `config`: [`MlpConfig`], `{"inputs": 784, "hidden": [128], "classes": 10, "activation":
+//!   "relu"}`; files written before the activation was recorded have no `activation` and read
+//!   as `relu` (what they were trained with; the format's version is unchanged: an older
+//!   reader ignores the key);
 //! - `optimizer`: [`OptimizerConfig`], `{"kind": "sgd", "lr", "momentum", "weight_decay"}` or
 //!   `{"kind": "adam", "lr", "beta1", "beta2", "eps"}`;
 //! - `optimizer_slots`: the number of slot tensors; `step`: optimizer steps taken;

@@ -1,4 +1,7 @@
-//! The model's shape: input features, hidden layer widths, classes.
+//! The model's shape: input features, hidden layer widths, classes, the hidden layers'
+//! activation.
+
+use crate::activation::Activation;
 
 /// Why an [`MlpConfig`] is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,11 +31,13 @@ pub enum ConfigError {
 /// The largest parameter count (and any size) the kernels index with `u32`.
 pub const MAX_ELEMENTS: usize = u32::MAX as usize / 2;
 
-/// A multi-layer perceptron: `inputs -> hidden[0] (ReLU) -> ... -> hidden[n-1] (ReLU) -> classes`
-/// (softmax, inside the loss). Every hidden layer is a linear layer followed by ReLU; the last
-/// linear layer produces the logits.
+/// A multi-layer perceptron: `inputs -> hidden[0] (act) -> ... -> hidden[n-1] (act) -> classes`
+/// (softmax, inside the loss). Every hidden layer is a linear layer followed by `activation`
+/// (ReLU by default); the last linear layer produces the logits.
 ///
-/// Serialized (checkpoint metadata) as `{"inputs": 784, "hidden": [128], "classes": 10}`.
+/// Serialized (checkpoint metadata) as `{"inputs": 784, "hidden": [128], "classes": 10,
+/// "activation": "relu"}`; without `activation` (files written before it existed) it reads
+/// as `relu`, what those models were trained with.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MlpConfig {
     /// Input features (784 for MNIST's 28x28 images).
@@ -41,6 +46,9 @@ pub struct MlpConfig {
     pub hidden: Vec<usize>,
     /// Output classes (10 for MNIST).
     pub classes: usize,
+    /// The hidden layers' nonlinearity.
+    #[serde(default)]
+    pub activation: Activation,
 }
 
 impl Default for MlpConfig {
@@ -50,6 +58,7 @@ impl Default for MlpConfig {
             inputs: 784,
             hidden: vec![128],
             classes: 10,
+            activation: Activation::Relu,
         }
     }
 }
@@ -124,12 +133,14 @@ mod tests {
             inputs: 5,
             hidden: vec![7, 3, 4],
             classes: 2,
+            activation: Activation::Relu,
         };
         assert_eq!(c.layer_sizes(), vec![(5, 7), (7, 3), (3, 4), (4, 2)]);
         let none = MlpConfig {
             inputs: 5,
             hidden: vec![],
             classes: 2,
+            activation: Activation::Relu,
         };
         assert_eq!(none.layer_sizes(), vec![(5, 2)]);
     }
@@ -140,6 +151,7 @@ mod tests {
             inputs: 5,
             hidden: vec![7, 0],
             classes: 2,
+            activation: Activation::Relu,
         };
         assert!(matches!(
             c.validate(),

@@ -7,6 +7,7 @@
 //! The library prints nothing: training reports through [`train::Observer`] events, and the
 //! binary decides what to show.
 
+pub mod activation;
 pub mod checkpoint;
 pub mod config;
 pub mod data;

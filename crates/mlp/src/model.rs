@@ -5,16 +5,19 @@
 //! - parameters, gradients and optimizer slots: flat `f32` buffers in the layout of
 //!   [`crate::params`] (`layer0.weight, layer0.bias, layer1.weight, ...`);
 //! - per layer, activations `[max_batch, outputs]` (post-activation) and deltas
-//!   `[max_batch, outputs]` (gradient w.r.t. the pre-activation);
+//!   `[max_batch, outputs]` (gradient w.r.t. the pre-activation); per hidden layer the
+//!   pre-activation `z` `[max_batch, outputs]` when the activation's backward pass needs it
+//!   (all but `relu` and `leaky-relu`: [`crate::activation::Activation::backward_reads_output`]);
 //! - the step state `[t, cursor]` ([`crate::kernels::step`]): `t` counts optimizer steps on
 //!   the GPU, so one submission can hold many steps and Adam still sees the right `t`, and
 //!   every optimizer kernel its step's learning rate from the schedule ([`GpuMlp::set_schedule`]).
 //!
 //! # A training step
-//! `gather_batch`, one `linear_relu` per hidden layer and `linear_identity` for the logits,
-//! `softmax_cross_entropy`, `mean_loss`, then per layer from the last: `linear_backward_weight`,
-//! `bias_grad` and (except for the first layer) `linear_backward_input_relu`; then
-//! `sgd_update` or `adam_update` over all parameters and `advance_step`.
+//! `gather_batch`, one `linear_{act}` (or `linear_{act}_keep_z`) per hidden layer and
+//! `linear_identity` for the logits, `softmax_cross_entropy`, `mean_loss`, then per layer from
+//! the last: `linear_backward_weight`, `bias_grad` and (except for the first layer)
+//! `linear_backward_input_{act}`; then `sgd_update` or `adam_update` over all parameters and
+//! `advance_step`. `{act}` is the config's [`MlpConfig::activation`].
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -24,15 +27,15 @@ use wgsl_dsl::runtime::{Gpu, GpuBuffer, PendingRead, Recorder, TypedKernel};
 use crate::config::MlpConfig;
 use crate::error::MlpError;
 use crate::kernels::backward::{
-    BiasGrad, BiasGradArgs, LinearBackwardInputRelu, LinearBackwardInputReluArgs,
-    LinearBackwardWeight, LinearBackwardWeightArgs,
+    BiasGrad, BiasGradArgs, LinearBackwardInput, LinearBackwardInputArgs, LinearBackwardWeight,
+    LinearBackwardWeightArgs,
 };
 use crate::kernels::eval::ArgmaxAccuracy;
 use crate::kernels::fused::{
     ForwardGather, FusedConfig, GradUpdateAdam, GradUpdateSgd, SoftmaxHead,
 };
 use crate::kernels::gather::{GatherBatch, GatherBatchArgs, rows_of_step};
-use crate::kernels::linear::{Linear, LinearArgs};
+use crate::kernels::linear::{Linear, LinearArgs, LinearKeepZ, LinearKeepZArgs};
 use crate::kernels::loss::{MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs};
 use crate::kernels::optim::{AdamUpdate, AdamUpdateArgs, SgdUpdate, SgdUpdateArgs, adam_params};
 use crate::kernels::step::{AdvanceStep, AdvanceStepArgs, BeginChunk, BeginChunkArgs};
@@ -40,7 +43,6 @@ use crate::kernels::uniforms::{
     AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
 };
 use crate::params::{Params, tensor_offsets};
-use crate::reference::Activation;
 use crate::schedule::LrSchedule;
 
 mod fused;
@@ -77,13 +79,16 @@ impl GpuDataset {
 #[derive(Debug)]
 struct Kernels {
     gather: TypedKernel<GatherBatch>,
-    linear_relu: TypedKernel<Linear>,
+    /// The hidden layers' forward.
+    linear_hidden: TypedKernel<Linear>,
+    /// The hidden layers' forward that also stores `z`, for activations that need it.
+    linear_keep_z: Option<TypedKernel<LinearKeepZ>>,
     linear_identity: TypedKernel<Linear>,
     softmax: TypedKernel<SoftmaxCrossEntropy>,
     mean_loss: TypedKernel<MeanLoss>,
     weight_grad: TypedKernel<LinearBackwardWeight>,
     bias_grad: TypedKernel<BiasGrad>,
-    input_grad: TypedKernel<LinearBackwardInputRelu>,
+    input_grad: TypedKernel<LinearBackwardInput>,
     begin_chunk: TypedKernel<BeginChunk>,
     advance: TypedKernel<AdvanceStep>,
     argmax: TypedKernel<ArgmaxAccuracy>,
@@ -127,6 +132,8 @@ struct Workspace {
     labels: GpuBuffer<u32>,
     acts: Vec<GpuBuffer<f32>>,
     deltas: Vec<GpuBuffer<f32>>,
+    /// Per hidden layer, `z` (empty when the activation's backward reads its output).
+    pre: Vec<GpuBuffer<f32>>,
     probs: GpuBuffer<f32>,
     example_losses: GpuBuffer<f32>,
 }
@@ -277,13 +284,17 @@ impl GpuMlp {
         };
         let kernels = Kernels {
             gather: gpu.compile_typed(GatherBatch)?,
-            linear_relu: gpu.compile_typed(Linear(Activation::Relu))?,
-            linear_identity: gpu.compile_typed(Linear(Activation::Identity))?,
+            linear_hidden: gpu.compile_typed(Linear(Some(config.activation)))?,
+            linear_keep_z: match config.activation {
+                a if a.backward_reads_output() => None,
+                a => Some(gpu.compile_typed(LinearKeepZ(a))?),
+            },
+            linear_identity: gpu.compile_typed(Linear(None))?,
             softmax: gpu.compile_typed(SoftmaxCrossEntropy)?,
             mean_loss: gpu.compile_typed(MeanLoss)?,
             weight_grad: gpu.compile_typed(LinearBackwardWeight)?,
             bias_grad: gpu.compile_typed(BiasGrad)?,
-            input_grad: gpu.compile_typed(LinearBackwardInputRelu)?,
+            input_grad: gpu.compile_typed(LinearBackwardInput(config.activation))?,
             begin_chunk: gpu.compile_typed(BeginChunk)?,
             advance: gpu.compile_typed(AdvanceStep)?,
             argmax: gpu.compile_typed(ArgmaxAccuracy)?,
@@ -688,8 +699,8 @@ impl Kernels {
         Ok(self.gather.record(rec, args, (rows, data.inputs))?)
     }
 
-    /// The layers, first to last: `linear_relu` for hidden layers, `linear_identity` for the
-    /// logits.
+    /// The layers, first to last: `linear_{act}` (or `linear_{act}_keep_z`, which also
+    /// stores `z` into `work.pre`) for hidden layers, `linear_identity` for the logits.
     fn record_forward(
         &self,
         rec: &mut Recorder<'_>,
@@ -700,15 +711,32 @@ impl Kernels {
     ) -> Result<(), MlpError> {
         let layers = work.layers.len();
         for (l, dims) in u.linear.iter().enumerate() {
-            let kernel = if l + 1 == layers {
-                &self.linear_identity
-            } else {
-                &self.linear_relu
-            };
             let outputs = work.layers[l].1;
-            let (x, y) = layer_io(work, l);
-            let args = LinearArgs { dims, x, params, y };
-            kernel.record(rec, args, (rows, outputs))?;
+            let hidden = l + 1 < layers;
+            match &self.linear_keep_z {
+                Some(kernel) if hidden => {
+                    let (before, from_l) = work.acts.split_at_mut(l);
+                    let x = if l == 0 { &work.x } else { &before[l - 1] };
+                    let args = LinearKeepZArgs {
+                        dims,
+                        x,
+                        params,
+                        y: &mut from_l[0],
+                        z: &mut work.pre[l],
+                    };
+                    kernel.record(rec, args, (rows, outputs))?;
+                }
+                _ => {
+                    let kernel = if hidden {
+                        &self.linear_hidden
+                    } else {
+                        &self.linear_identity
+                    };
+                    let (x, y) = layer_io(work, l);
+                    let args = LinearArgs { dims, x, params, y };
+                    kernel.record(rec, args, (rows, outputs))?;
+                }
+            }
         }
         Ok(())
     }
@@ -763,11 +791,18 @@ impl Kernels {
             };
             self.bias_grad.record(rec, args, outputs)?;
             if l > 0 {
-                let args = LinearBackwardInputReluArgs {
+                // What the previous layer's activation is differentiated at: its output (relu,
+                // leaky-relu) or its pre-activation.
+                let saved = if self.linear_keep_z.is_some() {
+                    &work.pre[l - 1]
+                } else {
+                    &work.acts[l - 1]
+                };
+                let args = LinearBackwardInputArgs {
                     dims,
                     dy,
                     params: &tensors.params,
-                    x_act: &work.acts[l - 1],
+                    saved,
                     dx: &mut earlier[l - 1],
                 };
                 self.input_grad.record(rec, args, (rows, inputs))?;
@@ -835,6 +870,15 @@ impl Workspace {
             labels: GpuBuffer::zeroed(gpu, max_batch)?,
             acts: per_layer(gpu)?,
             deltas: per_layer(gpu)?,
+            pre: if config.activation.backward_reads_output() {
+                Vec::new()
+            } else {
+                config
+                    .hidden
+                    .iter()
+                    .map(|&h| Ok(GpuBuffer::zeroed(gpu, max_batch * h)?))
+                    .collect::<Result<_, MlpError>>()?
+            },
             probs: GpuBuffer::zeroed(gpu, max_batch * config.classes)?,
             example_losses: GpuBuffer::zeroed(gpu, max_batch)?,
         })

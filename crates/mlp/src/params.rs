@@ -150,6 +150,7 @@ mod tests {
             inputs: 37,
             hidden: vec![45],
             classes: 11,
+            ..MlpConfig::default()
         };
         let a = Params::init(&c, 7);
         assert_eq!(a, Params::init(&c, 7));
@@ -173,6 +174,7 @@ mod tests {
             inputs: 5,
             hidden: vec![3, 4],
             classes: 2,
+            ..MlpConfig::default()
         };
         let p = Params::init(&c, 1);
         let flat = p.flatten();

@@ -3,27 +3,87 @@
 //! specification the GPU kernels are tested against (the workspace's verification harness,
 //! `tests/mlp_kernels.rs`).
 //!
-//! Shapes are row-major: activations `[batch, features]`, weights `[outputs, inputs]`.
+//! Shapes are row-major: activations `[batch, features]`, weights `[outputs, inputs]`. The
+//! hidden layers' activations ([`Activation`]) are evaluated and differentiated in closed form
+//! here ([`activate`], [`activation_derivative`]), where the kernels derive their derivatives.
 
 use crate::params::{Layer, Params};
 
-/// The nonlinearity after a linear layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Activation {
-    /// `max(z, 0)`.
-    Relu,
-    /// `z`.
-    Identity,
+pub use crate::activation::Activation;
+
+/// `f(z)` of a hidden layer's activation in `f64`, the closed forms written here without the
+/// kernels' rewritings (see [`crate::activation`] for the definitions); `None` (the logits
+/// layer) is the identity.
+pub fn activate(act: Option<Activation>, z: f64) -> f64 {
+    let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+    match act {
+        None => z,
+        Some(Activation::Relu) => z.max(0.0),
+        Some(Activation::LeakyRelu) => {
+            if z > 0.0 {
+                z
+            } else {
+                f64::from(crate::activation::LEAKY_SLOPE) * z
+            }
+        }
+        Some(Activation::Gelu) => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            0.5 * z * (1.0 + (c * (z + 0.044715 * z.powi(3))).tanh())
+        }
+        Some(Activation::Silu) => z * sigmoid(z),
+        Some(Activation::Tanh) => z.tanh(),
+        Some(Activation::Sigmoid) => sigmoid(z),
+        // ln(1 + e^z) = max(z, 0) + ln(1 + e^-|z|), without overflow.
+        Some(Activation::Softplus) => z.max(0.0) + (-z.abs()).exp().ln_1p(),
+    }
+}
+
+/// `f'(z)` in closed form, by hand (the kernels derive theirs with the AD): at the kinks, `relu`
+/// has 0 and `leaky-relu` the slope at `z = 0` (the subgradients the kernels' AD takes).
+pub fn activation_derivative(act: Option<Activation>, z: f64) -> f64 {
+    let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+    match act {
+        None => 1.0,
+        Some(Activation::Relu) => {
+            if z > 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        Some(Activation::LeakyRelu) => {
+            if z > 0.0 {
+                1.0
+            } else {
+                f64::from(crate::activation::LEAKY_SLOPE)
+            }
+        }
+        Some(Activation::Gelu) => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            let t = (c * (z + 0.044715 * z.powi(3))).tanh();
+            0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * z * z)
+        }
+        Some(Activation::Silu) => {
+            let s = sigmoid(z);
+            s * (1.0 + z * (1.0 - s))
+        }
+        Some(Activation::Tanh) => 1.0 - z.tanh().powi(2),
+        Some(Activation::Sigmoid) => sigmoid(z) * (1.0 - sigmoid(z)),
+        Some(Activation::Softplus) => sigmoid(z),
+    }
 }
 
 /// One linear layer in `f64`: `weight [outputs, inputs]`, `bias [outputs]`.
 pub type RefLayer = Layer<f64>;
 
-/// The reference model: layers in `f64`; hidden layers use ReLU, the last one is the logits.
+/// The reference model: layers in `f64`; hidden layers use `activation`, the last one is the
+/// logits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RefModel {
     /// First to last.
     pub layers: Vec<RefLayer>,
+    /// The hidden layers' nonlinearity.
+    pub activation: Activation,
 }
 
 /// Gradients of the mean cross-entropy, one `(dweight, dbias)` per layer, same shapes as the
@@ -48,8 +108,8 @@ pub struct SoftmaxCrossEntropy {
 }
 
 impl RefModel {
-    /// The `f32` parameters widened to `f64`.
-    pub fn from_params(params: &Params) -> RefModel {
+    /// The `f32` parameters widened to `f64`, hidden layers with `activation`.
+    pub fn from_params(params: &Params, activation: Activation) -> RefModel {
         let widen = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
         RefModel {
             layers: params
@@ -62,6 +122,7 @@ impl RefModel {
                     bias: widen(&l.bias),
                 })
                 .collect(),
+            activation,
         }
     }
 
@@ -88,25 +149,35 @@ impl RefModel {
         }
     }
 
-    /// The activation of layer `index`: ReLU for hidden layers, identity for the last.
-    pub fn activation(&self, index: usize) -> Activation {
-        if index + 1 == self.layers.len() {
-            Activation::Identity
-        } else {
-            Activation::Relu
-        }
+    /// The activation of layer `index`: [`RefModel::activation`] for hidden layers, `None`
+    /// (the identity) for the last.
+    pub fn layer_activation(&self, index: usize) -> Option<Activation> {
+        (index + 1 != self.layers.len()).then_some(self.activation)
     }
 
     /// Forward pass of `x [batch, inputs]`: the output of every layer (post-activation), the
     /// last being the logits `[batch, classes]`.
     pub fn forward(&self, x: &[f64], batch: usize) -> Vec<Vec<f64>> {
+        self.forward_with_pre_activations(x, batch).0
+    }
+
+    /// Forward pass of `x [batch, inputs]`: every layer's output (post-activation) and its
+    /// pre-activation `z = x W^T + b`, each `[batch, outputs]`.
+    pub fn forward_with_pre_activations(
+        &self,
+        x: &[f64],
+        batch: usize,
+    ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         let mut outputs: Vec<Vec<f64>> = Vec::with_capacity(self.layers.len());
+        let mut pre: Vec<Vec<f64>> = Vec::with_capacity(self.layers.len());
         for (i, layer) in self.layers.iter().enumerate() {
             let input = if i == 0 { x } else { &outputs[i - 1] };
-            let y = linear_forward(input, batch, layer, self.activation(i));
-            outputs.push(y);
+            let z = linear_forward(input, batch, layer, None);
+            let act = self.layer_activation(i);
+            outputs.push(z.iter().map(|&z| activate(act, z)).collect());
+            pre.push(z);
         }
-        outputs
+        (outputs, pre)
     }
 
     /// Mean cross-entropy of the batch.
@@ -120,7 +191,7 @@ impl RefModel {
     /// Mean cross-entropy of the batch and its gradient w.r.t. every parameter
     /// (backpropagation).
     pub fn loss_and_grads(&self, x: &[f64], labels: &[u32], batch: usize) -> (f64, RefGrads) {
-        let outs = self.forward(x, batch);
+        let (outs, pre) = self.forward_with_pre_activations(x, batch);
         let classes = self.layers.last().map_or(0, |l| l.outputs);
         let logits = outs.last().map_or(&[][..], |v| v.as_slice());
         let sce = softmax_cross_entropy(logits, labels, batch, classes);
@@ -136,7 +207,7 @@ impl RefModel {
             );
             if i > 0 {
                 let dx = input_grad(&dy, &layer.weight, batch, layer.inputs, layer.outputs);
-                dy = relu_backward(&dx, &outs[i - 1]);
+                dy = activation_backward(self.activation, &dx, &pre[i - 1]);
             }
         }
         (sce.mean_loss, RefGrads { layers: grads })
@@ -157,7 +228,13 @@ impl RefGrads {
 
 /// `y[b, o] = act(bias[o] + sum_i x[b, i] * weight[o, i])`: `x [batch, inputs]` ->
 /// `[batch, outputs]`.
-pub fn linear_forward(x: &[f64], batch: usize, layer: &RefLayer, act: Activation) -> Vec<f64> {
+/// `act = None` is the identity (the logits layer).
+pub fn linear_forward(
+    x: &[f64],
+    batch: usize,
+    layer: &RefLayer,
+    act: Option<Activation>,
+) -> Vec<f64> {
     let (n_in, n_out) = (layer.inputs, layer.outputs);
     let mut y = vec![0.0; batch * n_out];
     for b in 0..batch {
@@ -166,10 +243,7 @@ pub fn linear_forward(x: &[f64], batch: usize, layer: &RefLayer, act: Activation
             for i in 0..n_in {
                 z += x[b * n_in + i] * layer.weight[o * n_in + i];
             }
-            y[b * n_out + o] = match act {
-                Activation::Relu => z.max(0.0),
-                Activation::Identity => z,
-            };
+            y[b * n_out + o] = activate(act, z);
         }
     }
     y
@@ -253,6 +327,15 @@ pub fn relu_backward(dx: &[f64], y: &[f64]) -> Vec<f64> {
     dx.iter()
         .zip(y)
         .map(|(&d, &a)| if a > 0.0 { d } else { 0.0 })
+        .collect()
+}
+
+/// An activation's backward: `dz = dx f'(z)` from the pre-activation `z` (each
+/// `[batch, features]`), with [`activation_derivative`].
+pub fn activation_backward(act: Activation, dx: &[f64], z: &[f64]) -> Vec<f64> {
+    dx.iter()
+        .zip(z)
+        .map(|(&d, &z)| d * activation_derivative(Some(act), z))
         .collect()
 }
 
@@ -348,6 +431,32 @@ mod tests {
             0.0,
         );
         assert!((p[0] - 0.9).abs() < 1e-12 && (p[1] + 1.9).abs() < 1e-12);
+    }
+
+    /// The hand-written derivatives against central differences of the functions, away from
+    /// the kinks, and the kinks' conventions.
+    #[test]
+    fn activation_derivatives_match_central_differences() {
+        for act in Activation::ALL {
+            for i in 0..=80 {
+                let z = -8.0 + 0.2 * f64::from(i) + 0.013;
+                let h = 1e-6;
+                let numeric = (activate(Some(act), z + h) - activate(Some(act), z - h)) / (2.0 * h);
+                let closed = activation_derivative(Some(act), z);
+                assert!(
+                    (numeric - closed).abs() < 1e-6,
+                    "{act} at {z}: {numeric} vs {closed}"
+                );
+            }
+        }
+        assert_eq!(activation_derivative(Some(Activation::Relu), 0.0), 0.0);
+        assert_eq!(
+            activation_derivative(Some(Activation::LeakyRelu), 0.0),
+            f64::from(0.01f32)
+        );
+        assert_eq!(activation_derivative(Some(Activation::Softplus), 0.0), 0.5);
+        assert!((activate(Some(Activation::Softplus), 800.0) - 800.0).abs() < 1e-12);
+        assert_eq!(activate(Some(Activation::Softplus), -800.0), 0.0);
     }
 
     #[test]

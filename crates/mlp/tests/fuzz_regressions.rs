@@ -64,6 +64,7 @@ fn tiny(optimizer: OptimizerConfig) -> Checkpoint {
         inputs: 4,
         hidden: vec![3],
         classes: 10,
+        ..MlpConfig::default()
     };
     let params = Params::init(&config, 3);
     let mut state = OptimizerState::zeroed(&optimizer, &params);

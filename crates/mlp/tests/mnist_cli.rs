@@ -63,6 +63,11 @@ fn bad_arguments() {
         &["rmsprop"],
     );
     fails(&mnist(&["train", "--hidden", "128,0"]), 2, &["positive"]);
+    fails(
+        &mnist(&["train", "--activation", "swish"]),
+        2,
+        &["swish", "gelu"],
+    );
     fails(&mnist(&["train", "--frobnicate"]), 2, &["--frobnicate"]);
     fails(&mnist(&["eval"]), 2, &["--model"]);
     fails(&mnist(&["predict", "--model", "m"]), 2, &["IMAGE"]);
@@ -266,6 +271,7 @@ fn small_checkpoint(dir: &Path) -> PathBuf {
         inputs: 784,
         hidden: vec![16],
         classes: 10,
+        ..MlpConfig::default()
     };
     let params = Params::init(&config, 1);
     let optimizer = OptimizerConfig::Sgd {
@@ -767,4 +773,83 @@ fn transparent_drawings_predict_as_opaque_ones() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("blank.png") && warnings[0].contains("blank after conversion"));
     assert!(warnings[1].contains("white.png") && warnings[1].contains("--invert"));
+}
+
+/// `--activation`: a model trained with `gelu` records it in its checkpoint; `eval`, `predict`
+/// and `train --resume` given another activation refuse it with one error naming both (before
+/// any GPU work), and accept the same one or none; a checkpoint written before activations
+/// were recorded reads as `relu`.
+#[test]
+fn the_activation_is_saved_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("gelu.safetensors");
+    let m = model.to_str().unwrap();
+    let train = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--limit-train",
+            "300",
+            "--limit-test",
+            "100",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "32",
+            "--hidden",
+            "16",
+            "--save",
+            m,
+        ];
+        args.extend_from_slice(extra);
+        mnist(&args)
+    };
+    // A constant rate, so that the run can be resumed (a cosine ends at 0).
+    let out = train(&["--activation", "gelu", "--schedule", "constant"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(gelu)"), "{}", stderr(&out));
+    let c = Checkpoint::load(&model).unwrap();
+    assert_eq!(c.config.activation, mlp::activation::Activation::Gelu);
+
+    let image = dir.path().join("digit.png");
+    image::GrayImage::new(28, 28).save(&image).unwrap();
+    let img = image.to_str().unwrap();
+    for args in [
+        &["eval", "--model", m, "--activation", "relu"][..],
+        &["predict", "--model", m, "--activation", "relu", img],
+        &["train", "--resume", m, "--activation", "relu"],
+    ] {
+        let out = mnist(args);
+        let line = fails(&out, 1, &[m, "--activation gelu", "--activation relu"]);
+        assert!(!stderr(&out).contains("GPU:"), "{args:?}: {line}");
+    }
+    let out = mnist(&[
+        "eval",
+        "--model",
+        m,
+        "--activation",
+        "gelu",
+        "--limit-test",
+        "100",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("test accuracy"));
+    let out = mnist(&["predict", "--model", m, img]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let web = dir.path().join("web");
+    let out = mnist(&["export-web", "--model", m, "--out", web.to_str().unwrap()]);
+    fails(&out, 1, &[m, "--activation gelu", "ReLU models only"]);
+    let out = train(&["--resume", m, "--activation", "leaky_relu"]);
+    fails(&out, 1, &["--activation gelu", "--activation leaky-relu"]);
+    let out = train(&["--resume", m]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(Checkpoint::load(&model).unwrap().epoch, 2);
+
+    let old = fixture("v1-sgd-784-16-10.safetensors");
+    let old = old.to_str().unwrap();
+    assert_eq!(
+        Checkpoint::load(Path::new(old)).unwrap().config.activation,
+        mlp::activation::Activation::Relu
+    );
+    let out = mnist(&["eval", "--model", old, "--activation", "tanh"]);
+    fails(&out, 1, &[old, "--activation relu", "--activation tanh"]);
 }

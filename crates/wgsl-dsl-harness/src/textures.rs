@@ -5,6 +5,9 @@ use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba32Float};
 
+#[allow(unused_imports)] // for the docs of `tint`
+use wgsl_dsl::runtime::{GpuBuffer, GpuTexture, TextureOf};
+
 /// Workgroup size of [`texture_ops`]: 4 x 4, so that 7 x 5 textures leave partial workgroups.
 pub const WG: [u32; 3] = [4, 4, 1];
 
@@ -43,6 +46,71 @@ pub fn texture_ops() -> KernelBuilder {
             k.store(&dims.at(2 * i as u32), d.x());
             k.store(&dims.at(2 * i as u32 + 1), d.y());
         }
+    });
+    k
+}
+
+/// `#[kernel]` with textures (issue 26): `out[x, y] = src[x, y] * gain + weight[x, y].r`
+/// (every channel) over the texels inside `out`, with
+///
+/// - `src: texture_2d<f32>` (a sampled texture, read with `textureLoad` at level 0; an
+///   `rgba8unorm` texture in the tests),
+/// - `weight: texture_storage_2d<r32float, read>`,
+/// - `out: texture_storage_2d<rgba32float, write>`,
+/// - `gain`: a uniform `f32`.
+///
+/// Its typed interface is `TintArgs { src: &dyn TextureOf<f32>, weight: &GpuTexture<R32Float>,
+/// out: &mut GpuTexture<Rgba32Float>, gain: &GpuBuffer<f32> }`.
+#[kernel(workgroup_size = [4, 4, 1])]
+pub fn tint(
+    #[texture] src: Texture2d<f32>,
+    #[texture] weight: StorageTexture2d<R32Float, ReadOnly>,
+    #[texture] out: StorageTexture2d<Rgba32Float, WriteOnly>,
+    #[uniform] gain: f32,
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let p = gid.xy;
+    let size = out.dimensions();
+    if p.x < size.x && p.y < size.y {
+        let w = weight.load(p).x;
+        let v = src.load(p, 0u32) * gain + w;
+        out.store(p, v);
+    }
+}
+
+/// The bindings of [`tint_builder`], declared once (`#[derive(Bindings)]` with textures); the
+/// derive writes `TintBuilderArgs<'a>`.
+#[derive(Debug, Bindings)]
+pub struct TintBuilderBindings {
+    /// `texture_2d<f32>`.
+    #[texture]
+    pub src: Texture2d<f32>,
+    /// `texture_storage_2d<r32float, read>`.
+    #[texture]
+    pub weight: StorageTexture2d<R32Float, ReadOnly>,
+    /// `texture_storage_2d<rgba32float, write>`.
+    #[texture]
+    pub out: StorageTexture2d<Rgba32Float, WriteOnly>,
+    /// The gain.
+    #[uniform]
+    pub gain: Place<f32, ReadOnly>,
+}
+
+/// [`tint`] written with the builder and [`TintBuilderBindings`]: the same WGSL.
+pub fn tint_builder() -> KernelBuilder {
+    let mut k = KernelBuilder::new("tint", [4, 4, 1]);
+    let TintBuilderBindings {
+        src,
+        weight,
+        out,
+        gain,
+    } = k.bindings();
+    let p = k.let_("p", global_invocation_id().xy());
+    let size = k.let_("size", out.dimensions());
+    k.if_(p.x().lt(size.x()).and(p.y().lt(size.y())), |k| {
+        let w = k.let_("w", weight.load(&p).x());
+        let v = k.let_("v", src.load(&p, 0u32) * gain.load() + w);
+        k.texture_store(&out, &p, v);
     });
     k
 }

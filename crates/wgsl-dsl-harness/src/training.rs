@@ -7,7 +7,7 @@ use std::ops::Range;
 use mlp::config::MlpConfig;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
-use mlp::reference::{self, RefModel};
+use mlp::reference::{self, Activation, RefModel};
 use mlp::schedule::{Decay, LrSchedule};
 use rand::seq::SliceRandom;
 use rand::{Rng as _, SeedableRng};
@@ -112,10 +112,15 @@ pub struct RefTrainer {
 }
 
 impl RefTrainer {
-    /// A trainer at step 0 from `params`, with zero slots.
-    pub fn new(params: &Params, optimizer: OptimizerConfig, schedule: LrSchedule) -> Self {
+    /// A trainer at step 0 from `params` (hidden layers with `activation`), with zero slots.
+    pub fn new(
+        params: &Params,
+        activation: Activation,
+        optimizer: OptimizerConfig,
+        schedule: LrSchedule,
+    ) -> Self {
         RefTrainer {
-            model: RefModel::from_params(params),
+            model: RefModel::from_params(params, activation),
             slots: vec![vec![0.0; params.len()]; optimizer.slots_per_tensor()],
             t: 0,
             schedule,
@@ -217,7 +222,12 @@ impl Run<'_> {
             .upload_dataset(gpu, &d.images, &d.labels)
             .expect("dataset");
         let order = GpuBuffer::from_slice(gpu, &d.order).expect("order");
-        let mut reference = RefTrainer::new(self.params, self.optimizer.clone(), self.schedule);
+        let mut reference = RefTrainer::new(
+            self.params,
+            config.activation,
+            self.optimizer.clone(),
+            self.schedule,
+        );
         for chunk in chunks {
             let mut rec = gpu.recorder();
             model

@@ -1,5 +1,5 @@
 //! `#[derive(Bindings)]`: a struct of binding declarations (`Place<T, A>` fields, `#[uniform]`
-//! on uniforms) -> `impl Bindings` (declare the fields in order) and, with the runtime, the
+//! on uniforms, `#[texture]` on `Texture2d<T>` and `StorageTexture2d<F, A>` fields) -> `impl Bindings` (declare the fields in order) and, with the runtime, the
 //! argument struct `<Name>Args<'a>` (`Name` without its `Bindings` suffix).
 
 use proc_macro2::TokenStream;
@@ -38,12 +38,21 @@ pub fn expand(input: TokenStream) -> TokenStream {
         let ident = f.ident.clone().expect("named fields");
         let span = f.span();
         let mut uniform = false;
+        let mut texture = false;
         for a in &f.attrs {
             if a.path().is_ident("uniform") {
                 if !matches!(a.meta, syn::Meta::Path(_)) {
                     errs.push(a.span(), "`#[uniform]` takes no arguments");
                 }
                 uniform = true;
+            } else if a.path().is_ident("texture") {
+                if !matches!(a.meta, syn::Meta::Path(_)) {
+                    errs.push(
+                        a.span(),
+                        "`#[texture]` takes no arguments: the field's type says which texture",
+                    );
+                }
+                texture = true;
             } else if a.path().is_ident("storage") {
                 errs.push(
                     a.span(),
@@ -53,6 +62,22 @@ pub fn expand(input: TokenStream) -> TokenStream {
         }
         let name = ident.to_string();
         let ty = &f.ty;
+        if uniform && texture {
+            errs.push(span, "a field is either `#[uniform]` or `#[texture]`");
+        }
+        if texture {
+            declares.push(quote_spanned!(span=> #ident: #k.texture_binding(#name)));
+            let (arg_ty, bind) = names.texture_field(&quote!(#ty), span);
+            args.push(ArgField {
+                ident: ident.clone(),
+                span,
+                ty: arg_ty,
+                binding: quote_spanned!(span=>
+                    ::wgsl_dsl::runtime::ArgBinding::texture::<#ty>(#name)),
+                bind: Some(bind),
+            });
+            continue;
+        }
         let declare = if uniform {
             quote_spanned!(span=> #ident: #k.uniform(#name))
         } else {
@@ -72,6 +97,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
                     <#ty as ::wgsl_dsl::kernel::PlaceParts>::Access,
                 >(#name, #uniform)
             ),
+            bind: None,
         });
     }
     if let Some(e) = errs.finish() {

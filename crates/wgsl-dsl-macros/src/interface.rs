@@ -16,6 +16,10 @@ pub struct ArgField {
     pub ty: TokenStream,
     /// An expression of type `::wgsl_dsl::runtime::ArgBinding` describing the binding.
     pub binding: TokenStream,
+    /// How the field becomes the executor's positional argument: a texture field's
+    /// `<T as ::wgsl_dsl::runtime::TextureArg>::bind::<E>`; `None` for a buffer
+    /// (`ExecutorBuffers::arg`).
+    pub bind: Option<TokenStream>,
 }
 
 /// The generic parameters an argument struct and its `KernelArgs` impl declare: the
@@ -62,6 +66,16 @@ impl Generics {
                 Span::call_site(),
             ),
         }
+    }
+
+    /// A texture field of type `texture` (`Texture2d<f32>`, `StorageTexture2d<F, A>`): its
+    /// type (`&'a` or `&'a mut` the executor's texture) and how it binds.
+    pub fn texture_field(&self, texture: &TokenStream, span: Span) -> (TokenStream, TokenStream) {
+        let e = &self.executor;
+        (
+            quote_spanned!(span=> <#texture as ::wgsl_dsl::runtime::TextureArg>::Arg<'a, #e>),
+            quote_spanned!(span=> <#texture as ::wgsl_dsl::runtime::TextureArg>::bind::<#e>),
+        )
     }
 
     /// `&'a [mut] <executor as ExecutorBuffers>::Buffer<host>`: a field borrowing a buffer
@@ -120,7 +134,10 @@ pub fn args_struct(
     let bindings = fields.iter().map(|f| &f.binding);
     let args = fields.iter().map(|f| {
         let name = &f.ident;
-        quote_spanned!(f.span=> <#e as #executors>::arg(&*self.#name))
+        match &f.bind {
+            Some(bind) => quote_spanned!(f.span=> #bind(&*self.#name)),
+            None => quote_spanned!(f.span=> <#e as #executors>::arg(&*self.#name)),
+        }
     });
     let f = syn::Ident::new("__f", Span::mixed_site());
     let doc = format!(

@@ -36,8 +36,9 @@
 //! expressions, e.g. of const generics), `name = "entry_point"` (default: the function name),
 //! `grid` and `def` (see [the typed interface](#the-typed-interface)), `helper` (see below).
 //!
-//! The parameters (bindings, workgroup variables, built-in values, plain Rust values baked into
-//! the WGSL), the statements, expressions, built-in functions and collective operations a body
+//! The parameters (bindings, textures, workgroup variables, built-in values, plain Rust values
+//! baked into the WGSL), the statements (`debug_print!` included: a print only the CPU
+//! interpreter executes), expressions, built-in functions and collective operations a body
 //! may use, and the naming rule of entry points are listed in the syntax reference,
 //! [`wgsl_dsl::kernel_syntax`](https://docs.rs/wgsl-dsl/latest/wgsl_dsl/kernel_syntax/).
 //! Everything else is a compile error at its span; all errors of a kernel are reported
@@ -78,7 +79,10 @@
 //! - `SgdUpdateArgs<'a>`, its arguments (`wgsl_dsl::runtime::KernelArgs`): one public field
 //!   per binding parameter, in order, `&'a GpuBuffer<T>` for `#[uniform] p: T` and
 //!   `#[storage(read)] x: &[T]`, `&'a mut GpuBuffer<T>` for `#[storage(read_write)]`
-//!   (`GpuBuffer<u32>` for `&mut [Atomic<u32>]`).
+//!   (`GpuBuffer<u32>` for `&mut [Atomic<u32>]`); for `#[texture] t: Texture2d<T>`,
+//!   `&'a dyn TextureOf<T>` (any `GpuTexture` whose channel type is `T`), for
+//!   `#[texture] t: StorageTexture2d<F, A>`, `&'a GpuTexture<F>` (`ReadOnly`) or
+//!   `&'a mut GpuTexture<F>` (`WriteOnly`, `ReadWrite`).
 //!
 //! `gpu.compile_typed(SgdUpdate)?` compiles it; `kernel.dispatch(&gpu, SgdUpdateArgs { .. },
 //! size)` and `kernel.record(&mut rec, SgdUpdateArgs { .. }, size)` run it, so a missing,
@@ -120,6 +124,8 @@
 //! For kernels written with the builder: a struct whose named fields are places
 //! (`Buffer<T, A>`, `Place<T, A>`) declares the kernel's bindings once. Each field is a storage
 //! binding with the place's access, or a uniform with `#[uniform]` (then `Place<T, ReadOnly>`).
+//! A field of type `Texture2d<T>` or `StorageTexture2d<F, A>` marked `#[texture]` is a texture
+//! binding (its argument field as in `#[kernel]`).
 //! The derive implements `wgsl_dsl::Bindings` (`k.bindings()` declares the fields in order,
 //! under their names) and, with the runtime, writes the argument struct `<Name>Args<'a>` (the
 //! struct's name without its `Bindings` suffix), as `#[kernel]` does. The kernel's definition
@@ -231,7 +237,7 @@ pub fn derive_wgsl_struct(input: TokenStream) -> TokenStream {
 /// Declare a kernel's bindings once, as a struct of places: the fields are declared in order
 /// (`k.bindings()`), and with the runtime the argument struct `<Name>Args<'a>` is written
 /// from them. See the [crate docs](crate#derivebindings).
-#[proc_macro_derive(Bindings, attributes(uniform, storage))]
+#[proc_macro_derive(Bindings, attributes(uniform, storage, texture))]
 pub fn derive_bindings(input: TokenStream) -> TokenStream {
     bindings::expand(input.into()).into()
 }

@@ -48,6 +48,27 @@ fn kernel_saxpy_expansion() {
 }
 
 #[test]
+fn kernel_textures_debug_print_expansion() {
+    let out = crate::kernel::expand(
+        quote!(workgroup_size = [8, 8]),
+        quote! {
+            /// Textures and `debug_print!` (issue 26).
+            pub fn tint(
+                #[texture] src: Texture2d<f32>,
+                #[texture] out: StorageTexture2d<Rgba32Float, WriteOnly>,
+                #[builtin(global_invocation_id)] gid: Vec3<u32>,
+            ) {
+                let p = gid.xy;
+                let v = src.load(p, 0u32);
+                debug_print!("p = {}, v = {}", p, v);
+                out.store(p, v);
+            }
+        },
+    );
+    snapshot!("macros@kernel_textures_debug_print", pretty(out));
+}
+
+#[test]
 fn derive_params_expansion() {
     let out = crate::derive::expand(quote! {
         #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]

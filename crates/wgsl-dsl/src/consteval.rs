@@ -405,6 +405,11 @@ pub(crate) fn eval(
     match &node.kind {
         ExprKind::Literal(lit) => Ok(literal(lit)),
         ExprKind::ZeroValue => Ok(zero(&node.ty)),
+        ExprKind::Binary(op @ (B::LogicalAnd | B::LogicalOr), a, _) if decides(*op, get(a)) => {
+            // `false && b`, `true || b`: the left operand's value; `b` is not evaluated
+            // (WGSL spec §8.1.1), even where it is not a const-expression.
+            Ok(get(a))
+        }
         ExprKind::Binary(op, a, b) => {
             // The divisor or shift amount: its literal components, even when others are not
             // (naga's validator rejects `x << vec2(n, 32u)` too).
@@ -1704,6 +1709,12 @@ impl<T: WgslType> Exp<T> {
     }
 }
 
+/// Whether the left operand's value `left` decides `op` (`&&` or `||`) alone: `false && b`
+/// and `true || b`.
+fn decides(op: naga::BinaryOperator, left: Option<ConstValue>) -> bool {
+    matches!(left, Some(ConstValue::Bool(l)) if l != (op == naga::BinaryOperator::LogicalAnd))
+}
+
 /// Evaluate a whole tree: the value of `root` if it is a const-expression, the first error
 /// (in evaluation order: operands before operations) otherwise.
 pub(crate) fn eval_tree(root: &NodeRef) -> Result<Option<ConstValue>, crate::BuildError> {
@@ -1720,8 +1731,20 @@ pub(crate) fn eval_tree(root: &NodeRef) -> Result<Option<ConstValue>, crate::Bui
         if depth > crate::exp::MAX_DEPTH {
             return Ok(None);
         }
-        for child in operands(&node.kind) {
-            go(child, memo, depth + 1)?;
+        match &node.kind {
+            // The right operand of `&&` and `||` only where the left one leaves the result
+            // open (WGSL spec §8.1.1).
+            ExprKind::Binary(op @ (B::LogicalAnd | B::LogicalOr), a, b) => {
+                let left = go(a, memo, depth + 1)?;
+                if !decides(*op, left) {
+                    go(b, memo, depth + 1)?;
+                }
+            }
+            kind => {
+                for child in operands(kind) {
+                    go(child, memo, depth + 1)?;
+                }
+            }
         }
         if let ExprKind::Literal(Lit::F32(v)) = node.kind
             && !v.is_finite()

@@ -163,6 +163,20 @@ pub enum BuildError {
         /// The call of `vjp`, `jvp` or `grad` (or the kernel derived) that needed it.
         differentiated_at: CallSite,
     },
+    /// A [`debug_print`](crate::KernelBuilder::debug_print) (or `debug_print!`) whose format string
+    /// does not fit its arguments: a count of `{}` placeholders other than the number of
+    /// arguments, or a brace that is neither `{}`, `{{` nor `}}`.
+    #[error("{site}: debug_print: {message}")]
+    DebugFormat {
+        /// What is wrong, with the format string.
+        message: String,
+        /// The `{}` placeholders of the format string.
+        placeholders: usize,
+        /// The arguments given.
+        arguments: usize,
+        /// The `debug_print` call.
+        site: CallSite,
+    },
     /// Several mistakes were recorded while building (each with its call site), in program
     /// order.
     #[error("{} errors:{}", .0.len(), .0.iter().map(|e| format!("\n  {e}")).collect::<String>())]

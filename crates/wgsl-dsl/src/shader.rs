@@ -26,6 +26,20 @@ pub struct Shader {
     pub target: TargetLimits,
     /// The Rust call sites of the module's expressions and statements (through their spans).
     pub(crate) sites: crate::lower::SiteTable,
+    /// For a kernel with `debug_print`s: the module with them, which the interpreter runs.
+    pub(crate) debug: Option<std::sync::Arc<DebugModule>>,
+}
+
+/// The interpreter's module of a kernel with `debug_print`s: `module` has each print as a call
+/// of an empty function (`prints` says which), and is otherwise the GPU's module; validated
+/// as it is.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))] // read by the interpreter
+pub(crate) struct DebugModule {
+    pub module: naga::Module,
+    pub info: naga::valid::ModuleInfo,
+    pub sites: crate::lower::SiteTable,
+    pub prints: Vec<crate::lower::DebugPrintDecl>,
 }
 
 impl Shader {
@@ -33,6 +47,34 @@ impl Shader {
     /// expression and statement of the module has one; see ARCHITECTURE decision 3).
     pub fn call_site(&self, span: naga::Span) -> Option<CallSite> {
         self.sites.lookup(span)
+    }
+
+    /// How many [`debug_print`](KernelBuilder::debug_print)s the kernel has. `module` and
+    /// `wgsl` (what the GPU runs) have none of them; the interpreter runs a second module,
+    /// built and validated with them (see [`crate::kernel::debug`]).
+    pub fn debug_prints(&self) -> usize {
+        self.debug.as_ref().map_or(0, |d| d.prints.len())
+    }
+
+    /// The shader the interpreter runs: this one, or for a kernel with `debug_print`s the
+    /// same with the module that has them; and the prints of that module.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn for_interpreter(&self) -> (Shader, Vec<crate::lower::DebugPrintDecl>) {
+        match &self.debug {
+            None => (self.clone(), Vec::new()),
+            Some(d) => (
+                Shader {
+                    module: d.module.clone(),
+                    info: d.info.clone(),
+                    wgsl: self.wgsl.clone(),
+                    signature: self.signature.clone(),
+                    target: self.target,
+                    sites: d.sites.clone(),
+                    debug: None,
+                },
+                d.prints.clone(),
+            ),
+        }
     }
 }
 
@@ -95,7 +137,7 @@ impl KernelBuilder {
         crate::autodiff::check_memory(self)?;
         self.check_name()?;
         self.check_workgroup_size(target)?;
-        let lowered = crate::lower::lower(self)?;
+        let lowered = crate::lower::lower(self, crate::lower::Prints::Drop)?;
         let signature = lowered.signature;
         if signature.workgroup_memory > target.max_workgroup_storage_size {
             let limit = target.max_workgroup_storage_size;
@@ -151,6 +193,11 @@ impl KernelBuilder {
                     message: e.to_string(),
                     site: self.site,
                 })?;
+        let debug = if self.debug_prints > 0 {
+            Some(std::sync::Arc::new(self.debug_module()?))
+        } else {
+            None
+        };
         Ok(Shader {
             module,
             info,
@@ -158,6 +205,29 @@ impl KernelBuilder {
             signature,
             target: *target,
             sites: lowered.sites,
+            debug,
+        })
+    }
+
+    /// The module with the `debug_print`s (each a call of an empty function), validated as
+    /// the GPU's is, for the interpreter.
+    fn debug_module(&self) -> Result<DebugModule, BuildError> {
+        let lowered = crate::lower::lower(self, crate::lower::Prints::Keep)?;
+        let info = Validator::new(ValidationFlags::all(), lowered.signature.capabilities)
+            .validate(&lowered.module)
+            .map_err(|e| BuildError::Validation {
+                kernel: self.name.clone(),
+                message: error_chain(&e),
+                site: e
+                    .spans()
+                    .filter_map(|(span, _)| lowered.sites.lookup(*span))
+                    .next(),
+            })?;
+        Ok(DebugModule {
+            module: lowered.module,
+            info,
+            sites: lowered.sites,
+            prints: lowered.prints,
         })
     }
 

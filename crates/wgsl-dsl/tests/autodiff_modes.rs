@@ -410,7 +410,7 @@ fn gelu(x: &Exp<f32>) -> Exp<f32> {
     x * 0.5f32 * (tanh((x + x * x * x * 0.044715f32) * c) + 1.0f32)
 }
 
-/// The example of AUTODIFF_API.md: `dy * gelu'(z)` in a backward kernel.
+/// The example of docs/autodiff.md: `dy * gelu'(z)` in a backward kernel.
 #[test]
 fn the_api_page_example() {
     let mut k = KernelBuilder::new("gelu_backward", [64, 1, 1]);
@@ -449,7 +449,7 @@ fn the_api_page_example() {
 
 /// Subgradient conventions compose: softplus written with `max` and `abs` (kinks that
 /// cancel) gets 0 at exactly 0 where the derivative is 1/2; written with `select` between
-/// smooth branches it is right everywhere (AUTODIFF_API.md, "Semantics to know").
+/// smooth branches it is right everywhere (docs/autodiff.md, "Semantics to know").
 #[test]
 fn kink_conventions_compose() {
     let mut k = KernelBuilder::new("softplus", [1, 1, 1]);

@@ -249,6 +249,33 @@ fn folded_identities_keep_their_value_for_the_operations_using_them() {
     reject!(u32, |x| x >> (lit(0u32) | lit(40u32)), "shift by 40u");
 }
 
+/// `false && b` and `true || b` do not evaluate `b` (WGSL spec §8.1.1: the short-circuiting
+/// operators guard their right-hand side), so what `b` would reject is no error, whether `b`
+/// is pure (a literal division by zero) or loads (a literal index out of bounds); where the
+/// left operand leaves the result open, `b` is evaluated and rejected.
+#[test]
+fn short_circuited_right_operands_are_not_evaluated() {
+    fn kernel(b: impl Fn(&Exp<u32>) -> Exp<bool>, left: Exp<bool>) -> Result<String, BuildError> {
+        let mut k = KernelBuilder::new("guarded", [1, 1, 1]);
+        let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+        let x = k.let_("x", out.at(1u32).load());
+        let v = left.and(b(&x)).or(lit(true).or(b(&x)));
+        k.store(&out.at(0u32), v.select(lit(1u32), lit(0u32)));
+        k.build().map(|s| s.wgsl)
+    }
+    let pure = |x: &Exp<u32>| (lit(5i32) / lit(0i32)).gt(x.to_i32());
+    let loads = |x: &Exp<u32>| array([lit(1u32), lit(2u32)]).index(lit(7u32)).gt(x.clone());
+    for b in [&pure as &dyn Fn(&Exp<u32>) -> Exp<bool>, &loads] {
+        let wgsl = kernel(b, lit(false)).unwrap_or_else(|e| panic!("guarded, yet: {e}"));
+        assert!(!wgsl.contains("7u") && !wgsl.contains("/ 0"), "{wgsl}");
+        let err = kernel(b, lit(true)).expect_err("`true && b` evaluates b");
+        assert!(
+            matches!(err, BuildError::ConstExpression { .. }),
+            "not a const error: {err}"
+        );
+    }
+}
+
 #[test]
 fn literal_indices_out_of_bounds_are_rejected() {
     reject!(
@@ -1223,7 +1250,9 @@ proptest! {
     }
 }
 
-/// The trees are neither all rejected nor all accepted: each outcome is a sizeable share.
+/// The trees are neither all rejected nor all accepted: each outcome is a sizeable share (at
+/// least 1 in 40; since `false && b` and `true || b` fold without `b`, 5% of 400 trees were
+/// "not folded", and 4.75% after).
 #[test]
 fn random_trees_reach_every_outcome() {
     use proptest::strategy::ValueTree;
@@ -1244,7 +1273,7 @@ fn random_trees_reach_every_outcome() {
         Outcome::Runtime,
     ] {
         assert!(
-            seen.get(&o).copied().unwrap_or(0) >= n / 20,
+            seen.get(&o).copied().unwrap_or(0) >= n / 40,
             "{o:?}: {seen:?}"
         );
     }

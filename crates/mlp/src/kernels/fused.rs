@@ -4,7 +4,7 @@
 //! | kernel | does | replaces |
 //! |---|---|---|
 //! | `forward_gather` | `P[s] = X[order] W0^T` over the `s`-th part of `K` (split-K), the batch read straight from the dataset through the permutation; the batch's labels | `gather_batch`, the first layer's product |
-//! | `softmax_head` | per row: `h = relu(sum_s P[s] + b0)`, logits `h W^T + b`, softmax cross-entropy (per-row loss), `dz = (p - onehot) / batch`, `dh = (dz W) * [h > 0]`; advances the step state | the first layer's bias and ReLU, `linear_identity`, `softmax_cross_entropy`, the last layer's input gradient, `advance_step` |
+//! | `softmax_head` | per row: `h = act(a)`, `a = sum_s P[s] + b0`, logits `h W^T + b`, softmax cross-entropy (per-row loss), `dz = (p - onehot) / batch` and `dh = (dz W) * act'(a)` (both derived by the expression AD); advances the step state | the first layer's bias and activation, `linear_identity`, `softmax_cross_entropy`, the last layer's input gradient, `advance_step` |
 //! | `grad_update` | both layers in one dispatch: per layer `[dW db] = dz^T [x 1]` (the bias gradient as one more column), and in the epilogue the optimizer (SGD with momentum and weight decay, or Adam) on each parameter; the step's mean loss into the history | `linear_backward_weight` and `bias_grad` per layer, the optimizer pass, `mean_loss` |
 //!
 //! The only input gradient (the hidden layer's, in `softmax_head`) reads the last layer's
@@ -34,6 +34,7 @@ use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
     SgdParams, SgdParamsFields, load_layer_dims,
 };
+use crate::activation::Activation;
 
 /// The most hidden units one `softmax_head` invocation holds (`per`), and the most classes.
 pub const HEAD_MAX_PER: u32 = 8;
@@ -41,7 +42,7 @@ pub const HEAD_MAX_PER: u32 = 8;
 pub const HEAD_MAX_CLASSES: u32 = 32;
 
 /// A `&'static str` for a configuration's kernel name (interned: each name leaks once).
-fn static_name(name: String) -> &'static str {
+pub(crate) fn static_name(name: String) -> &'static str {
     static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
     let mut guard = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     let names = guard.get_or_insert_with(HashSet::new);
@@ -230,10 +231,21 @@ impl FusedConfig {
         ))
     }
 
-    /// `softmax_head_s{splits}_{head}_rows`.
+    /// `softmax_head_s{splits}_{head}_rows`: the head of a ReLU model ([`SoftmaxHead`]).
     pub fn head_name(&self) -> &'static str {
+        self.head_name_with(Activation::Relu)
+    }
+
+    /// The head's name for hidden layers with `activation`: [`FusedConfig::head_name`] for
+    /// `relu` (the name it always had), `softmax_head_{activation}_s{splits}_{head}_rows` for
+    /// the others.
+    pub fn head_name_with(&self, activation: Activation) -> &'static str {
+        let act = match activation {
+            Activation::Relu => String::new(),
+            other => format!("{}_", other.ident()),
+        };
         static_name(format!(
-            "softmax_head_s{}_{}_rows",
+            "softmax_head_{act}s{}_{}_rows",
             self.splits,
             self.head.suffix()
         ))
@@ -437,14 +449,24 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
 }
 
 /// Kernel `softmax_head_*`: the rest of the forward pass and the start of the backward pass,
-/// one workgroup per row ([`HeadTiles`]). For each row `r < dims.batch` (`H = dims.inputs` at
-/// most [`HeadTiles::hidden_capacity`], `C = dims.outputs` at most `head.classes`, `W, b` the
-/// last layer at `dims`' offsets, `b0` the hidden layer's bias at `prev.bias_offset`):
-/// `h = relu(sum_s partial[s, r] + b0)`, `z = h W^T + b`, `p = softmax(z)`,
-/// `losses[r] = -ln p[label]` (as `lse - (z[label] - max z)`), `dz[r] = (p - onehot(label)) /
-/// batch`, `dh[r] = (dz[r] W) * [h > 0]`; written: `hidden[r] = h`, `dlogits[r]`, `dhidden[r]`,
+/// one workgroup per row ([`HeadTiles`]), for hidden layers with the activation `act` (the
+/// second field). For each row `r < dims.batch` (`H = dims.inputs` at most
+/// [`HeadTiles::hidden_capacity`], `C = dims.outputs` at most `head.classes`, `W, b` the last
+/// layer at `dims`' offsets, `b0` the hidden layer's bias at `prev.bias_offset`):
+/// `a = sum_s partial[s, r] + b0`, `h = act(a)`, `z = h W^T + b`, `p = softmax(z)`,
+/// `losses[r] = -ln p[label]` (as `L = lse + m - z[label]`, `m = max z`,
+/// `lse = ln(sum_j exp(z_j - m))`), `dz[r] = (p - onehot(label)) / batch`,
+/// `dh[r] = (dz[r] W) * act'(a)`; written: `hidden[r] = h`, `dlogits[r]`, `dhidden[r]`,
 /// `losses[r]`. The invocation 0 of workgroup 0 advances the step state (`t += 1`,
 /// `cursor += 1`).
+///
+/// Both derivatives are **derived** by the expression AD: `dz = vjp(L, 1 / batch, (z_0, ..,
+/// z_{C-1}, m))` from the loss expression (the logits are `let`s, the class count is the
+/// head's, known at build time; `m` is one of the variables so that it is held fixed: the
+/// loss does not depend on it, and differentiating through the `max` would only add rounding
+/// to the class that is the maximum), and `act'(a)` by [`Activation::backward`] at the
+/// pre-activation `a`, which the invocation holds in registers (never stored). The products
+/// (`h W^T`, `dz W`) are the hand-written custom derivatives of GEMMs.
 ///
 /// Each invocation reads its hidden units' partial sums and their column of `W` in one round
 /// of independent loads, keeps the column in registers for `dh`, and the logits are summed
@@ -454,7 +476,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
 /// Bindings: [`SoftmaxHeadBindings`]. Problem size: `rows`, covered by
 /// [`FusedConfig::head_grid`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SoftmaxHead(pub FusedConfig);
+pub struct SoftmaxHead(pub FusedConfig, pub Activation);
 
 /// The bindings of `softmax_head_*`.
 #[derive(Debug, Bindings)]
@@ -487,7 +509,7 @@ impl KernelDef for SoftmaxHead {
     type Args<'a> = SoftmaxHeadArgs<'a>;
     type Size = usize;
     fn build(&self) -> KernelBuilder {
-        softmax_head(&self.0)
+        softmax_head(&self.0, self.1)
     }
     fn workgroups(&self, rows: usize) -> [u32; 3] {
         self.0.head_grid(rows)
@@ -501,13 +523,13 @@ fn pick(values: &[Exp<f32>], index: &Exp<u32>) -> Exp<f32> {
     })
 }
 
-fn softmax_head(config: &FusedConfig) -> KernelBuilder {
+fn softmax_head(config: &FusedConfig, act: Activation) -> KernelBuilder {
     let HeadTiles {
         invocations: n,
         per,
         classes: cc,
     } = config.head;
-    let mut k = KernelBuilder::new(config.head_name(), [n, 1, 1]);
+    let mut k = KernelBuilder::new(config.head_name_with(act), [n, 1, 1]);
     let SoftmaxHeadBindings {
         dims: d,
         prev,
@@ -549,7 +571,8 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
         let sum = (0..config.splits).fold(params.at(&b0_off + &sj).load(), |acc, s| {
             acc + partial.at((&batch * s + &srow) * &h_size + &sj).load()
         });
-        let h = k.let_(&format!("h{i}"), in_h.select(max(sum, 0.0f32), 0.0f32));
+        let a = k.let_(&format!("a{i}"), sum);
+        let h = k.let_(&format!("h{i}"), in_h.select(act.apply(&a), 0.0f32));
         let w: Vec<Exp<f32>> = (0..cc)
             .map(|c| {
                 let inside = in_h.and(classes.gt(c));
@@ -560,11 +583,11 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
                 )
             })
             .collect();
-        units.push((j, in_h, h, w));
+        units.push((j, in_h, a, h, w));
     }
     // 2. Logits: each invocation's share, summed by class in segments, then the segments.
     for c in 0..cc {
-        let share = units.iter().fold(lit(0.0f32), |acc, (_, _, h, w)| {
+        let share = units.iter().fold(lit(0.0f32), |acc, (_, _, _, h, w)| {
             fma(h.clone(), w[c as usize].clone(), acc)
         });
         k.store(&sums.at(&lid + c * n), share);
@@ -601,37 +624,39 @@ fn softmax_head(config: &FusedConfig) -> KernelBuilder {
         classes.gt(c as u32).select(max(m.clone(), z[c].clone()), m)
     });
     let m = k.let_("z_max", m);
-    let sum = (0..cc as usize).fold(lit(0.0f32), |s, c| {
-        s + classes.gt(c as u32).select(exp(&z[c] - &m), 0.0f32)
-    });
-    let lse = k.let_("lse", log(sum));
-    let inv_batch = k.let_("inv_batch", 1.0f32 / batch.to_f32());
-    let dz: Vec<Exp<f32>> = (0..cc as usize)
-        .map(|c| {
-            let p = exp(&z[c] - &m - &lse);
-            let onehot = label.eq(c as u32).select(1.0f32, 0.0f32);
-            k.let_(
-                &format!("dz{c}"),
-                classes
-                    .gt(c as u32)
-                    .select((p - onehot) * &inv_batch, 0.0f32),
-            )
-        })
+    // `exp(z_c - m)` and their sum are `let`s: the derivative reuses them (exp's derivative is
+    // its value, log's is 1 / the sum) instead of computing them again.
+    let exps: Vec<Exp<f32>> = (0..cc as usize)
+        .map(|c| k.let_(&format!("exp{c}"), exp(&z[c] - &m)))
         .collect();
+    let sum = (0..cc as usize).fold(lit(0.0f32), |s, c| {
+        s + classes.gt(c as u32).select(&exps[c], 0.0f32)
+    });
+    let sum = k.let_("sum_exp", sum);
+    let lse = k.let_("lse", log(&sum));
+    let loss = k.let_("loss", &lse + &m - pick(&z, &label));
+    let inv_batch = k.let_("inv_batch", 1.0f32 / batch.to_f32());
+    // The gradient of the batch-mean loss: derived, with the max held fixed (a variable).
+    // Classes past C get 0 (their terms are `select`ed out of the sum, and the label is < C).
+    let variables: Vec<&Exp<f32>> = z.iter().chain(std::iter::once(&m)).collect();
+    let mut dz = k.vjp(&loss, inv_batch.clone(), &variables[..]);
+    dz.truncate(cc as usize);
     k.if_(live.clone().and(lid.eq(0u32)), |k| {
-        k.store(&losses.at(&row), &lse - (pick(&z, &label) - &m));
+        k.store(&losses.at(&row), loss.clone());
     });
     k.if_(live.clone().and(lid.lt(&classes)), |k| {
         k.store(&dlogits.at(&row * &classes + &lid), pick(&dz, &lid));
     });
-    // 4. The hidden layer's gradient: (dz W) * [h > 0], with W before this step's update.
-    for (j, in_h, h, w) in &units {
+    // 4. The hidden layer's gradient: (dz W) * act'(a), with W before this step's update;
+    // act' derived at the pre-activation a.
+    for (j, in_h, a, h, w) in &units {
         k.if_(live.clone().and(in_h.clone()), |k| {
             let g =
                 (0..cc as usize).fold(lit(0.0f32), |acc, c| fma(dz[c].clone(), w[c].clone(), acc));
             let at = k.let_("unit_at", &row * &h_size + j);
             k.store(&hidden.at(&at), h.clone());
-            k.store(&dhidden.at(&at), h.gt(0.0f32).select(g, 0.0f32));
+            let dh = act.backward(k, a, g);
+            k.store(&dhidden.at(&at), dh);
         });
     }
     k
@@ -1181,7 +1206,7 @@ pub fn all() -> Vec<KernelBuilder> {
     for c in verified_configs() {
         let candidates = [
             ForwardGather(c).build(),
-            SoftmaxHead(c).build(),
+            SoftmaxHead(c, Activation::Relu).build(),
             c.grad_update_sgd().build(),
             c.grad_update_adam().build(),
         ];
@@ -1190,6 +1215,10 @@ pub fn all() -> Vec<KernelBuilder> {
                 kernels.push(k);
             }
         }
+    }
+    // Every other activation's head, in the first (the CPU's) configuration.
+    for act in Activation::ALL.into_iter().skip(1) {
+        kernels.push(SoftmaxHead(verified_configs()[0], act).build());
     }
     kernels
 }

@@ -19,6 +19,18 @@ pub const MEAN_LOSS_WORKGROUP: u32 = 256;
 /// written `probs [batch, classes]` (softmax), `dlogits [batch, classes]` (`(p - onehot) /
 /// batch`, the gradient of the batch-mean loss) and `losses [batch]` (`-ln p[label]`).
 /// Problem size: `batch`.
+///
+/// **Why `dlogits` is written by hand here** (the one derivative of [`crate::kernels`] that is
+/// neither a product's custom derivative nor derived): the class count is a run-time value
+/// (`dims.classes`, a uniform), so the loss is built by loops whose trip count the kernel does
+/// not know when it is built, accumulating into `var`s (`z_max`, `sum`). The expression AD
+/// refuses a `var` load whose value depends on the variables (`NotDifferentiable`: it cannot
+/// see the stores of a run-time loop), and the kernel AD refuses loops with run-time trip
+/// counts (it unrolls loops, or stores loop-carried values, only for trip counts known at
+/// build time); see `AUTODIFF_API.md`. Where the class count is known when the kernel is built
+/// (the fused step's `softmax_head`, at most [`super::fused::HEAD_MAX_CLASSES`] classes), the
+/// gradient `(p - onehot) / batch` is derived from the loss expression
+/// `ln(sum_j exp(z_j - m)) + m - z[label]` (`grad` over the logits bound with `let`s).
 #[kernel(
     workgroup_size = [SOFTMAX_WORKGROUP, 1, 1],
     grid = |batch: usize| [(batch as u32).div_ceil(SOFTMAX_WORKGROUP), 1, 1]

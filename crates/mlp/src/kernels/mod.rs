@@ -8,12 +8,13 @@
 //! | kernel (entry point) | definition | file | does |
 //! |---|---|---|---|
 //! | `gather_batch` | [`GatherBatch`](gather::GatherBatch) | [`gather`] | `x, labels` of the step from the dataset through `order` |
-//! | `linear_relu` / `linear_identity` | [`Linear`](linear::Linear) | [`linear`] | `y = act(x W^T + b)` per layer, tiled |
+//! | `linear_{act}` / `linear_identity` | [`Linear`](linear::Linear) | [`linear`] | `y = act(x W^T + b)` per layer, tiled |
+//! | `linear_{act}_keep_z` | [`LinearKeepZ`](linear::LinearKeepZ) | [`linear`] | the same, also storing `z = x W^T + b` (activations whose backward needs `z`) |
 //! | `softmax_cross_entropy` | [`SoftmaxCrossEntropy`](loss::SoftmaxCrossEntropy) | [`loss`] | probabilities, per-example loss, `dlogits` |
 //! | `mean_loss` | [`MeanLoss`](loss::MeanLoss) | [`loss`] | batch mean into the loss history |
 //! | `linear_backward_weight` | [`LinearBackwardWeight`](backward::LinearBackwardWeight) | [`backward`] | `dW = dy^T x`, tiled |
 //! | `bias_grad` | [`BiasGrad`](backward::BiasGrad) | [`backward`] | `db = sum_batch dy`, workgroup reduction |
-//! | `linear_backward_input_relu` | [`LinearBackwardInputRelu`](backward::LinearBackwardInputRelu) | [`backward`] | `dx = (dy W) * [x > 0]`, tiled |
+//! | `linear_backward_input_{act}` | [`LinearBackwardInput`](backward::LinearBackwardInput) | [`backward`] | `dx = (dy W) * act'(z)`, tiled; `act'` derived |
 //! | `sgd_update` / `adam_update` | [`SgdUpdate`](optim::SgdUpdate) / [`AdamUpdate`](optim::AdamUpdate) | [`optim`] | the optimizer, over all parameters at once |
 //! | `advance_step` | [`AdvanceStep`](step::AdvanceStep) | [`step`] | step counter and cursor on the GPU |
 //!
@@ -27,6 +28,14 @@
 //! [`product`]). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
 //! writes. Every kernel is checked against an `f64` specification on random cases by the
 //! workspace's verification harness (`wgsl-dsl-harness`, `tests/mlp_kernels.rs`).
+//!
+//! `{act}` is the hidden layers' [`Activation`] ([`Activation::ident`]: `relu`, `leaky_relu`,
+//! `gelu`, `silu`, `tanh`, `sigmoid`, `softplus`), a DSL function whose derivative is derived
+//! by the expression AD ([`crate::activation`]). The only derivatives written by hand in this
+//! module are the products' and sums' (the custom derivatives of the GEMMs: `dW = dy^T x`,
+//! `dx = dy W`, `db = sum dy`, here and in [`fused`]) and the loss gradient of the unfused
+//! `softmax_cross_entropy` (its class count is a run-time value: [`loss`] says why it cannot be
+//! derived there); the fused `softmax_head` derives the loss gradient from the loss.
 
 pub mod backward;
 pub mod eval;
@@ -43,28 +52,34 @@ pub mod uniforms;
 use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
 
-use crate::reference::Activation;
+use crate::activation::Activation;
 
 /// Every kernel the model uses, built: for the snapshots. Entry point names are stable; the
-/// fused kernels are those of [`fused::verified_configs`].
+/// fused kernels are those of [`fused::verified_configs`] (with every activation's head in
+/// the first of them).
 pub fn all() -> Vec<KernelBuilder> {
-    let unfused = vec![
-        gather::GatherBatch.build(),
-        linear::Linear(Activation::Relu).build(),
-        linear::Linear(Activation::Identity).build(),
-        linear::LinearDirect(Activation::Relu).build(),
-        linear::LinearDirect(Activation::Identity).build(),
+    let mut unfused = vec![gather::GatherBatch.build()];
+    for act in Activation::ALL {
+        unfused.push(linear::Linear(Some(act)).build());
+        if !act.backward_reads_output() {
+            unfused.push(linear::LinearKeepZ(act).build());
+        }
+        unfused.push(backward::LinearBackwardInput(act).build());
+    }
+    unfused.extend([
+        linear::Linear(None).build(),
+        linear::LinearDirect(Some(Activation::Relu)).build(),
+        linear::LinearDirect(None).build(),
         loss::SoftmaxCrossEntropy.build(),
         loss::MeanLoss.build(),
         backward::LinearBackwardWeight.build(),
         backward::BiasGrad.build(),
-        backward::LinearBackwardInputRelu.build(),
         optim::SgdUpdate.build(),
         optim::AdamUpdate.build(),
         step::BeginChunk.build(),
         step::AdvanceStep.build(),
         eval::ArgmaxAccuracy.build(),
-    ];
+    ]);
     unfused.into_iter().chain(fused::all()).collect()
 }
 

@@ -50,7 +50,7 @@ impl FusedStep {
         Ok(Some(FusedStep {
             config: c,
             forward: gpu.compile_typed(ForwardGather(c))?,
-            head: gpu.compile_typed(SoftmaxHead(c))?,
+            head: gpu.compile_typed(SoftmaxHead(c, config.activation))?,
             grad,
             partial: GpuBuffer::zeroed(gpu, c.splits as usize * max_batch * hidden)?,
         }))

@@ -115,6 +115,7 @@ mod tests {
             inputs: 5,
             hidden: vec![3],
             classes: 2,
+            ..MlpConfig::default()
         };
         let params = Params::init(&config, 0);
         let lens = [15, 3, 6, 2];

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
+use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
 };
@@ -36,9 +37,11 @@ pub fn all() -> Vec<MlpOp> {
             }));
         }
         if seen.insert(c.head_name()) {
-            ops.push(MlpOp::new(SoftmaxHead(c), head_case, move |case| {
-                head_spec(case, c.splits as usize)
-            }));
+            ops.push(MlpOp::new(
+                SoftmaxHead(c, Activation::Relu),
+                head_case,
+                move |case| head_spec(case, c.splits as usize, Activation::Relu),
+            ));
         }
         let sgd = c.grad_update_sgd();
         if seen.insert(sgd.config().name()) {
@@ -48,6 +51,13 @@ pub fn all() -> Vec<MlpOp> {
         if seen.insert(adam.config().name()) {
             ops.push(grad_op(adam, adam.config(), FusedOptimizer::Adam));
         }
+    }
+    // Every other activation's head, in the first configuration (as `fused::all`).
+    let c = verified_configs()[0];
+    for act in Activation::ALL.into_iter().skip(1) {
+        ops.push(MlpOp::new(SoftmaxHead(c, act), head_case, move |case| {
+            head_spec(case, c.splits as usize, act)
+        }));
     }
     ops
 }
@@ -142,7 +152,7 @@ fn head_case(def: &SoftmaxHead, rng: &mut Rng, s: &CaseSizes) -> Case {
     }
 }
 
-fn head_spec(case: &Case, splits: usize) -> Vec<Expected> {
+fn head_spec(case: &Case, splits: usize, act: Activation) -> Vec<Expected> {
     let d: LinearDims = case.value(0);
     let prev: LinearDims = case.value(1);
     let (batch, h, c) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
@@ -152,21 +162,25 @@ fn head_spec(case: &Case, splits: usize) -> Vec<Expected> {
     let partial = case.f64s(3);
     let labels = case.u32s(4);
     let state = case.u32s(5);
-    let hidden: Vec<f64> = (0..batch * h)
+    let pre: Vec<f64> = (0..batch * h)
         .map(|e| {
             let (r, j) = (e / h, e % h);
             let s: f64 = (0..splits).map(|s| partial[(s * batch + r) * h + j]).sum();
-            (s + b0[j]).max(0.0)
+            s + b0[j]
         })
         .collect();
-    let logits = reference::linear_forward(&hidden, batch, &layer, reference::Activation::Identity);
+    let hidden: Vec<f64> = pre
+        .iter()
+        .map(|&z| reference::activate(Some(act), z))
+        .collect();
+    let logits = reference::linear_forward(&hidden, batch, &layer, None);
     let sce = reference::softmax_cross_entropy(&logits, labels, batch, c);
     let dh = reference::input_grad(&sce.dlogits, &layer.weight, batch, h, c);
     vec![
         Expected::U32(vec![state[0] + 1, state[1] + 1]),
         Expected::F64(hidden.clone()),
         Expected::F64(sce.dlogits),
-        Expected::F64(reference::relu_backward(&dh, &hidden)),
+        Expected::F64(reference::activation_backward(act, &dh, &pre)),
         Expected::F64(sce.losses),
     ]
 }

@@ -7,10 +7,10 @@ pub mod fused;
 mod support;
 
 use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
-use mlp::kernels::backward::{BiasGrad, LinearBackwardInputRelu, LinearBackwardWeight};
+use mlp::kernels::backward::{BiasGrad, LinearBackwardInput, LinearBackwardWeight};
 use mlp::kernels::eval::ArgmaxAccuracy;
 use mlp::kernels::gather::{GatherBatch, rows_of_step};
-use mlp::kernels::linear::{Linear, LinearDirect};
+use mlp::kernels::linear::{Linear, LinearDirect, LinearKeepZ};
 use mlp::kernels::loss::{MeanLoss, SoftmaxCrossEntropy};
 use mlp::kernels::optim::{AdamUpdate, SgdUpdate};
 use mlp::kernels::step::{AdvanceStep, BeginChunk, STATE_LEN};
@@ -27,20 +27,28 @@ pub(crate) use support::{
 
 /// Every MLP kernel's op, in the order of `mlp::kernels::all()`.
 pub fn all() -> Vec<MlpOp> {
-    let unfused = vec![
-        MlpOp::new(GatherBatch, gather_case, gather_spec),
-        MlpOp::new(Linear(Activation::Relu), linear_case, |c| {
-            linear_spec(c, Activation::Relu)
+    let mut unfused = vec![MlpOp::new(GatherBatch, gather_case, gather_spec)];
+    for act in Activation::ALL {
+        unfused.push(MlpOp::new(Linear(Some(act)), linear_case, move |c| {
+            linear_spec(c, Some(act))
+        }));
+        if !act.backward_reads_output() {
+            unfused.push(MlpOp::new(LinearKeepZ(act), keep_z_case, move |c| {
+                keep_z_spec(c, act)
+            }));
+        }
+        unfused.push(MlpOp::new(
+            LinearBackwardInput(act),
+            input_grad_case,
+            move |c| input_grad_spec(c, act),
+        ));
+    }
+    unfused.extend([
+        MlpOp::new(Linear(None), linear_case, |c| linear_spec(c, None)),
+        MlpOp::new(LinearDirect(Some(Activation::Relu)), linear_case, |c| {
+            linear_spec(c, Some(Activation::Relu))
         }),
-        MlpOp::new(Linear(Activation::Identity), linear_case, |c| {
-            linear_spec(c, Activation::Identity)
-        }),
-        MlpOp::new(LinearDirect(Activation::Relu), linear_case, |c| {
-            linear_spec(c, Activation::Relu)
-        }),
-        MlpOp::new(LinearDirect(Activation::Identity), linear_case, |c| {
-            linear_spec(c, Activation::Identity)
-        }),
+        MlpOp::new(LinearDirect(None), linear_case, |c| linear_spec(c, None)),
         MlpOp::new(
             SoftmaxCrossEntropy,
             |_, rng, s| {
@@ -53,7 +61,6 @@ pub fn all() -> Vec<MlpOp> {
         MlpOp::new(MeanLoss, mean_loss_case, mean_loss_spec),
         MlpOp::new(LinearBackwardWeight, weight_grad_case, weight_grad_spec),
         MlpOp::new(BiasGrad, bias_grad_case, bias_grad_spec),
-        MlpOp::new(LinearBackwardInputRelu, input_grad_case, input_grad_spec),
         MlpOp::new(SgdUpdate, sgd_case, sgd_spec),
         MlpOp::new(AdamUpdate, adam_case, adam_spec),
         MlpOp::new(BeginChunk, state_case, |c| {
@@ -65,7 +72,7 @@ pub fn all() -> Vec<MlpOp> {
             vec![Expected::U32(vec![s[0] + 1, s[1] + 1])]
         }),
         MlpOp::new(ArgmaxAccuracy, argmax_case, argmax_spec),
-    ];
+    ]);
     unfused.into_iter().chain(fused::all()).collect()
 }
 
@@ -122,11 +129,27 @@ fn linear_case<K: KernelDef<Size = (usize, usize)>>(def: &K, rng: &mut Rng, s: &
     }
 }
 
-fn linear_spec(case: &Case, act: Activation) -> Vec<Expected> {
+fn linear_spec(case: &Case, act: Option<Activation>) -> Vec<Expected> {
     let d: LinearDims = case.value(0);
     let layer = layer_from_flat(&case.f64s(2), &d);
     let y = reference::linear_forward(&case.f64s(1), d.batch as usize, &layer, act);
     vec![Expected::F64(y)]
+}
+
+/// [`linear_case`] with the pre-activation's buffer, poisoned, after `y`.
+fn keep_z_case(def: &LinearKeepZ, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let mut case = linear_case(def, rng, s);
+    case.buffers.push(Data::poisoned_f32(s.batch * s.outputs));
+    case
+}
+
+fn keep_z_spec(case: &Case, act: Activation) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let layer = layer_from_flat(&case.f64s(2), &d);
+    let x = case.f64s(1);
+    let z = reference::linear_forward(&x, d.batch as usize, &layer, None);
+    let y = reference::linear_forward(&x, d.batch as usize, &layer, Some(act));
+    vec![Expected::F64(y), Expected::F64(z)]
 }
 
 fn weight_grad_case(def: &LinearBackwardWeight, rng: &mut Rng, s: &CaseSizes) -> Case {
@@ -177,26 +200,40 @@ fn bias_grad_spec(case: &Case) -> Vec<Expected> {
     vec![Expected::F64(grads)]
 }
 
-fn input_grad_case(def: &LinearBackwardInputRelu, rng: &mut Rng, s: &CaseSizes) -> Case {
+fn input_grad_case(def: &LinearBackwardInput, rng: &mut Rng, s: &CaseSizes) -> Case {
     let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
-    // ReLU outputs: about a third exactly zero.
-    let x_act = random_f32(rng, s.batch * s.inputs, -0.5, 1.0)
-        .into_iter()
-        .map(|v| v.max(0.0))
-        .collect();
+    // What the backward reads: relu's outputs, about a third exactly zero; leaky-relu's,
+    // negative ones and a fifth exactly zero (z = 0, the kink); the pre-activation z of the
+    // others, over their curved range.
+    let n = s.batch * s.inputs;
+    let saved: Vec<f32> = match def.0 {
+        Activation::Relu => random_f32(rng, n, -0.5, 1.0)
+            .into_iter()
+            .map(|v| v.max(0.0))
+            .collect(),
+        Activation::LeakyRelu => random_f32(rng, n, -1.0, 1.0)
+            .into_iter()
+            .enumerate()
+            .map(|(i, z)| if i % 5 == 0 { 0.0 } else { z.max(0.01 * z) })
+            .collect(),
+        _ => random_f32(rng, n, -4.0, 4.0),
+    };
     Case {
         buffers: vec![
             Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
             Data::F32(random_f32(rng, s.batch * s.outputs, -1.0, 1.0)),
             Data::F32(params),
-            Data::F32(x_act),
+            Data::F32(saved),
             Data::poisoned_f32(s.batch * s.inputs),
         ],
         workgroups: def.workgroups((s.batch, s.inputs)),
     }
 }
 
-fn input_grad_spec(case: &Case) -> Vec<Expected> {
+/// `dx = (dy W) f'(z)`. For relu and leaky-relu the case holds `y = f(z)`, and `f'(z)` is
+/// `f'(y)`: both keep the sign and their derivative depends only on it (0 gives the kink's
+/// value, as `z = 0` does).
+fn input_grad_spec(case: &Case, act: Activation) -> Vec<Expected> {
     let d: LinearDims = case.value(0);
     let layer = layer_from_flat(&case.f64s(2), &d);
     let batch = d.batch as usize;
@@ -207,7 +244,11 @@ fn input_grad_spec(case: &Case) -> Vec<Expected> {
         layer.inputs,
         layer.outputs,
     );
-    vec![Expected::F64(reference::relu_backward(&dx, &case.f64s(3)))]
+    vec![Expected::F64(reference::activation_backward(
+        act,
+        &dx,
+        &case.f64s(3),
+    ))]
 }
 
 // ---- loss ----

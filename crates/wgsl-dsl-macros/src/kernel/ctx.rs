@@ -19,6 +19,9 @@ pub enum Cat {
     Value,
     /// A plain Rust value (a literal, a `const`, a kernel argument baked into the WGSL).
     Rust,
+    /// A texture binding (`#[texture]`): a `Texture2d<T>` or `StorageTexture2d<F, A>`, used
+    /// through its methods `load`, `dimensions` and `store`.
+    Texture,
 }
 
 /// A translated expression.

@@ -102,6 +102,7 @@ impl Ctx {
             Cat::Value if is_postfix(src) => tokens.clone(),
             Cat::Value => paren(tokens.clone(), t.span),
             Cat::Rust => quote_spanned!(t.span=> ::wgsl_dsl::lit(#tokens)),
+            Cat::Texture => tokens.clone(),
         }
     }
 
@@ -122,6 +123,11 @@ impl Ctx {
                         },
                         Cat::Value => value(quote_spanned!(span=> #id.clone()), span),
                         Cat::Rust => rust(id.to_token_stream(), span),
+                        Cat::Texture => Tr {
+                            cat: Cat::Texture,
+                            tokens: id.to_token_stream(),
+                            span,
+                        },
                     }
                 } else {
                     rust(p.to_token_stream(), span)
@@ -199,6 +205,13 @@ impl Ctx {
                         let r = self.recv(&base, &ix.expr);
                         value(quote_spanned!(span=> #r.index(#i)), span)
                     }
+                    Cat::Texture => {
+                        self.err(
+                            ix.expr.span(),
+                            "a texture is not indexed: read a texel with `t.load(coords)` (a storage texture) or `t.load(coords, level)` (a sampled one), write one with `t.store(coords, value);`",
+                        );
+                        dummy(span)
+                    }
                     Cat::Rust if index.cat == Cat::Rust => rust(quote!(#b[#i]), span),
                     Cat::Rust => {
                         self.err(
@@ -262,10 +275,17 @@ impl Ctx {
                 );
                 dummy(span)
             }
+            syn::Expr::Macro(m) if m.mac.path.is_ident("debug_print") => {
+                self.err(
+                    m.mac.path.span(),
+                    "`debug_print!` is a statement: write it on its own line",
+                );
+                dummy(span)
+            }
             syn::Expr::Macro(m) => {
                 self.err(
                     m.mac.path.span(),
-                    "macros are not supported in kernel bodies",
+                    "macros are not supported in kernel bodies (except `debug_print!`, a statement)",
                 );
                 dummy(span)
             }
@@ -546,6 +566,9 @@ impl Ctx {
         let args = self.args(&m.args, pre);
         let turbofish = &m.turbofish;
         let k = self.k.clone();
+        if recv.cat == Cat::Texture {
+            return self.texture_method(m, &recv, args, pre);
+        }
         if recv.cat == Cat::Place {
             let p = &recv.tokens;
             if sname == "len" || sname == "load" {
@@ -599,6 +622,40 @@ impl Ctx {
             );
         }
         dummy(span)
+    }
+
+    /// A method of a texture binding: `t.load(coords)` (a storage texture),
+    /// `t.load(coords, level)` (a sampled one), `t.dimensions()`, and the statement
+    /// `t.store(coords, value);` (WGSL spec §17.7).
+    fn texture_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        recv: &Tr,
+        args: Vec<TokenStream>,
+        pre: &mut Vec<TokenStream>,
+    ) -> Tr {
+        let span = m.span();
+        let t = &recv.tokens;
+        let name = &m.method;
+        let k = self.k.clone();
+        match name.to_string().as_str() {
+            "load" | "dimensions" => value(quote_spanned!(span=> #t.#name(#(#args),*)), span),
+            "store" => {
+                // A read-only or sampled texture is a Rust type error at the call
+                // (`TextureWritable`, whose message says how to declare it).
+                pre.push(quote_spanned!(span=> #k.texture_store(&#t, #(#args),*);));
+                rust(quote!(()), span)
+            }
+            other => {
+                self.err(
+                    name.span(),
+                    format!(
+                        "unknown texture method `{other}`: a texture has `load(coords)` (storage) or `load(coords, level)` (sampled), `dimensions()` and `store(coords, value)`"
+                    ),
+                );
+                dummy(span)
+            }
+        }
     }
 
     /// A call: a built-in function or value, a vector constructor, a builder statement

@@ -308,6 +308,17 @@ fn typed_interface(
         .iter()
         .map(|b| {
             let (name, store, span) = (b.ident.to_string(), &b.store, b.span);
+            if b.texture {
+                let (ty, bind) = names.texture_field(store, span);
+                return ArgField {
+                    ident: b.ident.clone(),
+                    span,
+                    ty,
+                    binding: quote_spanned!(span=>
+                        ::wgsl_dsl::runtime::ArgBinding::texture::<#store>(#name)),
+                    bind: Some(bind),
+                };
+            }
             let host = quote_spanned!(span=> <#store as ::wgsl_dsl::types::HostShareable>::Host);
             let ty = names.buffer_field(host, b.writable, span);
             let access = if b.writable {
@@ -322,6 +333,7 @@ fn typed_interface(
                 ty,
                 binding: quote_spanned!(span=>
                     ::wgsl_dsl::runtime::ArgBinding::of::<#store, #access>(#name, #uniform)),
+                bind: None,
             }
         })
         .collect();

@@ -1,4 +1,5 @@
-//! The kernel's signature: parameters that are bindings (`#[uniform]`, `#[storage(..)]`),
+//! The kernel's signature: parameters that are bindings (`#[uniform]`, `#[storage(..)]`,
+//! `#[texture]`),
 //! workgroup variables (`#[workgroup]`), built-in values (`#[builtin(..)]`), and plain Rust
 //! parameters (values baked into the WGSL as constants).
 
@@ -55,12 +56,16 @@ pub struct Binding {
     pub uniform: bool,
     /// `#[storage(read_write)]`.
     pub writable: bool,
-    /// The DSL store type (`::wgsl_dsl::types::RuntimeArray<f32>` for `&[f32]`).
+    /// The DSL store type (`::wgsl_dsl::types::RuntimeArray<f32>` for `&[f32]`); for a
+    /// texture, its type as written (`Texture2d<f32>`, `StorageTexture2d<R32Float, WriteOnly>`).
     pub store: TokenStream,
+    /// `#[texture]`.
+    pub texture: bool,
 }
 
 enum Kind {
     Uniform,
+    Texture,
     Storage(Option<bool>),
     Workgroup,
     Builtin(syn::Ident),
@@ -77,6 +82,14 @@ fn param_kind(ctx: &mut Ctx, pt: &syn::PatType) -> Option<Kind> {
             Kind::Uniform
         } else if path.is_ident("workgroup") {
             Kind::Workgroup
+        } else if path.is_ident("texture") {
+            if !matches!(attr.meta, syn::Meta::Path(_)) {
+                ctx.err(
+                    attr.span(),
+                    "`#[texture]` takes no arguments: the type says which texture (`Texture2d<f32>`, `StorageTexture2d<Rgba8Unorm, WriteOnly>`)",
+                );
+            }
+            Kind::Texture
         } else if path.is_ident("storage") {
             match &attr.meta {
                 syn::Meta::Path(_) => Kind::Storage(None),
@@ -118,14 +131,14 @@ fn param_kind(ctx: &mut Ctx, pt: &syn::PatType) -> Option<Kind> {
         } else {
             ctx.err(
                 attr.span(),
-                "unknown parameter attribute; expected `#[uniform]`, `#[storage(read)]`, `#[storage(read_write)]`, `#[workgroup]` or `#[builtin(name)]`",
+                "unknown parameter attribute; expected `#[uniform]`, `#[storage(read)]`, `#[storage(read_write)]`, `#[texture]`, `#[workgroup]` or `#[builtin(name)]`",
             );
             continue;
         };
         if kind.is_some() {
             ctx.err(
                 attr.span(),
-                "a parameter takes one of `#[uniform]`, `#[storage]`, `#[workgroup]`, `#[builtin]`",
+                "a parameter takes one of `#[uniform]`, `#[storage]`, `#[texture]`, `#[workgroup]`, `#[builtin]`",
             );
         }
         kind = Some(k);
@@ -184,6 +197,7 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                     uniform: true,
                     writable: false,
                     store: t,
+                    texture: false,
                 });
             }
             Some(Kind::Storage(access)) => {
@@ -227,6 +241,25 @@ pub fn kernel_params(ctx: &mut Ctx, sig: &syn::Signature) -> Signature {
                     uniform: false,
                     writable,
                     store: t,
+                    texture: false,
+                });
+            }
+            Some(Kind::Texture) => {
+                if let syn::Type::Reference(r) = ty {
+                    ctx.err(
+                        r.and_token.span(),
+                        "a `#[texture]` parameter is written by value: `src: Texture2d<f32>`, `out: StorageTexture2d<Rgba8Unorm, WriteOnly>`",
+                    );
+                }
+                decls.push(quote_spanned!(span=> let #ident = #k.texture_binding::<#ty>(#name);));
+                ctx.declare(&ident, Cat::Texture);
+                bindings.push(Binding {
+                    ident: ident.clone(),
+                    span,
+                    uniform: false,
+                    writable: false,
+                    store: quote!(#ty),
+                    texture: true,
                 });
             }
             Some(Kind::Workgroup) => {

@@ -60,10 +60,11 @@ impl Ctx {
                 self.err(i.span(), "only `const` items may appear in a kernel body");
                 TokenStream::new()
             }
+            syn::Stmt::Macro(m) if m.mac.path.is_ident("debug_print") => self.debug_print(&m.mac),
             syn::Stmt::Macro(m) => {
                 self.err(
                     m.mac.path.span(),
-                    "macros are not supported in kernel bodies",
+                    "macros are not supported in kernel bodies (except `debug_print!`)",
                 );
                 TokenStream::new()
             }
@@ -171,6 +172,13 @@ impl Ctx {
                 self.err(e.span(), "cannot assign to a Rust value in a kernel");
                 None
             }
+            Cat::Texture => {
+                self.err(
+                    e.span(),
+                    "cannot assign to a texture: write a texel with `t.store(coords, value);`",
+                );
+                None
+            }
         }
     }
 
@@ -216,6 +224,9 @@ impl Ctx {
                 } else {
                     quote_spanned!(span=> #k.update(&#p, |#old| #old #op #v);)
                 }
+            }
+            syn::Expr::Macro(m) if m.mac.path.is_ident("debug_print") => {
+                return self.debug_print(&m.mac);
             }
             syn::Expr::If(i) => self.if_stmt(i, &mut pre),
             syn::Expr::Match(m) => self.match_stmt(m, &mut pre, None),
@@ -343,6 +354,84 @@ impl Ctx {
             }
         };
         quote!(#(#pre)* #stmt)
+    }
+
+    /// `debug_print!("x = {}, y = {}", x, y);`: `KernelBuilder::debug_print` with the values
+    /// (a debugging aid the interpreter prints and the GPU build drops). The format string's
+    /// `{}` placeholders are counted here: a count other than the arguments' is a compile error
+    /// at the string.
+    fn debug_print(&mut self, mac: &syn::Macro) -> TokenStream {
+        use syn::parse::Parser;
+        let k = self.k.clone();
+        let span = mac.span();
+        let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        let parts = match parser.parse2(mac.tokens.clone()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.errs.add(e);
+                return TokenStream::new();
+            }
+        };
+        let mut parts = parts.into_iter();
+        let format = match parts.next() {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            })) => s,
+            other => {
+                self.err(
+                    other.as_ref().map_or(span, |e| e.span()),
+                    "`debug_print!` takes a format string literal first: `debug_print!(\"x = {}\", x)`",
+                );
+                return TokenStream::new();
+            }
+        };
+        let args: Vec<syn::Expr> = parts.collect();
+        match debug_placeholders(&format.value()) {
+            Ok(n) if n == args.len() => {}
+            Ok(n) => {
+                let plural = |n: usize, one: &str, many: &str| {
+                    if n == 1 {
+                        one.to_string()
+                    } else {
+                        format!("{n} {many}")
+                    }
+                };
+                self.err(
+                    format.span(),
+                    format!(
+                        "`debug_print!`: the format string has {} but {} given",
+                        plural(n, "1 `{}` placeholder", "`{}` placeholders"),
+                        if args.len() == 1 {
+                            "1 argument is".to_string()
+                        } else {
+                            format!("{} arguments are", args.len())
+                        }
+                    ),
+                );
+                return TokenStream::new();
+            }
+            Err(reason) => {
+                self.err(format.span(), format!("`debug_print!`: {reason}"));
+                return TokenStream::new();
+            }
+        }
+        let mut pre = Vec::new();
+        let values: Vec<TokenStream> = args
+            .iter()
+            .map(|a| {
+                let t = self.expr(a, &mut pre);
+                match t.cat {
+                    Cat::Rust => {
+                        let tokens = &t.tokens;
+                        quote_spanned!(t.span=> ::wgsl_dsl::lit(#tokens))
+                    }
+                    _ => self.val(&t),
+                }
+            })
+            .collect();
+        let call = quote_spanned!(span=> #k.debug_print(#format, (#(#values,)*)););
+        quote!(#(#pre)* #call)
     }
 
     /// `if c { .. } else { .. }` as a statement: a WGSL `if`, or, for a Rust `c` (a
@@ -761,4 +850,31 @@ pub enum Pattern {
     Default,
     /// An iterator expression over the values.
     Values(TokenStream),
+}
+
+/// The `{}` placeholders of a `debug_print!` format string (`{{` and `}}` are braces), or
+/// what is wrong with it: the rule `KernelBuilder::debug_print` applies when the kernel is
+/// built, checked here at compile time.
+fn debug_placeholders(format: &str) -> Result<usize, String> {
+    let mut n = 0;
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('{', Some('{')) | ('}', Some('}')) => {
+                chars.next();
+            }
+            ('{', Some('}')) => {
+                chars.next();
+                n += 1;
+            }
+            ('{', _) => {
+                return Err(
+                    "only `{}` placeholders are supported (no names, positions or format specs); write `{{` for a literal `{`".into(),
+                );
+            }
+            ('}', _) => return Err("unmatched `}`; write `}}` for a literal `}`".into()),
+            _ => {}
+        }
+    }
+    Ok(n)
 }

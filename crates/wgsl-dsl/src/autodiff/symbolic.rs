@@ -482,6 +482,9 @@ impl<'k> Symbolic<'k> {
                     return Ok(flow);
                 }
             }
+            // A print changes nothing the derivatives see; derived kernels have none (the
+            // primal kernel keeps its own).
+            Stmt::DebugPrint { .. } => {}
             Stmt::Barrier(_) => {
                 return Err(refuse(
                     "a barrier",

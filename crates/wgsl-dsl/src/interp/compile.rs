@@ -13,7 +13,10 @@ use super::semantics::Kind;
 use crate::shader::Shader;
 
 /// Resolve `shader`'s module for the interpreter.
-pub(crate) fn compile(shader: &Shader) -> Result<Compiled, InterpError> {
+pub(crate) fn compile(
+    shader: &Shader,
+    prints: &[crate::lower::DebugPrintDecl],
+) -> Result<Compiled, InterpError> {
     let module = &shader.module;
     let name = shader.signature.name.clone();
     let mut layouter = naga::proc::Layouter::default();
@@ -45,6 +48,7 @@ pub(crate) fn compile(shader: &Shader) -> Result<Compiled, InterpError> {
         layouter,
         lanes: lanes as u32,
         name: name.clone(),
+        prints,
     };
     if lanes == 0 || lanes > MAX_LANES {
         return Err(cx.unsupported(
@@ -72,6 +76,13 @@ pub(crate) fn compile(shader: &Shader) -> Result<Compiled, InterpError> {
         lanes,
         globals,
         functions,
+        prints: prints
+            .iter()
+            .map(|p| PrintInfo {
+                pieces: p.pieces.clone(),
+                site: p.site,
+            })
+            .collect(),
     })
 }
 
@@ -81,6 +92,8 @@ struct Cx<'a> {
     layouter: naga::proc::Layouter,
     lanes: u32,
     name: String,
+    /// The `debug_print`s: calls of their functions are prints.
+    prints: &'a [crate::lower::DebugPrintDecl],
 }
 
 impl Cx<'_> {
@@ -360,6 +373,17 @@ impl Cx<'_> {
                 ),
                 naga::AddressSpace::WorkGroup => {
                     (Space::Workgroup, format!("workgroup variable `{name}`"))
+                }
+                naga::AddressSpace::Handle => {
+                    let binding = binding_no(g);
+                    let desc = arg.map(|i| &sig.bindings[i]);
+                    return Err(InterpError::UnsupportedTexture {
+                        kernel: self.name.clone(),
+                        name,
+                        binding,
+                        ty: desc.map_or_else(|| "texture".to_string(), |d| d.ty.wgsl_name()),
+                        site: desc.map(|d| d.site),
+                    });
                 }
                 other => {
                     return Err(self.unsupported(format!("variables in {other:?}"), span));
@@ -1317,6 +1341,26 @@ impl<'a> FnC<'a> {
                     value: self.src[value.index()],
                     span,
                 }));
+            }
+            S::Call {
+                function,
+                ref arguments,
+                result: None,
+            } if cx.prints.iter().any(|p| p.function == function) => {
+                let print = cx.prints.iter().position(|p| p.function == function);
+                let print = print.unwrap_or_default();
+                let mut args = Vec::with_capacity(arguments.len());
+                for &a in arguments {
+                    let (kind, comps) = match *self.ty(a) {
+                        T::Scalar(s) => (cx.kind(s, span)?, 1),
+                        T::Vector { size, scalar } => (cx.kind(scalar, span)?, size as u32),
+                        ref other => {
+                            return Err(cx.unsupported(format!("debug_print of {other:?}"), span));
+                        }
+                    };
+                    args.push((self.src[a.index()], kind, comps));
+                }
+                out.push(St::DebugPrint { print, args });
             }
             S::Call {
                 function,

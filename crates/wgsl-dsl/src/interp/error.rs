@@ -211,7 +211,27 @@ pub enum InterpError {
         /// Iterations run.
         iterations: u64,
     },
-    /// The module uses something the interpreter does not execute (e.g. textures, arithmetic on
+    /// The kernel binds a texture: the interpreter does not execute textures (`textureLoad`,
+    /// `textureStore`, `textureDimensions`; run such kernels on the GPU runtime). `binding`
+    /// is the first texture binding, `ty` its WGSL type (`texture_2d<f32>`,
+    /// `texture_storage_2d<rgba8unorm, write>`), `site` its declaration.
+    #[error(
+        "kernel `{kernel}`: the interpreter does not execute textures: binding {binding} `{name}` is a {ty}{} (run texture kernels on the GPU runtime)",
+        site.map(|s| format!(" declared at {s}")).unwrap_or_default()
+    )]
+    UnsupportedTexture {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        name: String,
+        /// Its `@binding` number.
+        binding: u32,
+        /// Its WGSL type.
+        ty: String,
+        /// Where it was declared.
+        site: Option<CallSite>,
+    },
+    /// The module uses something the interpreter does not execute (e.g. arithmetic on
     /// cooperative matrices other than `coopMultiplyAdd`).
     #[error("kernel `{kernel}`: the interpreter does not support {what}{}", site.map(|s| format!(" (at {s})")).unwrap_or_default())]
     Unsupported {

@@ -71,6 +71,11 @@ pub(crate) struct Exec<'p> {
     away: Vec<Option<(Span, &'static str)>>,
     pub warnings: Vec<Warning>,
     warned: HashSet<(u8, u32)>,
+    /// The `debug_print`s executed, with the workgroup (linear, in dispatch order) and lane
+    /// that executed each, in execution order.
+    pub prints: Vec<(u32, u32, super::DebugRecord)>,
+    /// This dispatch's number, for the records.
+    pub dispatch: u64,
 }
 
 type R<T = ()> = Result<T, InterpError>;
@@ -130,6 +135,8 @@ impl<'p> Exec<'p> {
             away: vec![None; lanes],
             warnings: Vec::new(),
             warned: HashSet::new(),
+            prints: Vec::new(),
+            dispatch: 0,
         }
     }
 
@@ -487,6 +494,10 @@ impl<'p> Exec<'p> {
                 self.coop_store(fr, mem, value, span, &mask)?;
                 Ok(mask)
             }
+            St::DebugPrint { print, ref args } => {
+                self.debug_print(fr, print, args, &mask);
+                Ok(mask)
+            }
             St::Ballot { predicate, dst } => {
                 let sg = self.opts.subgroup_size.max(1) as usize;
                 let n = self.lanes;
@@ -634,6 +645,35 @@ impl<'p> Exec<'p> {
         }
         self.frames[function] = callee;
         r.map(|_| ())
+    }
+
+    /// Record `debug_print` number `print` for every lane of `mask`.
+    fn debug_print(&mut self, fr: &Frame, print: usize, args: &[(Src, Kind, u32)], mask: &Mask) {
+        let Some(info) = self.p.prints.get(print) else {
+            return;
+        };
+        for l in mask.iter() {
+            let values: Vec<super::DebugValue> = args
+                .iter()
+                .map(|&(src, kind, comps)| {
+                    let c = |c: u32| super::DebugValue::scalar(kind, fr.regs[src.idx(c, l)]);
+                    if comps == 1 {
+                        c(0)
+                    } else {
+                        super::DebugValue::Vector((0..comps).map(c).collect())
+                    }
+                })
+                .collect();
+            let record = super::DebugRecord {
+                kernel: self.p.name.clone(),
+                dispatch: self.dispatch,
+                invocation: self.invocation(l),
+                site: info.site,
+                message: super::debug::fill(&info.pieces, &values),
+                values,
+            };
+            self.prints.push((self.wg_linear, l as u32, record));
+        }
     }
 
     // ---- memory ----

@@ -22,6 +22,11 @@
 //! - and, as a [`Warning`] in the [`Report`], a variable read before anything was written to it
 //!   (WGSL reads the zero value).
 //!
+//! It also runs what the GPU does not: the kernel's `debug_print`s
+//! ([`crate::kernel::debug`]), recorded with their invocation and Rust line
+//! ([`Interpreter::take_debug_output`], [`DebugRecord`]). It does not execute textures
+//! ([`InterpError::UnsupportedTexture`]).
+//!
 //! ```
 //! use wgsl_dsl::prelude::*;
 //! use wgsl_dsl::interp::{HostBuffer, Interpreter, InterpError};
@@ -79,6 +84,7 @@
 mod buffer;
 mod checks;
 mod compile;
+mod debug;
 mod error;
 mod exec;
 mod mask;
@@ -88,9 +94,10 @@ mod program;
 pub mod semantics;
 mod typed;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4};
+pub use debug::{DebugRecord, DebugValue};
 pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
 pub use options::InterpOptions;
 pub use typed::{HostArgs, TypedProgram};
@@ -100,9 +107,20 @@ use crate::shader::Shader;
 
 /// Runs kernels on the CPU: [`Interpreter::compile`] a [`Shader`] once, then
 /// [`Interpreter::dispatch`] it like [`Gpu::dispatch`](crate::runtime::Gpu::dispatch).
+///
+/// It collects what the kernels' `debug_print`s print ([`Interpreter::take_debug_output`]);
+/// a clone shares the collection.
 #[derive(Clone, Debug, Default)]
 pub struct Interpreter {
     options: InterpOptions,
+    debug: Arc<Mutex<DebugOutput>>,
+}
+
+/// The `debug_print` records collected so far, and the dispatches run.
+#[derive(Debug, Default)]
+struct DebugOutput {
+    records: Vec<DebugRecord>,
+    dispatches: u64,
 }
 
 /// A shader resolved for the interpreter, ready to dispatch. Cheap to clone.
@@ -132,7 +150,10 @@ impl Interpreter {
 
     /// An interpreter with `options`.
     pub fn with_options(options: InterpOptions) -> Self {
-        Interpreter { options }
+        Interpreter {
+            options,
+            debug: Arc::default(),
+        }
     }
 
     /// Its options.
@@ -143,8 +164,9 @@ impl Interpreter {
     /// Resolve `shader`'s module for execution (once per shader).
     ///
     /// # Errors
-    /// [`InterpError::Unsupported`] if the module uses something the interpreter does not
-    /// execute (textures, 64-bit types, arithmetic on cooperative matrices other than
+    /// [`InterpError::UnsupportedTexture`] if the kernel binds a texture (naming the first);
+    /// [`InterpError::Unsupported`] if the module uses something else the interpreter does not
+    /// execute (64-bit types, arithmetic on cooperative matrices other than
     /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](crate::runtime::DispatchError::Layout)) if a
     /// binding's type cannot be laid out;
     /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](crate::runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
@@ -153,19 +175,74 @@ impl Interpreter {
     /// own limits (size, invocations, workgroup memory) being those the shader was built for
     /// ([`Shader::target`]).
     pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
+        // A kernel with `debug_print`s runs as its module with them.
+        let (shader, prints) = shader.for_interpreter();
         // Every capability a kernel can declare is executed here or refused above.
         crate::runtime::check_limits(
-            shader,
-            &self.limits_for(shader),
+            &shader,
+            &self.limits_for(&shader),
             naga::valid::Capabilities::all(),
         )?;
-        let compiled = compile::compile(shader)?;
-        let layouts = crate::runtime::binding_layouts(shader)?;
+        let compiled = compile::compile(&shader, &prints)?;
+        let layouts = crate::runtime::binding_layouts(&shader)?;
         Ok(Program {
             compiled: Arc::new(compiled),
-            shader: Arc::new(shader.clone()),
+            shader: Arc::new(shader),
             layouts: Arc::new(layouts),
         })
+    }
+
+    /// Take the records of the `debug_print`s executed since the last call (or since this
+    /// interpreter, or a clone of it, was made), leaving none: for each dispatch in the order
+    /// they ran, its records sorted by workgroup (in dispatch order, `x` fastest), then by
+    /// `local_invocation_index`, then in the order the invocation executed them. A failed
+    /// dispatch keeps those made before its error. Each record's `Display` is its line
+    /// (`file:line:col: kernel `k` invocation (x, y, z) (workgroup (..), local (..)): message`).
+    ///
+    /// ```
+    /// use wgsl_dsl::prelude::*;
+    /// use wgsl_dsl::interp::{DebugValue, HostBuffer, Interpreter};
+    ///
+    /// let mut k = KernelBuilder::new("show", [2, 1, 1]);
+    /// let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    /// let i = k.let_("i", global_invocation_id().x());
+    /// k.debug_print("i = {}, 2i = {}", (&i, i.clone() * 2u32)); let line = line!();
+    /// k.store(&out.at(&i), i.clone());
+    ///
+    /// let cpu = Interpreter::new();
+    /// let program = cpu.compile(&k.build()?)?;
+    /// cpu.dispatch(&program, &[&HostBuffer::from_slice(&[7u32; 4])], [2, 1, 1])?;
+    /// let out = cpu.take_debug_output();
+    /// assert_eq!(out.len(), 4); // 2 workgroups of 2 invocations
+    /// assert_eq!(out[3].invocation.global_id, [3, 0, 0]);
+    /// assert_eq!(out[3].invocation.workgroup_id, [1, 0, 0]);
+    /// assert_eq!(out[3].values, vec![DebugValue::U32(3), DebugValue::U32(6)]);
+    /// assert_eq!(out[3].message, "i = 3, 2i = 6");
+    /// assert_eq!((out[3].site.file, out[3].site.line), (file!(), line));
+    /// assert!(cpu.take_debug_output().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_debug_output(&self) -> Vec<DebugRecord> {
+        let mut out = self.debug.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut out.records)
+    }
+
+    /// Keep the records of a dispatch (in the documented order), and echo them if asked.
+    fn keep_prints(&self, mut prints: Vec<(u32, u32, DebugRecord)>) {
+        if prints.is_empty() {
+            return;
+        }
+        // Stable: an invocation's own records stay in the order it executed them.
+        prints.sort_by_key(|&(workgroup, lane, _)| (workgroup, lane));
+        if self.options.echo_debug_prints {
+            use std::io::Write;
+            let mut err = std::io::stderr().lock();
+            for (_, _, r) in &prints {
+                let _ = writeln!(err, "{r}");
+            }
+        }
+        let mut out = self.debug.lock().unwrap_or_else(|e| e.into_inner());
+        out.records.extend(prints.into_iter().map(|(_, _, r)| r));
     }
 
     /// [`InterpOptions::limits`] with the workgroup's limits of the target `shader` was built
@@ -247,7 +324,14 @@ impl Interpreter {
             })
             .collect();
         let mut exec = exec::Exec::new(p, &program.shader, &self.options, mem, workgroups);
-        exec.run()?;
+        {
+            let mut out = self.debug.lock().unwrap_or_else(|e| e.into_inner());
+            exec.dispatch = out.dispatches;
+            out.dispatches += 1;
+        }
+        let run = exec.run();
+        self.keep_prints(std::mem::take(&mut exec.prints));
+        run?;
         // Copy back what the kernel may have written.
         for (g, bytes) in p.globals.iter().zip(&exec.mem) {
             if let (Some(i), program::Space::Storage { write: true }) = (g.arg, g.space) {

@@ -22,6 +22,11 @@ pub struct InterpOptions {
     /// ([`Shader::target`](crate::Shader::target)), which `build_for` has checked, so that a kernel built for a
     /// GPU's limits (`build_for(&gpu.target_limits())`, 1024 invocations) runs here too.
     pub limits: wgpu::Limits,
+    /// Also write each dispatch's [`DebugRecord`](super::DebugRecord)s (from `debug_print`) to
+    /// stderr, one line each, when the dispatch ends. Default off: the records are collected
+    /// for [`Interpreter::take_debug_output`](super::Interpreter::take_debug_output) either
+    /// way, and library code prints nothing unless asked to.
+    pub echo_debug_prints: bool,
 }
 
 impl Default for InterpOptions {
@@ -31,6 +36,7 @@ impl Default for InterpOptions {
             checks: true,
             max_loop_iterations: 1 << 24,
             limits: crate::runtime::interpreter_limits(),
+            echo_debug_prints: false,
         }
     }
 }

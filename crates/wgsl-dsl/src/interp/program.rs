@@ -430,6 +430,19 @@ pub(crate) enum St {
         value: Src,
         span: Span,
     },
+    /// `debug_print` number `print` of [`Compiled::prints`]: each argument's value, scalar
+    /// kind and component count.
+    DebugPrint {
+        print: usize,
+        args: Vec<(Src, Kind, u32)>,
+    },
+}
+
+/// A `debug_print` of the module: the format string's pieces and the Rust call.
+#[derive(Debug)]
+pub(crate) struct PrintInfo {
+    pub pieces: Vec<String>,
+    pub site: crate::CallSite,
 }
 
 /// One function, resolved.
@@ -462,6 +475,8 @@ pub(crate) struct Compiled {
     pub globals: Vec<Global>,
     /// The module's functions in order, then the entry point.
     pub functions: Vec<Func>,
+    /// The module's `debug_print`s.
+    pub prints: Vec<PrintInfo>,
 }
 
 impl Compiled {

@@ -36,14 +36,23 @@ use bytemuck::Pod;
 
 use super::{HostArg, HostBuffer, InterpError, Interpreter, Program, Report};
 use crate::TargetLimits;
-use crate::runtime::{DispatchError, ExecutorBuffers, KernelArgs, KernelDef};
-use crate::types::WgslType;
+use crate::runtime::{DispatchError, ExecutorBuffers, KernelArgs, KernelDef, NoTexture};
+use crate::types::{Format, SampledType, WgslType};
 
 impl ExecutorBuffers for Interpreter {
     type Buffer<T: 'static> = HostBuffer<T>;
     type Arg = dyn HostArg;
     fn arg<T: Pod + WgslType>(buffer: &HostBuffer<T>) -> &Self::Arg {
         buffer
+    }
+    // The interpreter refuses kernels with textures (`InterpError::UnsupportedTexture`).
+    type Texture<F: Format> = NoTexture;
+    type SampledTexture<T: SampledType> = NoTexture;
+    fn texture_arg<F: Format>(texture: &NoTexture) -> &Self::Arg {
+        match *texture {}
+    }
+    fn sampled_texture_arg<T: SampledType>(texture: &NoTexture) -> &Self::Arg {
+        match *texture {}
     }
 }
 

@@ -28,6 +28,7 @@
 mod collective;
 mod control;
 mod coop;
+pub mod debug;
 mod function;
 mod kinds;
 mod place;
@@ -38,13 +39,15 @@ mod texture;
 pub(crate) mod values;
 
 pub use control::{IntegerScalar, LoopRange, MAX_CASE_VALUES, Switch, unroll_step};
+pub use debug::{DebugArg, DebugArgs};
 pub use function::{FnArgs, Function};
 #[doc(hidden)]
 pub use kinds::{EXPR_KINDS, STMT_KINDS};
 pub use place::{Access, Buffer, Loadable, Place, PlaceParts, ReadOnly, ReadWrite, Target, Var};
 pub use scan::{HostBits, ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
 pub use texture::{
-    StorageTexture2d, Texture2d, TextureAccessMode, TextureReadable, TextureWritable, WriteOnly,
+    StorageTexture2d, Texture2d, TextureAccessMode, TextureBinding, TextureReadable,
+    TextureWritable, WriteOnly,
 };
 
 use crate::error::BuildError;
@@ -195,6 +198,9 @@ pub struct KernelBuilder {
     pub(crate) value_defs: std::collections::HashMap<ValueId, values::ValueDef>,
     /// Memory that derivatives assumed constant, re-checked by `build`.
     pub(crate) memory_checks: Vec<values::MemoryCheck>,
+    /// How many `debug_print` statements were recorded: with any, `build` also lowers the
+    /// interpreter's module with them.
+    pub(crate) debug_prints: usize,
 }
 
 impl KernelBuilder {
@@ -216,6 +222,7 @@ impl KernelBuilder {
             value_arms: 0,
             value_defs: std::collections::HashMap::new(),
             memory_checks: Vec::new(),
+            debug_prints: 0,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
             }],

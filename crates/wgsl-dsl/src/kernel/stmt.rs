@@ -83,6 +83,13 @@ pub(crate) enum Stmt {
         result: ValueId,
         place: PlaceRef,
     },
+    /// `debug_print(format, args)`: lowered only into the interpreter's module (a call of an
+    /// empty function), dropped from the GPU's. `pieces` are the format string's literal
+    /// parts around its placeholders (`args.len() + 1` of them).
+    DebugPrint {
+        pieces: Vec<String>,
+        args: Vec<NodeRef>,
+    },
     Subgroup {
         result: ValueId,
         op: SubgroupOp,

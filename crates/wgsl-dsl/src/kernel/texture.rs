@@ -26,7 +26,10 @@
 //! ```
 //!
 //! On the GPU runtime they bind [`GpuTexture`](crate::runtime::GpuTexture)s; the CPU
-//! interpreter does not execute textures ([`InterpError::Unsupported`](crate::interp::InterpError)).
+//! interpreter does not execute textures: it refuses a kernel with a texture binding
+//! ([`InterpError::UnsupportedTexture`](crate::interp::InterpError::UnsupportedTexture), naming
+//! the binding). In a `#[kernel]`, a texture is a `#[texture]` parameter of type
+//! `Texture2d<T>` or `StorageTexture2d<F, A>` (see `wgsl_dsl::kernel_syntax`).
 
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -155,7 +158,50 @@ impl<T: SampledType> Texture2d<T> {
     }
 }
 
+/// A texture binding type, declared by [`KernelBuilder::texture_binding`]: [`Texture2d<T>`]
+/// and [`StorageTexture2d<F, A>`]. What `#[texture]` parameters of a `#[kernel]` and
+/// `#[texture]` fields of a `#[derive(Bindings)]` struct are.
+pub trait TextureBinding: Sized + 'static {
+    /// The binding's WGSL type.
+    const TEXTURE: TextureTy;
+    /// Declare the next binding, named `name`, as this texture.
+    #[doc(hidden)]
+    fn declare(k: &mut KernelBuilder, name: &str, site: CallSite) -> Self;
+}
+
+impl<T: SampledType> TextureBinding for Texture2d<T> {
+    const TEXTURE: TextureTy = TextureTy::Sampled(T::SCALAR);
+    fn declare(k: &mut KernelBuilder, name: &str, site: CallSite) -> Self {
+        Texture2d {
+            node: k.texture_global(name, Self::TEXTURE, site),
+            _m: PhantomData,
+        }
+    }
+}
+
+impl<F: Format, A: TextureAccessMode> TextureBinding for StorageTexture2d<F, A> {
+    const TEXTURE: TextureTy = TextureTy::Storage {
+        format: F::FORMAT,
+        access: A::ACCESS,
+    };
+    fn declare(k: &mut KernelBuilder, name: &str, site: CallSite) -> Self {
+        StorageTexture2d {
+            node: k.texture_global(name, Self::TEXTURE, site),
+            _m: PhantomData,
+        }
+    }
+}
+
 impl KernelBuilder {
+    /// Declare the next binding as the texture type `T`: `k.texture_binding::<Texture2d<f32>>(
+    /// "src")` is `k.texture::<f32>("src")`, `k.texture_binding::<StorageTexture2d<F, A>>(..)`
+    /// is `k.storage_texture::<F, A>(..)` (what `#[kernel]`'s `#[texture]` parameters and
+    /// `#[derive(Bindings)]`'s `#[texture]` fields expand to).
+    #[track_caller]
+    pub fn texture_binding<T: TextureBinding>(&mut self, name: &str) -> T {
+        T::declare(self, name, CallSite::caller())
+    }
+
     fn texture_global(&mut self, name: &str, ty: TextureTy, site: CallSite) -> PlaceRef {
         let binding = self.next_binding;
         self.next_binding += 1;

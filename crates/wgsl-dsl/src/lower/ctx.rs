@@ -1,5 +1,6 @@
-//! The lowering's state: [`ModuleCtx`] (module-wide, shared by the functions being lowered)
-//! and [`SiteTable`] (naga spans back to Rust call sites). Below the stage's entry point
+//! The lowering's state: [`ModuleCtx`] (module-wide, shared by the functions being lowered),
+//! [`SiteTable`] (naga spans back to Rust call sites) and the `debug_print`s ([`Prints`],
+//! [`DebugPrintDecl`]). Below the stage's entry point
 //! (`lower::lower`) and the expression and statement lowering that use it.
 
 use std::collections::HashMap;
@@ -35,6 +36,24 @@ impl SiteTable {
     }
 }
 
+/// One `debug_print` of the interpreter's module: the empty function its calls call (taking
+/// the printed values), the format string's literal pieces, the Rust call.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))] // read by the interpreter
+pub(crate) struct DebugPrintDecl {
+    pub function: Handle<naga::Function>,
+    pub pieces: Vec<String>,
+    pub site: CallSite,
+}
+
+/// Which module to lower: the GPU's (`debug_print`s dropped) or the interpreter's (each a call
+/// of an empty function).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prints {
+    Drop,
+    Keep,
+}
+
 /// Module-wide lowering state, shared by the functions being lowered.
 pub(crate) struct ModuleCtx<'k> {
     pub kernel: &'k KernelBuilder,
@@ -47,6 +66,9 @@ pub(crate) struct ModuleCtx<'k> {
     /// Multiply-add configurations met so far, each once.
     pub cooperative_shapes: Vec<crate::types::CoopShape>,
     pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
+    /// Whether `debug_print`s are lowered.
+    pub prints_mode: Prints,
+    pub prints: Vec<DebugPrintDecl>,
 }
 
 impl ModuleCtx<'_> {

@@ -186,6 +186,19 @@ impl FnLower<'_, '_> {
             }
             ExprKind::Binary(op, a, b) => {
                 let mut left = self.expr(a, block)?;
+                // `false && b`, `true || b` with a constant left operand: `b` is not evaluated
+                // (WGSL spec §8.1.1: the short-circuiting operators guard the evaluation of
+                // their right-hand side), so what it would reject is no error.
+                if let naga::BinaryOperator::LogicalAnd | naga::BinaryOperator::LogicalOr = op
+                    && let Some(crate::consteval::ConstValue::Bool(l)) =
+                        self.const_values.get(&std::rc::Rc::as_ptr(a)).cloned()
+                    && l != (*op == naga::BinaryOperator::LogicalAnd)
+                {
+                    self.const_values
+                        .insert(key, crate::consteval::ConstValue::Bool(l));
+                    self.cache.insert(key, left);
+                    return Ok(left);
+                }
                 let mut right = self.expr(b, block)?;
                 let (l, r) = (&self.func.expressions[left], &self.func.expressions[right]);
                 if let Some(keep) = super::fold::identity(*op, l, r) {

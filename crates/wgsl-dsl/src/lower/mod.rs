@@ -22,7 +22,7 @@ use crate::site::CallSite;
 use crate::types::Ty;
 use types::TypeLowerer;
 
-pub(crate) use ctx::{ModuleCtx, SiteTable};
+pub(crate) use ctx::{DebugPrintDecl, ModuleCtx, Prints, SiteTable};
 
 pub(crate) struct Lowered {
     pub module: naga::Module,
@@ -32,10 +32,14 @@ pub(crate) struct Lowered {
     pub workgroup_sites: Vec<(u32, CallSite)>,
     /// Capabilities needed, with the first node that needs them, in lowering order.
     pub capability_sites: Vec<(naga::valid::Capabilities, CallSite)>,
+    /// The `debug_print`s, each a call of an empty function (empty unless lowered with them).
+    pub prints: Vec<DebugPrintDecl>,
 }
 
-pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
+pub(crate) fn lower(kernel: &KernelBuilder, prints: Prints) -> Result<Lowered, BuildError> {
     let mut cx = ModuleCtx {
+        prints_mode: prints,
+        prints: Vec::new(),
         kernel,
         module: naga::Module::default(),
         types: TypeLowerer::default(),
@@ -137,6 +141,7 @@ pub(crate) fn lower(kernel: &KernelBuilder) -> Result<Lowered, BuildError> {
         sites: cx.sites,
         workgroup_sites,
         capability_sites: cx.capability_sites,
+        prints: cx.prints,
     })
 }
 

@@ -616,6 +616,47 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     site,
                 );
             }
+            Stmt::DebugPrint { pieces, args } => {
+                if self.cx.prints_mode == super::Prints::Drop {
+                    return Ok(());
+                }
+                let arguments = args
+                    .iter()
+                    .map(|a| self.expr(a, block))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut params = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    params.push(naga::FunctionArgument {
+                        name: Some(format!("value{i}")),
+                        ty: self.cx.ty(&a.ty, site)?,
+                        binding: None,
+                    });
+                }
+                let span = self.span(site);
+                let name = format!("debug_print_{}", self.cx.prints.len());
+                let function = self.cx.module.functions.append(
+                    naga::Function {
+                        name: Some(name),
+                        arguments: params,
+                        ..naga::Function::default()
+                    },
+                    span,
+                );
+                self.cx.prints.push(super::DebugPrintDecl {
+                    function,
+                    pieces: pieces.clone(),
+                    site,
+                });
+                self.push(
+                    block,
+                    Statement::Call {
+                        function,
+                        arguments,
+                        result: None,
+                    },
+                    site,
+                );
+            }
             Stmt::Subgroup {
                 result,
                 op,

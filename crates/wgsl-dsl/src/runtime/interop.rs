@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use wgsl_dsl::prelude::*;
-//! use wgsl_dsl::runtime::{Gpu, GpuBuffer, wgpu};
+//! use wgsl_dsl::runtime::{Gpu, GpuBuffer, KernelDef, wgpu};
 //!
 //! #[kernel(workgroup_size = 64)]
 //! fn double(

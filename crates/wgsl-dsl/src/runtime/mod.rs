@@ -87,10 +87,11 @@ pub use profile::{DispatchTime, LabelTotal, Profile};
 pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use scan::PrefixScan;
-pub use texture::GpuTexture;
+pub use texture::{GpuTexture, TextureOf};
 pub use timing::TimestampMethod;
 pub(crate) use typed::check_interface;
 pub use typed::{
-    ArgBinding, ExecutorBuffers, KernelArgs, KernelDef, PlaceArg, TypedKernel, workgroups_covering,
+    ArgBinding, ExecutorBuffers, KernelArgs, KernelDef, NoTexture, PlaceArg, TextureArg,
+    TypedKernel, workgroups_covering,
 };
 pub use wgpu;

@@ -10,7 +10,7 @@ use bytemuck::Pod;
 use super::buffer::{Arg, BindArg, Resource};
 use super::error::{DeviceError, DispatchError};
 use super::gpu::{Gpu, NEXT_ID};
-use crate::types::{Format, TexelFormat, TextureAccess, TextureTy, Ty};
+use crate::types::{Format, SampledType, TexelFormat, TextureAccess, TextureTy, Ty};
 
 /// wgpu's format for a texel format (the same name in WebGPU).
 pub(crate) fn wgpu_format(f: TexelFormat) -> wgpu::TextureFormat {
@@ -305,3 +305,11 @@ impl<F: Format> BindArg for GpuTexture<F> {
         }
     }
 }
+
+/// A texture whose texels have channel type `T`, of any format: what a `texture_2d<T>`
+/// binding takes (the field type of a sampled texture in an argument struct is
+/// `&dyn TextureOf<T>`, so `&GpuTexture<Rgba8Unorm>` and `&GpuTexture<R32Float>` both fit a
+/// `texture_2d<f32>`).
+pub trait TextureOf<T: SampledType>: BindArg {}
+
+impl<F: Format> TextureOf<F::Channel> for GpuTexture<F> where F::Channel: SampledType {}

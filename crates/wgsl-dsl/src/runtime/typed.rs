@@ -62,8 +62,11 @@ use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::{Kernel, ceil_div};
 use super::recorder::Recorder;
-use crate::kernel::{BindingKind, KernelBuilder, KernelSignature, Place, ReadOnly, ReadWrite};
-use crate::types::{HostShareable, Ty, WgslType};
+use crate::kernel::{
+    BindingKind, KernelBuilder, KernelSignature, Place, ReadOnly, ReadWrite, StorageTexture2d,
+    Texture2d, TextureBinding, WriteOnly,
+};
+use crate::types::{Format, HostShareable, SampledType, Ty, WgslType};
 
 /// The buffers of an executor, which an argument struct's fields borrow: the GPU's
 /// ([`Gpu`]: [`GpuBuffer<T>`], bound as `dyn BindArg`) or the CPU interpreter's
@@ -76,6 +79,16 @@ pub trait ExecutorBuffers: 'static {
     type Arg: ?Sized;
     /// `buffer` as the positional dispatch takes it.
     fn arg<T: Pod + WgslType>(buffer: &Self::Buffer<T>) -> &Self::Arg;
+    /// A texture of format `F` on this executor, as a storage texture binds it (the GPU's
+    /// [`GpuTexture<F>`](super::GpuTexture); the interpreter has none, [`NoTexture`]).
+    type Texture<F: Format>: std::fmt::Debug + 'static;
+    /// A texture of any format whose channel type is `T`, as a sampled `texture_2d<T>` binds
+    /// it (on the GPU `dyn TextureOf<T>`).
+    type SampledTexture<T: SampledType>: ?Sized + std::fmt::Debug + 'static;
+    /// `texture` as the positional dispatch takes it.
+    fn texture_arg<F: Format>(texture: &Self::Texture<F>) -> &Self::Arg;
+    /// `texture` as the positional dispatch takes it.
+    fn sampled_texture_arg<T: SampledType>(texture: &Self::SampledTexture<T>) -> &Self::Arg;
 }
 
 impl ExecutorBuffers for Gpu {
@@ -84,6 +97,62 @@ impl ExecutorBuffers for Gpu {
     fn arg<T: Pod + WgslType>(buffer: &GpuBuffer<T>) -> &Self::Arg {
         buffer
     }
+    type Texture<F: Format> = super::GpuTexture<F>;
+    type SampledTexture<T: SampledType> = dyn super::TextureOf<T>;
+    fn texture_arg<F: Format>(texture: &super::GpuTexture<F>) -> &Self::Arg {
+        texture
+    }
+    fn sampled_texture_arg<T: SampledType>(texture: &Self::SampledTexture<T>) -> &Self::Arg {
+        texture
+    }
+}
+
+/// The textures of an executor that has none (the CPU interpreter, which refuses kernels with
+/// textures): no value of this type exists, so an argument struct with a texture field cannot
+/// be made for that executor.
+#[derive(Debug)]
+pub enum NoTexture {}
+
+/// The argument a texture binding of type `Self` ([`Texture2d<T>`](crate::kernel::Texture2d),
+/// [`StorageTexture2d<F, A>`](crate::kernel::StorageTexture2d)) takes on the executor `E`:
+/// `&'a E::SampledTexture<T>` for a sampled texture (on the GPU `&'a dyn TextureOf<T>`, which
+/// any `&GpuTexture<F>` of channel type `T` coerces to), `&'a E::Texture<F>` for a `read`
+/// storage texture, `&'a mut E::Texture<F>` for a `write` or `read_write` one (on the GPU
+/// `&'a [mut] GpuTexture<F>`). Used by `#[kernel]`'s `#[texture]` parameters and
+/// `#[derive(Bindings)]`'s `#[texture]` fields.
+pub trait TextureArg: TextureBinding {
+    /// What the argument borrows.
+    type Target<E: ExecutorBuffers>: ?Sized + std::fmt::Debug + 'static;
+    /// The argument type: `&'a Self::Target<E>` or `&'a mut Self::Target<E>`.
+    type Arg<'a, E: ExecutorBuffers>;
+    /// The borrowed texture as the positional dispatch takes it.
+    fn bind<E: ExecutorBuffers>(texture: &Self::Target<E>) -> &E::Arg;
+}
+
+impl<T: SampledType> TextureArg for Texture2d<T> {
+    type Target<E: ExecutorBuffers> = E::SampledTexture<T>;
+    type Arg<'a, E: ExecutorBuffers> = &'a E::SampledTexture<T>;
+    fn bind<E: ExecutorBuffers>(texture: &E::SampledTexture<T>) -> &E::Arg {
+        E::sampled_texture_arg(texture)
+    }
+}
+
+macro_rules! storage_texture_arg {
+    ($($access:ty => $($mut:ident)?;)*) => {$(
+        impl<F: Format> TextureArg for StorageTexture2d<F, $access> {
+            type Target<E: ExecutorBuffers> = E::Texture<F>;
+            type Arg<'a, E: ExecutorBuffers> = &'a $($mut)? E::Texture<F>;
+            fn bind<E: ExecutorBuffers>(texture: &E::Texture<F>) -> &E::Arg {
+                E::texture_arg(texture)
+            }
+        }
+    )*};
+}
+
+storage_texture_arg! {
+    ReadOnly => ;
+    WriteOnly => mut;
+    ReadWrite => mut;
 }
 
 /// One binding as an argument struct declares it: what [`Gpu::compile_typed`] compares with
@@ -111,6 +180,15 @@ impl ArgBinding {
             name,
             kind,
             ty: T::ty(),
+        }
+    }
+
+    /// The texture binding `name` of type `T` (`Texture2d<f32>`, `StorageTexture2d<F, A>`).
+    pub fn texture<T: TextureBinding>(name: &'static str) -> Self {
+        ArgBinding {
+            name,
+            kind: BindingKind::Texture,
+            ty: Ty::Texture(T::TEXTURE),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use mlp::activation::Activation;
 
 pub use crate::choices::{Optimizer, Schedule};
 use crate::defaults;
@@ -93,6 +94,10 @@ pub struct TrainArgs {
           help = format!("--schedule step: factor of each decay, in (0, 1] [default: {}]",
                          defaults::STEP_GAMMA))]
     pub step_gamma: Option<f32>,
+    #[arg(long, value_enum,
+          help = format!("Activation of the hidden layers [default: {}; with --resume, the \
+                          checkpoint's, which cannot change]", defaults::ACTIVATION))]
+    pub activation: Option<Activation>,
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = positive_usize,
           allow_hyphen_values = true,
           help = format!("Hidden layer widths, comma-separated [default: {}; with --resume, the \
@@ -139,6 +144,10 @@ pub struct EvalArgs {
     /// A checkpoint written by `mnist train --save`.
     #[arg(long, value_name = "PATH")]
     pub model: PathBuf,
+    /// Check that the model's hidden layers use this activation (the checkpoint says which;
+    /// a mismatch is an error).
+    #[arg(long, value_enum)]
+    pub activation: Option<Activation>,
     #[command(flatten)]
     pub data: DataArgs,
 }
@@ -149,6 +158,10 @@ pub struct PredictArgs {
     /// A checkpoint written by `mnist train --save`.
     #[arg(long, value_name = "PATH")]
     pub model: PathBuf,
+    /// Check that the model's hidden layers use this activation (the checkpoint says which;
+    /// a mismatch is an error).
+    #[arg(long, value_enum)]
+    pub activation: Option<Activation>,
     /// Dark digits on a light background (see the rule for transparency below).
     #[arg(long)]
     pub invert: bool,

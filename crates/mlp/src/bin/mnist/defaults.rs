@@ -1,7 +1,11 @@
 //! Every default of the binary, in one place (the `--help` texts are made from these).
 
+use mlp::activation::Activation;
+
 use crate::choices::Schedule;
 
+/// The hidden layers' activation (the source's ReLU).
+pub const ACTIVATION: Activation = Activation::Relu;
 /// Epochs of `train` (and epochs added with `--resume`).
 pub const EPOCHS: usize = 5;
 /// Samples per training step.

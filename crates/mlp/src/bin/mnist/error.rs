@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mlp::activation::Activation;
 use mlp::checkpoint::CheckpointError;
 use mlp::data::DataError;
 use mlp::error::MlpError;
@@ -42,6 +43,21 @@ pub enum CliError {
     /// The kernels could not be exported (`mnist export-web`).
     #[error(transparent)]
     Export(#[from] wgsl_dsl::export::ExportError),
+    /// `--activation` names another activation than the checkpoint's model uses.
+    #[error(
+        "{}: the model was trained with --activation {checkpoint}, --activation {asked} was \
+         given (a model's activation cannot change; leave --activation out to use the \
+         checkpoint's)",
+        path.display()
+    )]
+    ActivationMismatch {
+        /// The checkpoint.
+        path: PathBuf,
+        /// The activation the checkpoint's model uses.
+        checkpoint: Activation,
+        /// The activation the command line asks for.
+        asked: Activation,
+    },
     /// A file or directory given on the command line cannot be used.
     #[error("{}: {reason}", path.display())]
     Path {
@@ -58,6 +74,22 @@ impl CliError {
         CliError::Path {
             path: path.into(),
             reason: reason.to_string(),
+        }
+    }
+
+    /// [`CliError::ActivationMismatch`] if `asked` is given and is not `checkpoint`.
+    pub fn check_activation(
+        path: &std::path::Path,
+        checkpoint: Activation,
+        asked: Option<Activation>,
+    ) -> Result<(), CliError> {
+        match asked {
+            Some(asked) if asked != checkpoint => Err(CliError::ActivationMismatch {
+                path: path.to_path_buf(),
+                checkpoint,
+                asked,
+            }),
+            _ => Ok(()),
         }
     }
 

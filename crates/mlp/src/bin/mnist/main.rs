@@ -171,7 +171,11 @@ fn describe(config: &MlpConfig, optimizer: &OptimizerConfig, batch: usize) -> St
         OptimizerConfig::Sgd { lr, momentum, .. } => format!("SGD lr {lr} momentum {momentum}"),
         OptimizerConfig::Adam { lr, .. } => format!("Adam lr {lr}"),
     };
-    format!("model {}, {opt}, batch {batch}", shape.join("-"))
+    format!(
+        "model {} ({}), {opt}, batch {batch}",
+        shape.join("-"),
+        config.activation
+    )
 }
 
 fn run_train(plan: TrainPlan) -> Result<(), CliError> {
@@ -264,6 +268,7 @@ fn load_model(gpu: &Gpu, c: &Checkpoint, max_batch: usize) -> Result<GpuMlp, Cli
 
 fn run_eval(plan: EvalPlan) -> Result<(), CliError> {
     let c = load_checkpoint(&plan.model)?;
+    CliError::check_activation(&plan.model, c.config.activation, plan.activation)?;
     let mut test: Dataset = Mnist::load_split(&plan.data.dir, Split::Test)?;
     if let Some(n) = plan.data.limit_test {
         test.truncate(n);
@@ -314,6 +319,7 @@ fn confusion_matrix(labels: &[u32], predictions: &[u32]) -> String {
 
 fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
     let c = load_checkpoint(&plan.model)?;
+    CliError::check_activation(&plan.model, c.config.activation, plan.activation)?;
     let side = (c.config.inputs as f64).sqrt().round() as usize;
     if side * side != c.config.inputs {
         return Err(CliError::path(

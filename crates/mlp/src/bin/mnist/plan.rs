@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlp::activation::Activation;
 use mlp::checkpoint::{Checkpoint, CheckpointWarning};
 use mlp::config::MlpConfig;
 use mlp::data::CLASSES;
@@ -61,6 +62,8 @@ pub enum ModelPlan {
     Fresh {
         /// Hidden layer widths.
         hidden: Vec<usize>,
+        /// Their activation.
+        activation: Activation,
         /// The optimizer.
         optimizer: OptimizerConfig,
     },
@@ -122,6 +125,8 @@ impl PlotPlan {
 pub struct EvalPlan {
     /// The checkpoint to evaluate.
     pub model: PathBuf,
+    /// `--activation`: the activation the checkpoint's model must use, if given.
+    pub activation: Option<Activation>,
     /// The data (its test set).
     pub data: DataPlan,
     /// Examples per GPU batch.
@@ -133,6 +138,8 @@ pub struct EvalPlan {
 pub struct PredictPlan {
     /// The checkpoint.
     pub model: PathBuf,
+    /// `--activation`: the activation the checkpoint's model must use, if given.
+    pub activation: Option<Activation>,
     /// Dark digits on a light background.
     pub invert: bool,
     /// The images, in order.
@@ -151,17 +158,24 @@ impl Plan {
     pub fn resolve(cli: Cli) -> Result<Plan, CliError> {
         Ok(match cli.command {
             Command::Train(args) => Plan::Train(TrainPlan::resolve(args)?),
-            Command::Eval(EvalArgs { model, data }) => Plan::Eval(EvalPlan {
+            Command::Eval(EvalArgs {
                 model,
+                activation,
+                data,
+            }) => Plan::Eval(EvalPlan {
+                model,
+                activation,
                 data: DataPlan::resolve(&data, None)?,
                 batch: defaults::EVAL_BATCH,
             }),
             Command::Predict(PredictArgs {
                 model,
+                activation,
                 invert,
                 images,
             }) => Plan::Predict(PredictPlan {
                 model,
+                activation,
                 invert,
                 images,
                 batch: defaults::EVAL_BATCH,
@@ -346,12 +360,13 @@ fn fresh(args: &TrainArgs) -> Result<ModelPlan, CliError> {
             .hidden
             .clone()
             .unwrap_or_else(|| defaults::HIDDEN.to_vec()),
+        activation: args.activation.unwrap_or(defaults::ACTIVATION),
         optimizer,
     })
 }
 
-/// Continue from `c`: the model's shape and optimizer kind are the checkpoint's (asking for
-/// others is an error); the learning rate, momentum, batch size and seed may be changed (the
+/// Continue from `c`: the model's shape, activation and optimizer kind are the checkpoint's
+/// (asking for others is an error: [`CliError::ActivationMismatch`] for the activation); the learning rate, momentum, batch size and seed may be changed (the
 /// training images may not: [`SameTrainImages`]). A checkpoint whose schedule has brought the
 /// learning rate to 0 (a cosine at its end) is refused: resuming it would not change the model.
 fn resume(
@@ -369,6 +384,7 @@ fn resume(
             ),
         ));
     }
+    CliError::check_activation(path, c.config.activation, args.activation)?;
     let kind = match c.optimizer {
         OptimizerConfig::Sgd { .. } => Optimizer::Sgd,
         OptimizerConfig::Adam { .. } => Optimizer::Adam,
@@ -426,11 +442,16 @@ impl ModelPlan {
     /// [`CliError::Usage`] for a fresh model that cannot exist (too large).
     pub fn into_start(self, inputs: usize) -> Result<Start, CliError> {
         Ok(match self {
-            ModelPlan::Fresh { hidden, optimizer } => {
+            ModelPlan::Fresh {
+                hidden,
+                activation,
+                optimizer,
+            } => {
                 let config = MlpConfig {
                     inputs,
                     hidden,
                     classes: CLASSES,
+                    activation,
                 };
                 config
                     .validate()
@@ -467,8 +488,13 @@ mod tests {
         assert!(p.settings.pipeline);
         assert!(!plan(&["--no-pipeline"]).unwrap().settings.pipeline);
         match p.model {
-            ModelPlan::Fresh { hidden, optimizer } => {
+            ModelPlan::Fresh {
+                hidden,
+                activation,
+                optimizer,
+            } => {
                 assert_eq!(hidden, defaults::HIDDEN);
+                assert_eq!(activation, defaults::ACTIVATION);
                 assert_eq!(
                     optimizer,
                     OptimizerConfig::Sgd {
@@ -499,6 +525,7 @@ mod tests {
             inputs: 784,
             hidden: vec![3],
             classes: CLASSES,
+            ..MlpConfig::default()
         };
         let params = mlp::params::Params::init(&config, 0);
         let sgd = OptimizerConfig::Sgd {

@@ -10,12 +10,12 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use mlp::activation::Activation;
 use mlp::checkpoint::{Checkpoint, write_atomic};
 use mlp::kernels::linear::DIRECT_WORKGROUP;
 use mlp::kernels::linear::LinearDirect;
 use mlp::kernels::loss::{SOFTMAX_WORKGROUP, SoftmaxCrossEntropy};
 use mlp::params::tensor_offsets;
-use mlp::reference::Activation;
 use wgsl_dsl::Shader;
 use wgsl_dsl::runtime::KernelDef;
 
@@ -57,8 +57,8 @@ pub struct ExportWebArgs {
 fn inference_kernels() -> Result<Vec<Shader>, CliError> {
     let build = |k: wgsl_dsl::KernelBuilder| k.build().map_err(mlp::error::MlpError::from);
     Ok(vec![
-        build(LinearDirect(Activation::Relu).build())?,
-        build(LinearDirect(Activation::Identity).build())?,
+        build(LinearDirect(Some(Activation::Relu)).build())?,
+        build(LinearDirect(None).build())?,
         build(SoftmaxCrossEntropy.build())?,
     ])
 }
@@ -102,7 +102,8 @@ fn model_json(c: &Checkpoint, model: &Path, side: usize) -> serde_json::Value {
 ///
 /// # Errors
 /// [`CliError::Checkpoint`] for a checkpoint that cannot be read; [`CliError::Path`] for a
-/// model that does not take square images or a file that cannot be written;
+/// model that does not take square images or whose hidden layers are not ReLU (the page runs
+/// `linear_direct_relu`), or a file that cannot be written;
 /// [`CliError::Export`], [`CliError::Model`] if the kernels do not export (never for the
 /// model's own kernels).
 pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
@@ -114,6 +115,16 @@ pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
             format!(
                 "the model takes {} features, not a square image",
                 c.config.inputs
+            ),
+        ));
+    }
+    if c.config.activation != Activation::Relu {
+        return Err(CliError::path(
+            &args.model,
+            format!(
+                "the model's hidden layers use --activation {}; the web page runs ReLU models \
+                 only",
+                c.config.activation
             ),
         ));
     }
