@@ -186,6 +186,7 @@ class Module:
     uses: list[UseLeaf] = field(default_factory=list)
     use_spans: list[tuple[int, int]] = field(default_factory=list)
     items: set[str] = field(default_factory=set)
+    exported_macros: set[str] = field(default_factory=set)  # `#[macro_export] macro_rules! m`
     body: str = ""  # its own code: children's inline spans and `use` declarations blanked
     _aliases: dict[str, UseLeaf] | None = None
 
@@ -303,6 +304,10 @@ def parse_own_code(module: Module) -> None:
         name = m.group(1) or m.group(2)
         if name not in KEYWORDS_NOT_NAMES:
             module.items.add(name)
+        if m.group(2):
+            attrs = ATTRS_RE.search(src.clean[max(start, start + m.start() - 400) : start + m.start()].rstrip())
+            if attrs and re.search(r"#\[\s*macro_export\b", attrs.group(1)):
+                module.exported_macros.add(m.group(2))
 
 
 def parse_use_tree(src: Source, a: int, b: int, public: bool) -> list[UseLeaf]:
@@ -372,6 +377,15 @@ class Resolver:
 
     def __init__(self, root: Module):
         self.root = root
+        # `#[macro_export]` macros are items of the crate root wherever they are written
+        # (`crate::m!`): a path to one is an edge to the module that defines it.
+        self.macros: dict[str, Module] = {}
+        stack = [root]
+        while stack:
+            m = stack.pop()
+            for name in m.exported_macros:
+                self.macros.setdefault(name, m)
+            stack.extend(m.children.values())
 
     def start(self, segs: list[str], context: Module) -> tuple[Module, list[str]] | None:
         """Where a path starts: (module, the segments left to follow from it); None outside the
@@ -424,6 +438,8 @@ class Resolver:
                     target, found = self.walk(base, rest[i:], depth + 1)
                     if found:
                         return target, True
+            if cur is self.root and seg in self.macros:
+                return self.macros[seg], True
             return cur, False
         return cur, True
 
@@ -461,9 +477,15 @@ def references(module: Module, resolver: Resolver, tests: bool):
         return
     src = module.source
     names = module.aliases()
+    code = without_attributes(module.body)
     for u in module.uses:
+        # A name in an attribute (`#[derive(..)]` beside `pub use derive::derive`), after a `.`
+        # (a field or method) or before a single `:` (a field, a parameter) is no use of the
+        # re-exported item.
         if u.public and (
-            u.glob or u.alias is None or not re.search(r"\b" + re.escape(u.alias) + r"\b", module.body)
+            u.glob
+            or u.alias is None
+            or not re.search(r"(?<![.\w])" + re.escape(u.alias) + r"\b(?!\s*:(?!:))", code)
         ):
             continue  # a re-export: an edge of whoever uses it
         target = resolver.resolve(u.segs, module)
@@ -485,6 +507,27 @@ def references(module: Module, resolver: Resolver, tests: bool):
             yield module, target, Ref(src.path, src.line(m.start()), "::".join(segs))
     for child in module.children.values():
         yield from references(child, resolver, tests)
+
+
+def without_attributes(text: str) -> str:
+    """`text` with every attribute (`#[..]`, `#![..]`, brackets nested) blanked."""
+    out = list(text)
+    for m in re.finditer(r"#!?\s*\[", text):
+        if out[m.start()] == " ":
+            continue  # inside an attribute blanked already
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            if text[j] == "[":
+                depth += 1
+            elif text[j] == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        for k in range(m.start(), min(j + 1, len(text))):
+            if out[k] != "\n":
+                out[k] = " "
+    return "".join(out)
 
 
 def lowest_common_parent(a: Module, b: Module) -> tuple[Module, Module, Module] | None:

@@ -125,6 +125,21 @@ class Cycles(unittest.TestCase):
         [cycle] = Crate(files).cycles()
         self.assertEqual((cycle.parent, cycle.nodes), ("m", ["m (own file)", "m::child"]))
 
+    def test_a_name_in_an_attribute_or_after_a_dot_is_no_use_of_a_reexport(self):
+        # m re-exports child::derive and child::check; `#[derive(..)]` and `x.check` in m's own
+        # code do not use them, so child's use of m's Y closes no cycle.
+        files = {
+            "lib.rs": "pub mod m;\n",
+            "m/mod.rs": "mod child;\npub use child::{check, derive};\n#[derive(Debug)]\n"
+            "#[cfg_attr(test, derive(Clone))]\npub struct Y {\n    check: u8,\n}\n"
+            "fn f(x: &Y) -> u8 {\n    x.check\n}\n",
+            "m/child.rs": "use super::Y;\npub fn derive(_: &Y) {}\npub fn check() {}\n",
+        }
+        self.assertEqual(Crate(files).cycles(), [])
+        files["m/mod.rs"] += "fn g(y: &Y) {\n    derive(y);\n}\n"
+        [cycle] = Crate(files).cycles()
+        self.assertEqual(cycle.nodes, ["m (own file)", "m::child"])
+
     def test_use_super_resolves_through_the_parents_reexport_to_the_sibling(self):
         files = {
             "lib.rs": "pub mod rt;\n",
@@ -192,6 +207,20 @@ class Cycles(unittest.TestCase):
         # Top-level modules a and b import each other; the files a::x -> b -> a::y do not circle.
         self.assertEqual(Crate(files).cycles()[0].nodes, ["a", "b"])
         self.assertEqual(Crate(files).cycles(flat=True), [])
+
+    def test_an_exported_macro_is_an_item_of_the_module_that_defines_it(self):
+        # `#[macro_export]` puts `with_ty!` at the crate root (`crate::with_ty`), but the edge
+        # goes to `value`, which writes it: with value -> emit, emit and value form a cycle
+        # (and the crate root's own file is in none).
+        files = {
+            "lib.rs": "mod emit;\nmod value;\n",
+            "value.rs": "#[macro_export]\nmacro_rules! with_ty {\n    () => {};\n}\nfn g() {\n    crate::emit::f();\n}\n",
+            "emit.rs": "use crate::with_ty;\npub fn f() {\n    with_ty!();\n}\n",
+        }
+        self.assertEqual(Crate(files).edges(), {("crate", "emit", "value"): [1], ("crate", "value", "emit"): [6]})
+        # A macro without `#[macro_export]` is not found at the root.
+        files["value.rs"] = files["value.rs"].replace("#[macro_export]\n", "")
+        self.assertEqual(Crate(files).cycles(), [])
 
     def test_exit_status(self):
         crate = Crate(THREE)

@@ -175,7 +175,7 @@ fn the_interpreter_refuses_textures_naming_the_binding() {
         ),
         (tint().build().unwrap(), "#[texture] src: Texture2d<f32>,"),
     ] {
-        let source = include_str!("../src/textures.rs");
+        let source = include_str!("../crates/wgsl-dsl-harness/src/textures.rs");
         let line = source.lines().position(|l| l.trim() == line).unwrap() as u32 + 1;
         let err = Interpreter::new().compile(&shader).unwrap_err();
         match &err {

@@ -31,6 +31,9 @@ use crate::kernels::backward::{
     LinearBackwardWeightArgs,
 };
 use crate::kernels::eval::ArgmaxAccuracy;
+use crate::kernels::fused::{
+    ForwardGather, FusedConfig, GradUpdateAdam, GradUpdateSgd, SoftmaxHead,
+};
 use crate::kernels::gather::{GatherBatch, GatherBatchArgs, rows_of_step};
 use crate::kernels::linear::{Linear, LinearArgs, LinearKeepZ, LinearKeepZArgs};
 use crate::kernels::loss::{MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs};
@@ -176,9 +179,38 @@ pub struct GpuMlp {
     loss_history: GpuBuffer<f32>,
     batch_uniforms: HashMap<usize, BatchUniforms>,
     /// The fused training step, when the model has one (see [`GpuMlp::set_fused`]).
-    fused: Option<fused::FusedStep>,
+    fused: Option<FusedStep>,
     /// The learning-rate schedule in the optimizer's uniform.
     schedule: LrSchedule,
+}
+
+/// The compiled `grad_update` kernel, for the model's optimizer. The fused step's types are
+/// defined here, beside the model that holds them; `fused` implements them (it sits above
+/// this file, which does not name it).
+#[derive(Debug)]
+enum GradKernel {
+    Sgd(TypedKernel<GradUpdateSgd>),
+    Adam(TypedKernel<GradUpdateAdam>),
+}
+
+/// The compiled fused kernels and the split-K partial sums of the first layer.
+#[derive(Debug)]
+struct FusedStep {
+    config: FusedConfig,
+    forward: TypedKernel<ForwardGather>,
+    head: TypedKernel<SoftmaxHead>,
+    grad: GradKernel,
+    /// `[splits, max_batch, hidden]`.
+    partial: GpuBuffer<f32>,
+}
+
+/// The model's buffers a fused step reads and writes.
+struct StepBuffers<'a> {
+    pub state: &'a mut GpuBuffer<u32>,
+    pub params: &'a mut GpuBuffer<f32>,
+    pub optimizer: &'a mut Optimizer,
+    pub work: &'a mut Workspace,
+    pub loss_history: &'a mut GpuBuffer<f32>,
 }
 
 fn invalid(msg: impl Into<String>) -> MlpError {
@@ -547,7 +579,7 @@ impl GpuMlp {
             let rows = rows_of_step(s, batch_size, order.len());
             let u = &batch_uniforms[&rows];
             if let Some(f) = fused {
-                let parts = fused::StepBuffers {
+                let parts = StepBuffers {
                     state,
                     params: &mut tensors.params,
                     optimizer,

@@ -49,7 +49,7 @@
 //! sign of a zero (§15.7.2), so float outputs compare `-0.0` equal to `0.0` and nothing
 //! exposes a zero's sign bit (bitcasts and `pack2x16float` take operands without zero).
 
-use crate::ast::Scalar;
+use crate::ty::Scalar;
 
 /// A float format.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use crate::accuracy::{F, Ops, Reject, Rounding, ZERO_GRID, finish};
-use crate::analysis::{Info, Num, full};
 use crate::ast::*;
+use crate::info::{Info, Num, full};
 
 type R = Result<Info, Reject>;
 

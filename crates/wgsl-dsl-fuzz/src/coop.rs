@@ -11,7 +11,7 @@ use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::prelude::*;
 
 use crate::ast::{Coop, Inputs, Program};
-use crate::emit::{Binding, Emitted};
+use crate::emitted::{Binding, Emitted};
 
 /// Tile size.
 pub const N: usize = 16;

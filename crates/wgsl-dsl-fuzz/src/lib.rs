@@ -28,11 +28,14 @@ pub mod ast;
 mod coop;
 pub mod emit;
 mod emit_ops;
+mod emitted;
 pub mod generator;
+mod info;
 pub mod oracle;
 pub mod print;
 pub mod shrink;
 mod texture;
+mod ty;
 pub mod value;
 
 use std::time::{Duration, Instant};

@@ -11,7 +11,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::R32Uint;
 
 use crate::ast::{Inputs, Program, TextureCase};
-use crate::emit::{Binding, Emitted};
+use crate::emitted::{Binding, Emitted};
 
 pub(crate) fn generate(seed: u64, rng: &mut ChaCha8Rng) -> Program {
     let size: [u32; 2] = [rng.random_range(1..=19), rng.random_range(1..=11)];

@@ -12,9 +12,24 @@
 //! and the CPU interpreter ([`Interpreter`], which also fails a kernel that races, reads out
 //! of bounds or reaches a barrier divergently) run the same cases.
 //!
+//! The workspace's verified kernels live here too, each with random cases and a CPU
+//! specification (the cross-crate tests in the workspace's `tests/` run them):
+//!
+//! - [`examples::all`]: the example kernels, one or more per family of built-ins and statement
+//!   kind of the DSL ([`Example`]).
+//! - [`ops::all`]: every kernel of the MLP (`mlp::kernels`), with its `f64` specification from
+//!   `mlp::reference` ([`ops::MlpOp`]).
+//! - [`training`]: whole training steps of the model against the reference training loop.
+//! - [`derived`]: kernels with backward passes (`wgsl_dsl::autodiff`), derived or custom, with
+//!   data to check them against central differences.
+//! - [`blocks`]: scans, subgroup and quad operations; [`textures`]: the texture kernel.
+//!
+//! The snapshot test pins every one's WGSL; `runtime_examples.rs` and `mlp_kernels.rs` run
+//! every one on the GPU through the harness and compare with the specification.
+//!
 //! ```
 //! use wgsl_dsl::prelude::*;
-//! use wgsl_dsl_harness::{Case, Data, Expected, VerifiedOp, verify};
+//! use crate::{Case, Data, Expected, VerifiedOp, verify};
 //!
 //! /// `y[i] = 2 x[i]`.
 //! struct Double;
@@ -46,12 +61,20 @@
 //! # }
 //! ```
 
+pub mod blocks;
 mod data;
+pub mod derived;
+pub mod examples;
 mod executor;
+pub mod ops;
+mod suite;
+pub mod textures;
+pub mod training;
 mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};
 pub use executor::{Buffers, Error, Executor, GpuBuffers, HostBuffers};
+pub use suite::{Example, GPU_SWITCH, gpu, gpu_tests_enabled};
 pub use verify::{VerifiedOp, agree, compare, run, verify};
 
 use rand::Rng as _;

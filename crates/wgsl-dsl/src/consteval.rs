@@ -33,8 +33,9 @@ use std::fmt;
 
 use naga::{BinaryOperator as B, MathFunction as M, RelationalFunction as R, ScalarKind};
 
-use crate::exp::{ExprKind, Lit, Node, NodeRef};
-use crate::types::{ScalarTy, Ty};
+use crate::error::BuildError;
+use crate::exp::{Exp, ExprKind, Lit, Node, NodeRef};
+use crate::types::{ScalarTy, Ty, WgslType};
 
 /// The value of a const-expression.
 ///
@@ -1688,6 +1689,26 @@ fn operands(kind: &ExprKind) -> Vec<&NodeRef> {
     }
 }
 
+/// [`Exp::eval_const`] lives here, beside the evaluator it calls, so that `exp` (below this
+/// module) does not name it.
+impl<T: WgslType> Exp<T> {
+    /// The value of this expression if it is a *const-expression* (WGSL spec §8.1.1): every
+    /// leaf a literal or a zero value, evaluated as WGSL evaluates it when the shader is
+    /// created. `Ok(None)` if it reads memory, a built-in value, a parameter or a `let`.
+    ///
+    /// [`KernelBuilder::build`](crate::KernelBuilder::build) evaluates every such subtree (and
+    /// treats a `let_` of a literal as the literal, since the WGSL naga writes inlines it).
+    ///
+    /// # Errors
+    /// [`BuildError::ConstExpression`] at the call site of
+    /// the first operation (operands first) that WGSL rejects at shader creation, such as
+    /// `lit(1.0) / lit(0.0)` or `sqrt(lit(-1.0))`;
+    /// [`BuildError::NonFiniteLiteral`].
+    pub fn eval_const(&self) -> Result<Option<ConstValue>, BuildError> {
+        eval_tree(&self.node)
+    }
+}
+
 /// Whether the left operand's value `left` decides `op` (`&&` or `||`) alone: `false && b`
 /// and `true || b`.
 fn decides(op: naga::BinaryOperator, left: Option<ConstValue>) -> bool {
@@ -1707,7 +1728,7 @@ pub(crate) fn eval_tree(root: &NodeRef) -> Result<Option<ConstValue>, crate::Bui
         if let Some(v) = memo.get(&key) {
             return Ok(v.clone());
         }
-        if depth > crate::lower::MAX_DEPTH {
+        if depth > crate::exp::MAX_DEPTH {
             return Ok(None);
         }
         match &node.kind {

@@ -43,8 +43,11 @@
 
 pub mod autodiff;
 mod consteval;
+mod error;
 pub mod exp;
 pub mod export;
+#[cfg(feature = "runtime")]
+mod gradcheck;
 #[doc(hidden)]
 pub mod handle;
 #[cfg(feature = "runtime")]

@@ -25,8 +25,8 @@
 
 use naga::{Expression as E, Handle, Span, Statement as S};
 
+use crate::error::{BuildError, NonUniformControlFlow};
 use crate::lower::SiteTable;
-use crate::shader::{BuildError, NonUniformControlFlow};
 
 /// Where a value's non-uniformity comes from: the expression, and what it is.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,14 +2,16 @@
 //! dispatches per step (`forward_gather`, `softmax_head`, `grad_update`) where the unfused step
 //! has twelve; models with more hidden layers run the unfused step.
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder, TypedKernel};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
-use super::{BatchUniforms, GpuDataset, GpuMlp, Optimizer, Workspace, invalid};
+use super::{
+    BatchUniforms, FusedStep, GpuDataset, GpuMlp, GradKernel, Optimizer, StepBuffers, invalid,
+};
 use crate::config::MlpConfig;
 use crate::error::MlpError;
 use crate::kernels::fused::{
-    ForwardGather, ForwardGatherArgs, FusedConfig, FusedOptimizer, GradUpdateAdam,
-    GradUpdateAdamArgs, GradUpdateSgd, GradUpdateSgdArgs, SoftmaxHead, SoftmaxHeadArgs,
+    ForwardGather, ForwardGatherArgs, FusedConfig, FusedOptimizer, GradUpdateAdamArgs,
+    GradUpdateSgdArgs, SoftmaxHead, SoftmaxHeadArgs,
 };
 use crate::kernels::product::Target;
 use crate::kernels::uniforms::GatherParams;
@@ -17,33 +19,6 @@ use crate::kernels::uniforms::GatherParams;
 /// The environment variable that overrides the fused kernels' configuration (a spec of
 /// [`FusedConfig::choose_with`]), for measuring configurations on a device.
 pub const FUSED_CONFIG_VAR: &str = "MLP_FUSED_CONFIG";
-
-/// The compiled `grad_update` kernel, for the model's optimizer.
-#[derive(Debug)]
-enum GradKernel {
-    Sgd(TypedKernel<GradUpdateSgd>),
-    Adam(TypedKernel<GradUpdateAdam>),
-}
-
-/// The compiled fused kernels and the split-K partial sums of the first layer.
-#[derive(Debug)]
-pub(super) struct FusedStep {
-    config: FusedConfig,
-    forward: TypedKernel<ForwardGather>,
-    head: TypedKernel<SoftmaxHead>,
-    grad: GradKernel,
-    /// `[splits, max_batch, hidden]`.
-    partial: GpuBuffer<f32>,
-}
-
-/// The model's buffers a fused step reads and writes.
-pub(super) struct StepBuffers<'a> {
-    pub state: &'a mut GpuBuffer<u32>,
-    pub params: &'a mut GpuBuffer<f32>,
-    pub optimizer: &'a mut Optimizer,
-    pub work: &'a mut Workspace,
-    pub loss_history: &'a mut GpuBuffer<f32>,
-}
 
 impl FusedStep {
     /// The fused step for `config` on `target`, or `None` when the model is not one hidden

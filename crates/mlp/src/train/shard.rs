@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use wgsl_dsl::runtime::Gpu;
 
-use super::TrainError;
+use super::error::TrainError;
 use crate::data::Dataset;
 use crate::model::{Evaluation, GpuDataset, GpuMlp};
 

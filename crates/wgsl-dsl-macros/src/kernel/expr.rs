@@ -43,6 +43,18 @@ pub fn paren(tokens: TokenStream, span: Span) -> TokenStream {
     g.into_token_stream()
 }
 
+/// The binding or `var` a place expression (`x`, `x[i]`, `s.f[i]`) is rooted at.
+pub fn place_root(e: &syn::Expr) -> Option<&syn::Ident> {
+    match e {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        syn::Expr::Index(i) => place_root(&i.expr),
+        syn::Expr::Field(f) => place_root(&f.base),
+        syn::Expr::Paren(p) => place_root(&p.expr),
+        syn::Expr::Group(g) => place_root(&g.expr),
+        _ => None,
+    }
+}
+
 /// True if `e` is an integer literal without a suffix (`10`, `-3`, `(7)`): Rust gives it a
 /// type from where it is used.
 pub fn is_unsuffixed_int(e: &syn::Expr) -> bool {
@@ -563,9 +575,7 @@ impl Ctx {
                 return value(quote_spanned!(span=> #p.#name()), span);
             }
             if ATOMIC_METHODS.contains(&sname.as_str()) {
-                if let Some(msg) =
-                    super::stmt::place_root(&m.receiver).and_then(|r| self.read_only_binding(r))
-                {
+                if let Some(msg) = place_root(&m.receiver).and_then(|r| self.read_only_binding(r)) {
                     self.err(m.receiver.span(), msg);
                     return dummy(span);
                 }

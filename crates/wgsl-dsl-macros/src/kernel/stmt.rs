@@ -8,7 +8,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::ctx::{Cat, Ctx, Tr};
-use super::expr::paren;
+use super::expr::{paren, place_root};
 
 impl Ctx {
     /// A block's statements, in a new scope. `tail` receives the tail expression of a helper's
@@ -778,18 +778,6 @@ impl Ctx {
                 None
             }
         }
-    }
-}
-
-/// The binding or `var` a place expression (`x`, `x[i]`, `s.f[i]`) is rooted at.
-pub fn place_root(e: &syn::Expr) -> Option<&syn::Ident> {
-    match e {
-        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
-        syn::Expr::Index(i) => place_root(&i.expr),
-        syn::Expr::Field(f) => place_root(&f.base),
-        syn::Expr::Paren(p) => place_root(&p.expr),
-        syn::Expr::Group(g) => place_root(&g.expr),
-        _ => None,
     }
 }
 

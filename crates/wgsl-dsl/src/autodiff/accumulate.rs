@@ -23,9 +23,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::NotDifferentiable;
-use super::backward::{Block, bind};
-use super::make::{At, node};
+use super::error::NotDifferentiable;
+
+use super::make::{At, Block, bind, node};
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
@@ -263,12 +263,15 @@ fn cas_add(grad: GlobalHandle, word: NodeRef, value: NodeRef, site: CallSite, ou
 }
 
 /// True if `index`, through the `let`s of `defs`, is `global_invocation_id().x`.
-pub(crate) fn own_index(index: &NodeRef, defs: &HashMap<ValueId, super::graph::ValueDef>) -> bool {
+pub(crate) fn own_index(
+    index: &NodeRef,
+    defs: &HashMap<ValueId, crate::kernel::values::ValueDef>,
+) -> bool {
     let mut n = index.clone();
     loop {
         match &n.kind {
             ExprKind::Bound(id) => match defs.get(id) {
-                Some(super::graph::ValueDef::Let { value, .. }) => n = value.clone(),
+                Some(crate::kernel::values::ValueDef::Let { value, .. }) => n = value.clone(),
                 _ => return false,
             },
             ExprKind::AccessIndex(base, 0) => {

@@ -17,18 +17,16 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::NotDifferentiable;
 use super::accumulate::Gradients;
+use super::error::NotDifferentiable;
 use super::graph::{Graph, key};
-use super::make::{At, node};
+use super::make::{At, Block, bind, node};
 use super::symbolic::{Item, Merge};
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::ValueId;
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::{Stmt, VarInit};
 use crate::site::CallSite;
-
-pub(crate) type Block = Vec<(Stmt, CallSite)>;
 
 /// Adjoint contributions to values (`let`s and merges), not yet summed.
 type Pending = HashMap<ValueId, Vec<NodeRef>>;
@@ -105,28 +103,6 @@ fn local(var: ValueId, ty: &crate::types::Ty, site: CallSite) -> PlaceRef {
 
 fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
     node(ExprKind::Load(place.clone()), place.ty.clone(), site)
-}
-
-/// `let name = value;` into `out` (unless `value` is a literal or already a value); the
-/// node naming it.
-pub(crate) fn bind(out: &mut Block, name: &str, value: NodeRef, site: CallSite) -> NodeRef {
-    if matches!(
-        value.kind,
-        ExprKind::Literal(_) | ExprKind::ZeroValue | ExprKind::Bound(_)
-    ) {
-        return value;
-    }
-    let id = ValueId::fresh();
-    let ty = value.ty.clone();
-    out.push((
-        Stmt::Let {
-            id,
-            name: name.to_string(),
-            value,
-        },
-        site,
-    ));
-    node(ExprKind::Bound(id), ty, site)
 }
 
 /// Items' names and program order, for the adjoints of their values.
@@ -406,7 +382,7 @@ impl Emit<'_> {
         let leaves = self.leaves(root);
         let g = Graph::new(self.b, std::slice::from_ref(root), &leaves);
         let mut bind_shared =
-            |n: &NodeRef, a: NodeRef| bind(out, &super::adjoint_name(&g, n), a, n.site);
+            |n: &NodeRef, a: NodeRef| bind(out, &super::graph::adjoint_name(&g, n), a, n.site);
         let adjoints = super::reverse::reverse(&g, &[(root.clone(), seed)], &mut bind_shared)?;
         for leaf in &leaves {
             let Some(adjoint) = adjoints.get(&key(leaf)) else {

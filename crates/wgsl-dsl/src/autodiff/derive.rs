@@ -7,10 +7,10 @@ use super::accumulate::{Accumulation, Gradients, own_index};
 use super::backward::{Emit, forward, names};
 use super::graph::Root;
 use super::symbolic::{GlobalRole, Item, Symbolic};
+use crate::error::BuildError;
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceRef};
 use crate::handle::GlobalHandle;
 use crate::kernel::{BindingKind, GlobalKind, KernelBuilder};
-use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
@@ -377,7 +377,7 @@ impl Reads<'_> {
                 Item::Output { seed, value, .. } => {
                     self.visit(value);
                     let mut idx = Vec::new();
-                    super::graph::place_indices(seed, &mut idx);
+                    super::subst::place_indices(seed, &mut idx);
                     for i in &idx {
                         self.visit(i);
                     }

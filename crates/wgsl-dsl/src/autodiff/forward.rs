@@ -8,7 +8,7 @@
 
 use naga::{FastHashMap as HashMap, FastHashSet as HashSet};
 
-use super::NotDifferentiable;
+use super::error::NotDifferentiable;
 use super::graph::{Graph, Key, key};
 use super::linear::Lin;
 use super::make::At;

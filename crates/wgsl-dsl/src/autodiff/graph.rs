@@ -19,121 +19,11 @@ use std::rc::Rc;
 use crate::exp::{ExprKind, Node, NodeRef, PlaceKind, PlaceRef};
 use crate::handle::{FunctionHandle, ValueId};
 use crate::kernel::KernelBuilder;
-use crate::kernel::stmt::{AtomicOp, Stmt, SubgroupOp};
+use crate::kernel::stmt::Stmt;
+use crate::kernel::values::ValueDef;
+
+use super::subst::place_indices;
 use crate::site::CallSite;
-
-/// What a [`ValueId`] names: recorded by `KernelBuilder::bind` for every statement result.
-#[derive(Debug, Clone)]
-pub(crate) enum ValueDef {
-    /// `let name = value;`
-    Let { name: String, value: NodeRef },
-    /// The result of calling a helper function.
-    Call {
-        function: FunctionHandle,
-        args: Vec<NodeRef>,
-    },
-    /// An atomic, subgroup operation or `workgroupUniformLoad`: differentiation does not see
-    /// through it.
-    Opaque {
-        operation: String,
-        operands: Vec<NodeRef>,
-        place: Option<PlaceRef>,
-    },
-}
-
-impl ValueDef {
-    /// The value a statement defines and its definition, if it defines one.
-    pub(crate) fn of(stmt: &Stmt) -> Option<(ValueId, ValueDef)> {
-        let id = match stmt {
-            Stmt::Let { id, .. } => *id,
-            Stmt::Call { result, .. }
-            | Stmt::Atomic { result, .. }
-            | Stmt::Subgroup { result, .. }
-            | Stmt::WorkgroupUniformLoad { result, .. } => *result,
-            _ => return None,
-        };
-        let def = match stmt {
-            Stmt::Let { name, value, .. } => ValueDef::Let {
-                name: name.clone(),
-                value: value.clone(),
-            },
-            Stmt::Call { function, args, .. } => ValueDef::Call {
-                function: *function,
-                args: args.clone(),
-            },
-            Stmt::Atomic {
-                place,
-                fun,
-                value,
-                compare,
-                ..
-            } => ValueDef::Opaque {
-                operation: atomic_name(*fun, compare.is_some()).into(),
-                operands: std::iter::once(value.clone())
-                    .chain(compare.iter().cloned())
-                    .collect(),
-                place: Some(place.clone()),
-            },
-            Stmt::Subgroup { op, arg, index, .. } => ValueDef::Opaque {
-                operation: subgroup_name(*op),
-                operands: std::iter::once(arg.clone())
-                    .chain(index.iter().cloned())
-                    .collect(),
-                place: None,
-            },
-            Stmt::WorkgroupUniformLoad { place, .. } => ValueDef::Opaque {
-                operation: "workgroupUniformLoad".into(),
-                operands: Vec::new(),
-                place: Some(place.clone()),
-            },
-            _ => return None,
-        };
-        Some((id, def))
-    }
-}
-
-fn atomic_name(op: AtomicOp, compare: bool) -> &'static str {
-    match op {
-        AtomicOp::Add => "atomicAdd",
-        AtomicOp::Sub => "atomicSub",
-        AtomicOp::Min => "atomicMin",
-        AtomicOp::Max => "atomicMax",
-        AtomicOp::And => "atomicAnd",
-        AtomicOp::Or => "atomicOr",
-        AtomicOp::Xor => "atomicXor",
-        AtomicOp::Exchange if compare => "atomicCompareExchangeWeak",
-        AtomicOp::Exchange => "atomicExchange",
-    }
-}
-
-fn subgroup_name(op: SubgroupOp) -> String {
-    use naga::{CollectiveOperation as C, SubgroupOperation as S};
-    match op {
-        SubgroupOp::Collective(s, c) => {
-            let name = match s {
-                S::All => "All",
-                S::Any => "Any",
-                S::Add => "Add",
-                S::Mul => "Mul",
-                S::Min => "Min",
-                S::Max => "Max",
-                S::And => "And",
-                S::Or => "Or",
-                S::Xor => "Xor",
-            };
-            match c {
-                C::Reduce => format!("subgroup{name}"),
-                C::InclusiveScan => format!("subgroupInclusive{name}"),
-                C::ExclusiveScan => format!("subgroupExclusive{name}"),
-            }
-        }
-        SubgroupOp::BroadcastFirst => "subgroupBroadcastFirst".into(),
-        SubgroupOp::Shuffle => "subgroupShuffle".into(),
-        SubgroupOp::Gather(g) => format!("subgroup gather {g:?}"),
-        SubgroupOp::QuadSwap(d) => format!("quadSwap{d:?}"),
-        SubgroupOp::Ballot => "subgroupBallot".into(),
-    }
-}
 
 /// A node's identity: its `Rc`, or the value it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -166,18 +56,6 @@ pub(crate) fn root(k: &KernelBuilder, place: &PlaceRef) -> Option<Root> {
             PlaceKind::Global(_) => return None,
             PlaceKind::Local(id) => return Some(Root::Local(*id)),
         }
-    }
-}
-
-/// The index expressions of a place (outermost last).
-pub(crate) fn place_indices(place: &PlaceRef, out: &mut Vec<NodeRef>) {
-    match &place.kind {
-        PlaceKind::Index(base, index) => {
-            place_indices(base, out);
-            out.push(index.clone());
-        }
-        PlaceKind::Field(base, _) => place_indices(base, out),
-        PlaceKind::Global(_) | PlaceKind::Local(_) => {}
     }
 }
 
@@ -540,4 +418,23 @@ impl<'k> Graph<'k> {
         self.inlined.insert(id, r.clone());
         Some(r)
     }
+}
+
+/// The name of a node's adjoint: `d_<let>` for a `let`, else after its operation
+/// (`d_sin`, `d_product`).
+pub(crate) fn adjoint_name(g: &Graph<'_>, n: &NodeRef) -> String {
+    use naga::BinaryOperator as B;
+    if let Some(name) = g.let_name(n) {
+        return format!("d_{name}");
+    }
+    let op = match &n.kind {
+        ExprKind::Math(fun, _) => crate::consteval::math_name(*fun),
+        ExprKind::Binary(B::Multiply, ..) => "product",
+        ExprKind::Binary(B::Add, ..) => "sum",
+        ExprKind::Binary(B::Subtract, ..) => "difference",
+        ExprKind::Binary(B::Divide, ..) => "quotient",
+        ExprKind::Select { .. } => "select",
+        _ => "value",
+    };
+    format!("d_{op}")
 }

@@ -10,12 +10,39 @@ use std::rc::Rc;
 use naga::{BinaryOperator as B, MathFunction as M, UnaryOperator as U};
 
 use crate::exp::{ExprKind, Lit, Node, NodeRef};
+use crate::handle::ValueId;
+use crate::kernel::stmt::Stmt;
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
+
+/// Statements a derivative emits, each with the call site it is attributed to.
+pub(crate) type Block = Vec<(Stmt, CallSite)>;
 
 /// A node of `ty` built at `site`.
 pub(crate) fn node(kind: ExprKind, ty: Ty, site: CallSite) -> NodeRef {
     Rc::new(Node { kind, ty, site })
+}
+
+/// `let name = value;` into `out` (unless `value` is a literal or already a value); the
+/// node naming it.
+pub(crate) fn bind(out: &mut Block, name: &str, value: NodeRef, site: CallSite) -> NodeRef {
+    if matches!(
+        value.kind,
+        ExprKind::Literal(_) | ExprKind::ZeroValue | ExprKind::Bound(_)
+    ) {
+        return value;
+    }
+    let id = ValueId::fresh();
+    let ty = value.ty.clone();
+    out.push((
+        Stmt::Let {
+            id,
+            name: name.to_string(),
+            value,
+        },
+        site,
+    ));
+    node(ExprKind::Bound(id), ty, site)
 }
 
 /// The float scalar type of a float scalar or vector type.

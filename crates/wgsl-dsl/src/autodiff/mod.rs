@@ -130,9 +130,8 @@
 
 mod accumulate;
 mod backward;
-#[cfg(feature = "runtime")]
-mod check;
 mod derive;
+mod error;
 mod forward;
 mod graph;
 mod linear;
@@ -142,19 +141,20 @@ mod rules;
 mod subst;
 mod symbolic;
 
-pub use accumulate::Accumulation;
 #[cfg(feature = "runtime")]
-pub use check::{CheckError, CheckOptions, Data, Executor, GradientReport, WorstError, check};
+pub use crate::gradcheck::{
+    CheckError, CheckOptions, Data, Executor, GradientReport, WorstError, check,
+};
+pub use accumulate::Accumulation;
 pub use derive::{Backward, BackwardKernel, Derive, Role, derive};
 pub use symbolic::MAX_UNROLLED;
 
-pub(crate) use graph::ValueDef;
-
+use crate::error::BuildError;
 use crate::exp::{Exp, ExprKind, IntoExp, NodeRef};
 use crate::handle::ValueId;
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::Stmt;
-use crate::shader::BuildError;
+use crate::kernel::values::MemoryCheck;
 use crate::site::CallSite;
 use crate::types::{Float, ScalarOrVector};
 
@@ -165,25 +165,6 @@ use make::At;
 /// their vectors.
 pub trait Differentiable: Float + ScalarOrVector {}
 impl<T: Float + ScalarOrVector> Differentiable for T {}
-
-/// A node that cannot be differentiated, found while differentiating.
-#[derive(Debug, Clone)]
-pub(crate) struct NotDifferentiable {
-    pub operation: String,
-    pub reason: String,
-    pub site: CallSite,
-}
-
-impl NotDifferentiable {
-    pub(crate) fn at(self, differentiated_at: CallSite) -> BuildError {
-        BuildError::NotDifferentiable {
-            operation: self.operation,
-            reason: self.reason,
-            site: self.site,
-            differentiated_at,
-        }
-    }
-}
 
 /// The variables of [`KernelBuilder::vjp`]: one `&Exp<T>`, a tuple of them (of up to six
 /// types), an array or a slice of them. `Adjoints` has the same shape: `Exp<T>` for
@@ -267,23 +248,14 @@ pub fn tangent<T: Differentiable>(primal: &Exp<T>, tangent: impl IntoExp<T>) -> 
     }
 }
 
-/// Loads a derivative treated as constants because nothing that depends on the variables was
-/// stored where they read when it was taken: checked again by `build`, over every store.
-#[derive(Debug)]
-pub(crate) struct MemoryCheck {
-    loads: Vec<NodeRef>,
-    wrt: Vec<NodeRef>,
-    site: CallSite,
-}
-
 /// Re-check every [`MemoryCheck`] of `k` against all of its stores.
 pub(crate) fn check_memory(k: &KernelBuilder) -> Result<(), BuildError> {
-    for check in &k.memory_checks {
-        let g = Graph::new(k, &check.loads, &check.wrt);
-        for load in &check.loads {
+    for assumed in &k.memory_checks {
+        let g = Graph::new(k, &assumed.loads, &assumed.wrt);
+        for load in &assumed.loads {
             if g.depends_through_memory(load) {
                 // The rule reports it with its message.
-                rules::linearize(load, &g).map_err(|e| e.at(check.site))?;
+                rules::linearize(load, &g).map_err(|e| e.at(assumed.site))?;
             }
         }
     }
@@ -422,11 +394,11 @@ impl KernelBuilder {
         wrt: &[NodeRef],
         site: CallSite,
     ) -> Result<Vec<NodeRef>, BuildError> {
-        let (stmts, check, results) = {
+        let (stmts, assumed, results) = {
             let g = Graph::new(self, std::slice::from_ref(y), wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, adjoint: NodeRef| {
-                bind_let(&mut stmts, &adjoint_name(&g, n), adjoint, n.site)
+                bind_let(&mut stmts, &graph::adjoint_name(&g, n), adjoint, n.site)
             };
             let adjoints = reverse::reverse(&g, &[(y.clone(), seed.clone())], &mut bind)
                 .map_err(|e| e.at(site))?;
@@ -442,7 +414,7 @@ impl KernelBuilder {
                 .collect();
             (stmts, memory_check(&g, wrt, site), results)
         };
-        self.commit(stmts, check);
+        self.commit(stmts, assumed);
         Ok(results)
     }
 
@@ -462,7 +434,7 @@ impl KernelBuilder {
             };
             by_key.insert(k, sum);
         }
-        let (stmts, check, result) = {
+        let (stmts, assumed, result) = {
             let g = Graph::new(self, std::slice::from_ref(y), &wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, t: NodeRef| {
@@ -476,16 +448,16 @@ impl KernelBuilder {
             };
             (stmts, memory_check(&g, &wrt, site), result)
         };
-        self.commit(stmts, check);
+        self.commit(stmts, assumed);
         Ok(result)
     }
 
     /// Push the `let`s a derivative made, and keep its memory assumptions for `build`.
-    fn commit(&mut self, stmts: Vec<(Stmt, CallSite)>, check: Option<MemoryCheck>) {
+    fn commit(&mut self, stmts: Vec<(Stmt, CallSite)>, assumed: Option<MemoryCheck>) {
         for (stmt, site) in stmts {
             self.push(stmt, site);
         }
-        if let Some(c) = check {
+        if let Some(c) = assumed {
             self.memory_checks.push(c);
         }
     }
@@ -516,25 +488,6 @@ fn bind_let(
         site,
     ));
     make::node(ExprKind::Bound(id), ty, site)
-}
-
-/// The name of a node's adjoint: `d_<let>` for a `let`, else after its operation
-/// (`d_sin`, `d_product`).
-pub(crate) fn adjoint_name(g: &Graph<'_>, n: &NodeRef) -> String {
-    use naga::BinaryOperator as B;
-    if let Some(name) = g.let_name(n) {
-        return format!("d_{name}");
-    }
-    let op = match &n.kind {
-        ExprKind::Math(fun, _) => crate::consteval::math_name(*fun),
-        ExprKind::Binary(B::Multiply, ..) => "product",
-        ExprKind::Binary(B::Add, ..) => "sum",
-        ExprKind::Binary(B::Subtract, ..) => "difference",
-        ExprKind::Binary(B::Divide, ..) => "quotient",
-        ExprKind::Select { .. } => "select",
-        _ => "value",
-    };
-    format!("d_{op}")
 }
 
 /// A name for a variable's adjoint: its `let`'s, its binding's, or `value`.

@@ -8,7 +8,7 @@
 
 use naga::FastHashMap as HashMap;
 
-use super::NotDifferentiable;
+use super::error::NotDifferentiable;
 use super::graph::{Graph, Key, key};
 use super::make::At;
 use super::rules::linearize;

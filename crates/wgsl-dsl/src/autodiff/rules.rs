@@ -7,11 +7,12 @@ use std::f64::consts::{LN_2, PI};
 
 use naga::{BinaryOperator as B, MathFunction as M, UnaryOperator as U};
 
-use super::NotDifferentiable;
-use super::graph::{Graph, ValueDef};
+use super::error::NotDifferentiable;
+use super::graph::Graph;
 use super::linear::Lin;
 use super::make::{At, float_scalar};
 use crate::exp::{ExprKind, NodeRef};
+use crate::kernel::values::ValueDef;
 use crate::types::{ScalarTy, Ty};
 
 /// What a dependent operand of a rule is.

@@ -140,10 +140,22 @@ pub(crate) fn rebuild<R: Rewrite + ?Sized>(r: &mut R, n: &NodeRef) -> Result<Nod
     }))
 }
 
+/// The index expressions of a place (outermost last).
+pub(crate) fn place_indices(place: &PlaceRef, out: &mut Vec<NodeRef>) {
+    match &place.kind {
+        PlaceKind::Index(base, index) => {
+            place_indices(base, out);
+            out.push(index.clone());
+        }
+        PlaceKind::Field(base, _) => place_indices(base, out),
+        PlaceKind::Global(_) | PlaceKind::Local(_) => {}
+    }
+}
+
 /// The operands of a node, the indices of the places it reads included.
 pub(crate) fn operands(n: &NodeRef) -> Vec<NodeRef> {
     let mut v = Vec::new();
-    let place = |p: &PlaceRef, v: &mut Vec<NodeRef>| super::graph::place_indices(p, v);
+    let place = |p: &PlaceRef, v: &mut Vec<NodeRef>| place_indices(p, v);
     match &n.kind {
         ExprKind::Binary(_, a, b) | ExprKind::Access(a, b) => v.extend([a.clone(), b.clone()]),
         ExprKind::Unary(_, a)

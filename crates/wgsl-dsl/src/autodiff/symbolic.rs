@@ -26,14 +26,14 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::NotDifferentiable;
-use super::graph::ValueDef;
+use super::error::NotDifferentiable;
 use super::make::{At, node};
 use super::subst::{Rewrite, rebuild};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{FunctionId, GlobalHandle, ValueId};
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::{Stmt, VarInit};
+use crate::kernel::values::ValueDef;
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 

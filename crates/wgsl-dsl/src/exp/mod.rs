@@ -24,13 +24,16 @@ pub mod decompose;
 pub(crate) mod node;
 mod ops;
 pub mod packing;
+mod saturate;
 pub mod vector;
 
 use std::marker::PhantomData;
 use std::rc::Rc;
 
 pub use node::BuiltinValue;
-pub(crate) use node::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef, is_pure};
+pub(crate) use node::{
+    ExprKind, Lit, MAX_DEPTH, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef, is_pure,
+};
 pub use ops::{
     AddOperand, BitOperand, DivOperand, MulOperand, RemOperand, ShiftOperand, SubOperand,
 };
@@ -104,22 +107,6 @@ impl<T: WgslType> Exp<T> {
     /// Where this expression was built.
     pub fn site(&self) -> CallSite {
         self.node.site
-    }
-
-    /// The value of this expression if it is a *const-expression* (WGSL spec §8.1.1): every
-    /// leaf a literal or a zero value, evaluated as WGSL evaluates it when the shader is
-    /// created. `Ok(None)` if it reads memory, a built-in value, a parameter or a `let`.
-    ///
-    /// [`KernelBuilder::build`](crate::KernelBuilder::build) evaluates every such subtree (and
-    /// treats a `let_` of a literal as the literal, since the WGSL naga writes inlines it).
-    ///
-    /// # Errors
-    /// [`BuildError::ConstExpression`](crate::BuildError::ConstExpression) at the call site of
-    /// the first operation (operands first) that WGSL rejects at shader creation, such as
-    /// `lit(1.0) / lit(0.0)` or `sqrt(lit(-1.0))`;
-    /// [`BuildError::NonFiniteLiteral`](crate::BuildError::NonFiniteLiteral).
-    pub fn eval_const(&self) -> Result<Option<crate::ConstValue>, crate::BuildError> {
-        crate::consteval::eval_tree(&self.node)
     }
 
     /// The zero value of `T` (WGSL spec §6.6 "Zero Value Expressions").
@@ -327,47 +314,6 @@ impl<T: ScalarOrVector> Exp<T> {
             },
             CallSite::caller(),
         )
-    }
-}
-
-impl Exp<f32> {
-    /// Convert to `i32` as Rust's `x as i32` does, for every input: rounded toward zero, NaN
-    /// gives 0, and anything at or beyond 2^31 in magnitude (infinities included) gives
-    /// `i32::MAX` or `i32::MIN`. The defined counterpart of [`Exp::to_i32`], whose result for
-    /// NaN is undefined (WGSL spec §15.7.6 "Floating Point Conversion"
-    /// (#floating-point-conversion)) and whose clamp stops at 2147483520.
-    ///
-    /// NaN and the range are told from the bits (`bitcast<u32>(e)`, §17.2.1), not by float
-    /// comparisons, which an implementation may evaluate assuming no NaN or infinity (Finite
-    /// Math Assumption, §15.7.2); values in range use `i32(e)`, exact there (§15.7.6).
-    #[track_caller]
-    pub fn to_i32_saturating(&self) -> Exp<i32> {
-        let bits = self.bitcast::<u32>();
-        let magnitude = &bits & 0x7fff_ffffu32;
-        // |e| < 2^31: the bits of 2^31 are 0x4f000000.
-        let in_range = magnitude.lt(0x4f00_0000u32);
-        let nan = magnitude.gt(0x7f80_0000u32);
-        let negative = bits.ge(0x8000_0000u32);
-        let beyond = builtins::select(i32::MAX, i32::MIN, negative);
-        let special = builtins::select(beyond, 0i32, nan);
-        builtins::select(special, self.to_i32(), in_range)
-    }
-
-    /// Convert to `u32` as Rust's `x as u32` does, for every input: rounded toward zero,
-    /// negative values (`-0.0` and -infinity included) and NaN give 0, and anything at or
-    /// beyond 2^32 (+infinity included) gives `u32::MAX`. The defined counterpart of
-    /// [`Exp::to_u32`], whose result for NaN is undefined (WGSL spec §15.7.6) and whose clamp
-    /// stops at 4294967040; computed from the bits as [`Exp::to_i32_saturating`] is.
-    #[track_caller]
-    pub fn to_u32_saturating(&self) -> Exp<u32> {
-        let bits = self.bitcast::<u32>();
-        let magnitude = &bits & 0x7fff_ffffu32;
-        // 0 <= e < 2^32: the sign bit clear, below the bits of 2^32 (0x4f800000).
-        let negative = bits.ge(0x8000_0000u32);
-        let in_range = magnitude.lt(0x4f80_0000u32).and(negative.not());
-        let zero = negative.or(magnitude.gt(0x7f80_0000u32));
-        let special = builtins::select(u32::MAX, 0u32, zero);
-        builtins::select(special, self.to_u32(), in_range)
     }
 }
 

@@ -6,6 +6,9 @@ use crate::handle::{FunctionId, GlobalHandle, ValueId};
 use crate::site::CallSite;
 use crate::types::Ty;
 
+/// Deepest expression tree lowered or const-evaluated: both walk a [`Node`] tree recursively.
+pub(crate) const MAX_DEPTH: usize = 2048;
+
 /// A literal value. `F32` keeps the bits so that `-0.0` and NaN stay distinguishable.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[doc(hidden)]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ExportError, FORMAT_VERSION, Manifest, Resource, TypeLayout};
+use super::manifest::{Binding, ExportError, FORMAT_VERSION, Manifest, Resource, TypeLayout};
 
 /// `(kernels.js, kernels.d.ts)` for `manifests`.
 pub(super) fn module(manifests: &[Manifest]) -> Result<(String, String), ExportError> {
@@ -83,7 +83,7 @@ fn pascal_case(name: &str) -> String {
 }
 
 /// One line of doc for a binding.
-fn binding_doc(b: &super::Binding) -> String {
+fn binding_doc(b: &Binding) -> String {
     let what = match b.resource {
         Resource::Uniform => "uniform",
         Resource::Storage => "storage, read_write",

@@ -15,11 +15,11 @@ use std::ops::Range;
 
 use naga::Span;
 
-use super::InterpOptions;
 use super::checks::{Acc, Conflict, Shadow};
 use super::error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
 use super::mask::Mask;
 use super::ops::{self, Lanes};
+use super::options::InterpOptions;
 use super::program::*;
 use super::semantics::{self as sem, Kind};
 use crate::shader::Shader;

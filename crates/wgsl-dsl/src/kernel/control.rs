@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use super::KernelBuilder;
+use super::Var;
 use super::stmt::{Stmt, SwitchArm, VarInit};
 use crate::exp::{Exp, ExprKind, IntoExp, Lit, Literal, Node};
 use crate::site::CallSite;
@@ -211,6 +212,86 @@ impl<T: IntegerScalar> Switch<'_, T> {
 }
 
 impl KernelBuilder {
+    /// `for (var name = start; name < end; name += 1) { body }` (WGSL spec §9.4.4), with a
+    /// counter of either integer type (`i32` or `u32`). `end` is evaluated before each
+    /// iteration. Inclusive, reversed and stepped ranges: [`KernelBuilder::for_in`].
+    #[track_caller]
+    pub fn for_range<T: IntegerScalar>(
+        &mut self,
+        name: &str,
+        start: impl IntoExp<T>,
+        end: impl IntoExp<T>,
+        body: impl FnOnce(&mut Self, Exp<T>),
+    ) {
+        let site = CallSite::caller();
+        self.for_impl(name, start.into_exp(), end.into_exp(), None, body, site);
+    }
+
+    /// `for (var name = start; name < end; name += step) { body }` (WGSL spec §9.4.4).
+    /// `end` and `step` are evaluated at each iteration; a zero step loops forever, and
+    /// `name += step` wraps as WGSL's does, so `end` must not be within `step` of the
+    /// counter type's maximum. [`KernelBuilder::for_in`] has no such limit.
+    #[track_caller]
+    pub fn for_step<T: IntegerScalar>(
+        &mut self,
+        name: &str,
+        start: impl IntoExp<T>,
+        end: impl IntoExp<T>,
+        step: impl IntoExp<T>,
+        body: impl FnOnce(&mut Self, Exp<T>),
+    ) {
+        let site = CallSite::caller();
+        let step = step.into_exp();
+        self.for_impl(
+            name,
+            start.into_exp(),
+            end.into_exp(),
+            Some(step),
+            body,
+            site,
+        );
+    }
+
+    fn for_impl<T: IntegerScalar>(
+        &mut self,
+        name: &str,
+        start: Exp<T>,
+        end: Exp<T>,
+        step: Option<Exp<T>>,
+        body: impl FnOnce(&mut Self, Exp<T>),
+        site: CallSite,
+    ) {
+        let counter: Var<T> = self.var_impl(name, VarInit::Value(start.node), site);
+        let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
+        let body = self.block(|k| {
+            let done: Exp<bool> = binary(naga::BinaryOperator::GreaterEqual, &i, &end, site);
+            k.push(
+                Stmt::If {
+                    condition: done.node,
+                    accept: vec![(Stmt::Break, site)],
+                    reject: Vec::new(),
+                },
+                site,
+            );
+            body(k, i.clone());
+        });
+        let step = step.unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(T::one()), site));
+        let next: Exp<T> = binary(naga::BinaryOperator::Add, &i, &step, site);
+        self.push(
+            Stmt::Loop {
+                body,
+                continuing: vec![(
+                    Stmt::Store {
+                        place: counter.node.clone(),
+                        value: next.node,
+                    },
+                    site,
+                )],
+            },
+            site,
+        );
+    }
+
     /// A loop over `range` (WGSL spec §9.4.3 `loop`), the counter named `name` and of the
     /// range's integer type, any of Rust's range forms: `for_in("i", LoopRange::inclusive(a,
     /// b).rev(), |k, i| ..)` is `for i in (a..=b).rev()`. `break` and `continue` work as in

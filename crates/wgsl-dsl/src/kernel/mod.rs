@@ -36,6 +36,7 @@ pub mod scan;
 pub(crate) mod stmt;
 mod subgroup;
 mod texture;
+pub(crate) mod values;
 
 pub use control::{IntegerScalar, LoopRange, MAX_CASE_VALUES, Switch, unroll_step};
 pub use debug::{DebugArg, DebugArgs};
@@ -49,9 +50,9 @@ pub use texture::{
     TextureWritable, WriteOnly,
 };
 
+use crate::error::BuildError;
 use crate::exp::{BuiltinValue, Exp, ExprKind, IntoExp, Node, PlaceKind, PlaceRef};
 use crate::handle::{BuilderId, FunctionHandle, FunctionId, GlobalHandle, ValueId};
-use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::*;
 use stmt::{Stmt, VarInit};
@@ -194,9 +195,9 @@ pub struct KernelBuilder {
     /// How many [`KernelBuilder::if_value`] arms are being recorded (their selects nest).
     value_arms: usize,
     /// What each statement result (`let`, call, atomic, ...) is: what differentiation follows.
-    pub(crate) value_defs: std::collections::HashMap<ValueId, crate::autodiff::ValueDef>,
+    pub(crate) value_defs: std::collections::HashMap<ValueId, values::ValueDef>,
     /// Memory that derivatives assumed constant, re-checked by `build`.
-    pub(crate) memory_checks: Vec<crate::autodiff::MemoryCheck>,
+    pub(crate) memory_checks: Vec<values::MemoryCheck>,
     /// How many `debug_print` statements were recorded: with any, `build` also lowers the
     /// interpreter's module with them.
     pub(crate) debug_prints: usize,
@@ -296,7 +297,7 @@ impl KernelBuilder {
     }
 
     pub(crate) fn push(&mut self, stmt: Stmt, site: CallSite) {
-        if let Some((id, def)) = crate::autodiff::ValueDef::of(&stmt) {
+        if let Some((id, def)) = values::ValueDef::of(&stmt) {
             self.value_defs.insert(id, def);
         }
         let ctx = self
@@ -591,87 +592,6 @@ impl KernelBuilder {
             k.if_(condition.not(), |k| k.break_());
             body(k);
         });
-    }
-
-    /// `for (var name = start; name < end; name += 1) { body }` (WGSL spec §9.4.4), with a
-    /// counter of either integer type (`i32` or `u32`). `end` is evaluated before each
-    /// iteration. Inclusive, reversed and stepped ranges: [`KernelBuilder::for_in`].
-    #[track_caller]
-    pub fn for_range<T: IntegerScalar>(
-        &mut self,
-        name: &str,
-        start: impl IntoExp<T>,
-        end: impl IntoExp<T>,
-        body: impl FnOnce(&mut Self, Exp<T>),
-    ) {
-        let site = CallSite::caller();
-        self.for_impl(name, start.into_exp(), end.into_exp(), None, body, site);
-    }
-
-    /// `for (var name = start; name < end; name += step) { body }` (WGSL spec §9.4.4).
-    /// `end` and `step` are evaluated at each iteration; a zero step loops forever, and
-    /// `name += step` wraps as WGSL's does, so `end` must not be within `step` of the
-    /// counter type's maximum. [`KernelBuilder::for_in`] has no such limit.
-    #[track_caller]
-    pub fn for_step<T: IntegerScalar>(
-        &mut self,
-        name: &str,
-        start: impl IntoExp<T>,
-        end: impl IntoExp<T>,
-        step: impl IntoExp<T>,
-        body: impl FnOnce(&mut Self, Exp<T>),
-    ) {
-        let site = CallSite::caller();
-        let step = step.into_exp();
-        self.for_impl(
-            name,
-            start.into_exp(),
-            end.into_exp(),
-            Some(step),
-            body,
-            site,
-        );
-    }
-
-    fn for_impl<T: IntegerScalar>(
-        &mut self,
-        name: &str,
-        start: Exp<T>,
-        end: Exp<T>,
-        step: Option<Exp<T>>,
-        body: impl FnOnce(&mut Self, Exp<T>),
-        site: CallSite,
-    ) {
-        let counter: Var<T> = self.var_impl(name, VarInit::Value(start.node), site);
-        let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
-        let body = self.block(|k| {
-            let done: Exp<bool> =
-                control::binary(naga::BinaryOperator::GreaterEqual, &i, &end, site);
-            k.push(
-                Stmt::If {
-                    condition: done.node,
-                    accept: vec![(Stmt::Break, site)],
-                    reject: Vec::new(),
-                },
-                site,
-            );
-            body(k, i.clone());
-        });
-        let step = step.unwrap_or_else(|| Exp::from_kind(ExprKind::Literal(T::one()), site));
-        let next: Exp<T> = control::binary(naga::BinaryOperator::Add, &i, &step, site);
-        self.push(
-            Stmt::Loop {
-                body,
-                continuing: vec![(
-                    Stmt::Store {
-                        place: counter.node.clone(),
-                        value: next.node,
-                    },
-                    site,
-                )],
-            },
-            site,
-        );
     }
 
     /// `break;` (WGSL spec §9.4.6).

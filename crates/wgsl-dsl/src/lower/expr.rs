@@ -4,14 +4,14 @@ use naga::{Block, Expression, Handle};
 
 use super::stmt::FnLower;
 use super::types::coop_size;
+use crate::error::BuildError;
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceRef};
 use crate::handle::ValueId;
-use crate::shader::BuildError;
 use crate::site::CallSite;
 use crate::types::{CoopShape, Ty};
 
-/// Deepest expression tree lowered.
-pub(crate) const MAX_DEPTH: usize = 2048;
+use crate::exp::MAX_DEPTH;
+
 /// How often (in levels) a deep tree is named, to keep naga's writer from recursing deeply.
 const BAKE_EVERY: usize = 64;
 

@@ -4,12 +4,12 @@ use std::collections::HashMap;
 
 use naga::{Block, Expression, Handle, Statement};
 
-use super::ModuleCtx;
+use super::ctx::ModuleCtx;
+use crate::error::BuildError;
 use crate::exp::{BuiltinValue, Node};
 use crate::handle::{FunctionId, ValueId};
 use crate::kernel::FunctionDecl;
 use crate::kernel::stmt::{Stmt, SubgroupOp, VarInit};
-use crate::shader::BuildError;
 use crate::site::CallSite;
 
 /// Lowering state of one function.

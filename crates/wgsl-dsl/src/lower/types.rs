@@ -3,7 +3,7 @@
 
 use naga::{Handle, Module, Span, Type, TypeInner};
 
-use crate::shader::BuildError;
+use crate::error::BuildError;
 use crate::site::CallSite;
 use crate::types::Ty;
 

@@ -2,10 +2,11 @@
 //! [`Gpu::dispatch`].
 
 use super::buffer::{Arg, BindArg, Resource};
+use super::error::DeviceLimit;
 use super::error::DispatchError;
 use super::gpu::Gpu;
-use super::limits::DeviceLimit;
-use super::pipeline::{BindingLayout, Kernel};
+use super::layout::BindingLayout;
+use super::pipeline::Kernel;
 use crate::kernel::{BindingDesc, BindingKind, KernelSignature};
 use crate::types::Ty;
 

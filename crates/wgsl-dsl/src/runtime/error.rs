@@ -57,7 +57,7 @@ pub enum DeviceError {
     #[error(
         "kernel `{kernel}` needs {capabilities:?}: open the device with the wgpu features \
          {features:?} (`DeviceDescriptor::required_features`){}",
-        crate::shader::capability_hint(*capabilities)
+        crate::error::capability_hint(*capabilities)
     )]
     MissingFeatures {
         /// The kernel.
@@ -80,7 +80,7 @@ pub enum DeviceError {
         /// The kernel.
         kernel: String,
         /// Which limit.
-        limit: super::DeviceLimit,
+        limit: DeviceLimit,
         /// The binding concerned (its number and name), for the per-binding limits.
         binding: Option<String>,
         /// What the kernel needs.
@@ -196,7 +196,7 @@ pub enum DispatchError {
     /// opened with.
     #[error(
         "kernel `{kernel}` needs {needed:?}, which this device does not support{}",
-        crate::shader::capability_hint(*needed)
+        crate::error::capability_hint(*needed)
     )]
     MissingCapability {
         /// The kernel.
@@ -231,7 +231,7 @@ pub enum DispatchError {
         /// The kernel.
         kernel: String,
         /// Which limit.
-        limit: super::DeviceLimit,
+        limit: DeviceLimit,
         /// The binding concerned (its number and name), for the per-binding limits.
         binding: Option<String>,
         /// What the kernel needs.
@@ -352,4 +352,111 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     s
+}
+
+/// A device limit a kernel can exceed, by its `wgpu::Limits` field (WebGPU spec §3.6.2
+/// "Limits", `GPUSupportedLimits`, in camel case there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceLimit {
+    /// `max_compute_workgroup_storage_size`: bytes of `var<workgroup>` memory the entry point
+    /// uses, each variable's size rounded up to 16 (WebGPU spec, `createComputePipeline`).
+    WorkgroupStorageSize,
+    /// `max_compute_invocations_per_workgroup`: the product of the workgroup size.
+    InvocationsPerWorkgroup,
+    /// `max_compute_workgroup_size_x`.
+    WorkgroupSizeX,
+    /// `max_compute_workgroup_size_y`.
+    WorkgroupSizeY,
+    /// `max_compute_workgroup_size_z`.
+    WorkgroupSizeZ,
+    /// `max_storage_buffers_per_shader_stage`: storage bindings, read-only or read-write.
+    StorageBuffersPerShaderStage,
+    /// `max_uniform_buffers_per_shader_stage`: uniform bindings.
+    UniformBuffersPerShaderStage,
+    /// `max_storage_textures_per_shader_stage`: `texture_storage_2d` bindings.
+    StorageTexturesPerShaderStage,
+    /// `max_sampled_textures_per_shader_stage`: `texture_2d` bindings.
+    SampledTexturesPerShaderStage,
+    /// `max_bindings_per_bind_group`: the largest binding number plus one.
+    BindingsPerBindGroup,
+    /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
+    /// runtime-sized array, of its fixed part (one element: a longer buffer is checked when
+    /// it is bound, the same [`DispatchError::ExceedsDevice`]).
+    StorageBufferBindingSize,
+    /// `max_uniform_buffer_binding_size`: bytes of a uniform binding's store type.
+    UniformBufferBindingSize,
+}
+
+impl DeviceLimit {
+    /// The `wgpu::Limits` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "max_compute_workgroup_storage_size",
+            DeviceLimit::InvocationsPerWorkgroup => "max_compute_invocations_per_workgroup",
+            DeviceLimit::WorkgroupSizeX => "max_compute_workgroup_size_x",
+            DeviceLimit::WorkgroupSizeY => "max_compute_workgroup_size_y",
+            DeviceLimit::WorkgroupSizeZ => "max_compute_workgroup_size_z",
+            DeviceLimit::StorageBuffersPerShaderStage => "max_storage_buffers_per_shader_stage",
+            DeviceLimit::UniformBuffersPerShaderStage => "max_uniform_buffers_per_shader_stage",
+            DeviceLimit::StorageTexturesPerShaderStage => "max_storage_textures_per_shader_stage",
+            DeviceLimit::SampledTexturesPerShaderStage => "max_sampled_textures_per_shader_stage",
+            DeviceLimit::BindingsPerBindGroup => "max_bindings_per_bind_group",
+            DeviceLimit::StorageBufferBindingSize => "max_storage_buffer_binding_size",
+            DeviceLimit::UniformBufferBindingSize => "max_uniform_buffer_binding_size",
+        }
+    }
+
+    /// What the limit counts.
+    pub fn unit(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "bytes of workgroup memory",
+            DeviceLimit::InvocationsPerWorkgroup => "invocations per workgroup",
+            DeviceLimit::WorkgroupSizeX => "invocations along x",
+            DeviceLimit::WorkgroupSizeY => "invocations along y",
+            DeviceLimit::WorkgroupSizeZ => "invocations along z",
+            DeviceLimit::StorageBuffersPerShaderStage => "storage buffer bindings",
+            DeviceLimit::UniformBuffersPerShaderStage => "uniform buffer bindings",
+            DeviceLimit::StorageTexturesPerShaderStage => "storage texture bindings",
+            DeviceLimit::SampledTexturesPerShaderStage => "sampled texture bindings",
+            DeviceLimit::BindingsPerBindGroup => "binding numbers",
+            DeviceLimit::StorageBufferBindingSize | DeviceLimit::UniformBufferBindingSize => {
+                "bytes"
+            }
+        }
+    }
+
+    /// The device's value of this limit.
+    pub fn of(self, limits: &wgpu::Limits) -> u64 {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => limits.max_compute_workgroup_storage_size.into(),
+            DeviceLimit::InvocationsPerWorkgroup => {
+                limits.max_compute_invocations_per_workgroup.into()
+            }
+            DeviceLimit::WorkgroupSizeX => limits.max_compute_workgroup_size_x.into(),
+            DeviceLimit::WorkgroupSizeY => limits.max_compute_workgroup_size_y.into(),
+            DeviceLimit::WorkgroupSizeZ => limits.max_compute_workgroup_size_z.into(),
+            DeviceLimit::StorageBuffersPerShaderStage => {
+                limits.max_storage_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::UniformBuffersPerShaderStage => {
+                limits.max_uniform_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::StorageTexturesPerShaderStage => {
+                limits.max_storage_textures_per_shader_stage.into()
+            }
+            DeviceLimit::SampledTexturesPerShaderStage => {
+                limits.max_sampled_textures_per_shader_stage.into()
+            }
+            DeviceLimit::BindingsPerBindGroup => limits.max_bindings_per_bind_group.into(),
+            DeviceLimit::StorageBufferBindingSize => limits.max_storage_buffer_binding_size,
+            DeviceLimit::UniformBufferBindingSize => limits.max_uniform_buffer_binding_size,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }

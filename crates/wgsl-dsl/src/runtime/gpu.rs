@@ -9,8 +9,8 @@ use naga::valid::Capabilities;
 
 use super::bind_cache::BindGroupCache;
 use super::error::{DeviceError, DispatchError, error_chain};
+use super::layout::BindingLayout;
 use super::limits::Shortfall;
-use super::pipeline::Compiled;
 use crate::shader::TargetLimits;
 use crate::types::{CoopShape, ScalarTy};
 
@@ -25,6 +25,16 @@ const WANTED_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
 
 /// Ids that tell apart the [`Gpu`]s of one process (so a buffer of one is not bound on another).
 pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// What a compilation produces, shared by every [`Kernel`](super::Kernel) made from the same WGSL.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    /// Unique among pipelines of the process: the first word of a bind group cache key.
+    pub id: u64,
+    pub pipeline: wgpu::ComputePipeline,
+    pub bind_group_layout: wgpu::BindGroupLayout,
+    pub layouts: Vec<BindingLayout>,
+}
 
 /// How [`Gpu::with_options`] chooses an adapter.
 #[derive(Clone, Debug)]

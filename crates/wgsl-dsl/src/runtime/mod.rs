@@ -63,6 +63,7 @@ mod dispatch;
 mod error;
 mod gpu;
 mod interop;
+mod layout;
 mod limits;
 mod pipeline;
 mod profile;
@@ -70,22 +71,24 @@ mod readback;
 mod recorder;
 mod scan;
 mod texture;
+mod timing;
 mod typed;
 
 pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
 pub(crate) use buffer::{padded_size, vec4_length};
 pub(crate) use dispatch::{ArgShape, check_bindings, check_grid};
-pub use error::{DeviceError, DispatchError};
+pub use error::{DeviceError, DeviceLimit, DispatchError};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions};
 pub use interop::WgpuShader;
-pub use limits::{DeviceLimit, check_limits, interpreter_limits};
-pub(crate) use pipeline::{BindingLayout, binding_layouts};
+pub(crate) use layout::{BindingLayout, binding_layouts};
+pub use limits::{check_limits, interpreter_limits};
 pub use pipeline::{Kernel, ceil_div};
-pub use profile::{DispatchTime, LabelTotal, Profile, TimestampMethod};
+pub use profile::{DispatchTime, LabelTotal, Profile};
 pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use scan::PrefixScan;
 pub use texture::{GpuTexture, TextureOf};
+pub use timing::TimestampMethod;
 pub(crate) use typed::check_interface;
 pub use typed::{
     ArgBinding, ExecutorBuffers, KernelArgs, KernelDef, NoTexture, PlaceArg, TextureArg,

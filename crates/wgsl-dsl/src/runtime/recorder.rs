@@ -8,7 +8,7 @@ use super::buffer::{BindArg, GpuBuffer};
 use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
-use super::profile::Timing;
+use super::timing::Timing;
 use crate::types::WgslType;
 
 /// Records dispatches and buffer copies for one submit. Consecutive dispatches share one

@@ -24,38 +24,8 @@
 
 use std::marker::PhantomData;
 
+pub use super::ty::CoopRole;
 use super::{Constructible, D, Scalar, ScalarTy, Ty, Vector, WgslType};
-
-/// The role of a cooperative matrix in `A * B + C` (naga's `CooperativeRole`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CoopRole {
-    /// The left operand, `M x K`.
-    A,
-    /// The right operand, `K x N`.
-    B,
-    /// The accumulator and result, `M x N`.
-    Accumulator,
-}
-
-impl CoopRole {
-    /// naga's role.
-    pub fn naga(self) -> naga::CooperativeRole {
-        match self {
-            CoopRole::A => naga::CooperativeRole::A,
-            CoopRole::B => naga::CooperativeRole::B,
-            CoopRole::Accumulator => naga::CooperativeRole::C,
-        }
-    }
-
-    /// The WGSL spelling of the role parameter (`A`, `B`, `C`).
-    pub fn wgsl_name(self) -> &'static str {
-        match self {
-            CoopRole::A => "A",
-            CoopRole::B => "B",
-            CoopRole::Accumulator => "C",
-        }
-    }
-}
 
 /// `coop_matCxR<T, role>`: an `R x C` cooperative matrix of `T` (`f16` or `f32`) with role
 /// [`MatrixA`], [`MatrixB`] or [`Accumulator`], held by a subgroup. See the

@@ -1,15 +1,16 @@
 //! The command line as typed ("low" arguments, as ripgrep's `lowargs`): clap parses it, checks
 //! each value on its own, and nothing more. Options whose default depends on another (the
 //! learning rate on the optimizer; everything the checkpoint holds when resuming) stay `None`
-//! here; [`crate::plan`] resolves them, with every default in [`crate::plan::defaults`].
+//! here; [`crate::plan`] resolves them, with every default in [`crate::defaults`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use mlp::activation::Activation;
 
-use crate::plan::defaults;
+pub use crate::choices::{Optimizer, Schedule};
+use crate::defaults;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,45 +50,6 @@ pub struct DataArgs {
     /// Use only the first N test images.
     #[arg(long, value_name = "N", value_parser = positive_usize, allow_hyphen_values = true)]
     pub limit_test: Option<usize>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Optimizer {
-    /// Stochastic gradient descent with (heavy-ball) momentum.
-    Sgd,
-    /// Adam (Kingma & Ba 2015), betas 0.9 and 0.999, eps 1e-8.
-    Adam,
-}
-
-impl Optimizer {
-    /// As typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Optimizer::Sgd => "sgd",
-            Optimizer::Adam => "adam",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Schedule {
-    /// The same learning rate at every step.
-    Constant,
-    /// Cosine decay to 0 over the run's steps after the warm-up (Loshchilov & Hutter 2017).
-    Cosine,
-    /// Multiply the learning rate by --step-gamma every --step-epochs epochs.
-    Step,
-}
-
-impl Schedule {
-    /// As typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Schedule::Constant => "constant",
-            Schedule::Cosine => "cosine",
-            Schedule::Step => "step",
-        }
-    }
 }
 
 #[derive(Args, Debug)]

@@ -15,7 +15,9 @@
 //! failure is a [`CliError`], printed as one line `error: ...` to stderr with a non-zero exit
 //! status (2 for a bad command line, 1 otherwise).
 
+mod choices;
 mod cli;
+mod defaults;
 mod error;
 mod plan;
 mod predict;

@@ -2,7 +2,7 @@
 
 use wgsl_dsl::prelude::*;
 
-use super::{WG, case_1d, invocation_below};
+use super::support::{WG, case_1d, invocation_below};
 use crate::{Case, Data, Example, groups_1d, random_f32, random_u32};
 
 /// One partial sum per workgroup: a tree reduction in workgroup memory.

@@ -17,7 +17,7 @@ use wgsl_dsl::{BuildError, KernelBuilder};
 
 /// The kernels of `crates/wgsl-dsl/examples/fit.rs` (a model fitted by gradient descent
 /// with a derived gradient).
-#[path = "../crates/wgsl-dsl/examples/fit_model/mod.rs"]
+#[path = "../../wgsl-dsl/examples/fit_model/mod.rs"]
 pub mod fit;
 
 /// Data for every binding of a forward kernel, by name, and the grid to dispatch it over.

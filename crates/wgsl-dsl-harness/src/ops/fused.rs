@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
@@ -11,9 +12,8 @@ use mlp::kernels::product::split_len;
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
 
-use super::{
+use super::support::{
     CaseSizes, MlpOp, adam_hp, dims, layer_from_flat, random_gather, random_layer, sgd_hp,
 };
 
@@ -200,7 +200,7 @@ fn grad_case<K: KernelDef<Size = (usize, usize, usize)>>(
     let b1 = w1 + h * c;
     let n = params.len();
     // Step t = taken + 1 (the state is advanced already), cursor 2: this is the chunk's step 1.
-    let (schedule, taken) = super::random_schedule(rng);
+    let (schedule, taken) = super::support::random_schedule(rng);
     let state = vec![taken + 1, 2];
     let gc = random_gather(rng, s.batch, i, c, state[1] - 1);
     // ReLU outputs: about a third exactly zero.

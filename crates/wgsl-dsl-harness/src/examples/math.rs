@@ -3,7 +3,9 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
-use super::{Element, WG, case_1d, case_f32, case_f32_inputs, invocation_below, store_row};
+use super::support::{
+    Element, WG, case_1d, case_f32, case_f32_inputs, invocation_below, store_row,
+};
 use crate::{Data, Example, random_f32, random_i32, random_u32};
 
 /// Elementwise kernel scaffold: `inputs` read-only `array<I>`s, one read-write `array<O>`

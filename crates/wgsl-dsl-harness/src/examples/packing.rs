@@ -7,7 +7,7 @@ use wgsl_dsl::prelude::*;
 
 use rand::Rng as _;
 
-use super::{WG, case_1d, invocation_below, store_row};
+use super::support::{WG, case_1d, invocation_below, store_row};
 use crate::{Case, Data, Example, Rng, random_f32, random_i32, random_u32};
 
 /// Outputs of `packing` per element: 9 packs and 2 packed dot products (`u32`), 14 unpacked

@@ -2,7 +2,7 @@
 
 use wgsl_dsl::prelude::*;
 
-use super::{WG, case_1d, case_f32, invocation_below};
+use super::support::{WG, case_1d, case_f32, invocation_below};
 use crate::{Data, Example, random_f32, random_u32};
 
 /// Steps of the Collatz map to reach 1: `var`, `while`, `if`/`else`, assignment.

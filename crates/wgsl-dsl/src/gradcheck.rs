@@ -1,4 +1,4 @@
-//! The gradient checker: a backward pass (derived or custom) against central differences of
+//! The gradient checker ([`crate::autodiff::check`]): a backward pass (derived or custom) against central differences of
 //! its forward kernel, on the interpreter or the GPU.
 //!
 //! With random incoming gradients `dy` for the outputs, the backward pass's gradient of each
@@ -13,14 +13,18 @@
 //! Central differences of `f32` kernels are good to about `1e-3` relative with the default
 //! step; across a kink (`max(x, 0)` within `h` of 0) they are not derivatives at all, so
 //! check on inputs away from kinks.
+//!
+//! It runs kernels, so it sits above the compiler (`autodiff`, `shader`) and both executors
+//! (`interp`, `runtime`); `autodiff` re-exports its items.
 
 use std::fmt;
 
-use super::{Accumulation, Backward, Role};
+use crate::autodiff::{Accumulation, Backward, Role};
+use crate::error::BuildError;
 use crate::interp::{HostArg, HostBuffer, InterpError, Interpreter};
 use crate::kernel::{BindingKind, KernelBuilder};
 use crate::runtime::{BindArg, DeviceError, DispatchError, Gpu, GpuBuffer};
-use crate::shader::{BuildError, Shader};
+use crate::shader::Shader;
 use crate::types::{ScalarTy, Ty};
 
 /// The contents of one binding: an array (or, for a scalar uniform, one element).
