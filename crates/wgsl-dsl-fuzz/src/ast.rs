@@ -401,8 +401,9 @@ impl Fun {
 pub enum Conv {
     /// `.to_f32()`, `.to_i32()`, ... (`convert` to the scalar)
     To(Scalar),
-    /// `.bitcast::<S>()`
-    Bitcast(Scalar),
+    /// `.bitcast::<T>()`: the result's type, a scalar or a vector of its operand's width
+    /// (the printer writes it whole, `.bitcast::<Vec3<u32>>()`).
+    Bitcast(Ty),
     /// `.to_i32_saturating()` / `.to_u32_saturating()`
     Saturating(Scalar),
 }

@@ -21,7 +21,10 @@ fn emitted_wgsl(seed: u64) -> String {
 #[test]
 fn printed_code_builds_the_kernel_it_prints() {
     for (seed, printed) in [(11, seed_11::kernel())] {
-        let wgsl = printed.build().unwrap_or_else(|e| panic!("seed {seed}: {e}")).wgsl;
+        let wgsl = printed
+            .build()
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"))
+            .wgsl;
         assert_eq!(wgsl, emitted_wgsl(seed), "seed {seed}");
     }
 }
