@@ -265,12 +265,10 @@ fn reparse(
 /// accepts it; the re-parsed module comes back as a shader, to be run beside the DSL's own
 /// module (the same results are required, within the analysis's bounds).
 ///
-/// Text identity is not required: naga 30's front end and writer are not inverse on
-/// naga's own output. A round trip folds const-expressions (`if (2i <= 5i)` becomes
-/// `if true`, not on the first round only), renames every name ending in a digit (`a_1` ->
-/// `a_1_`, its own `local_1`, `_e6` too, on every round), renumbers temporaries, lowers
-/// `&&`/`||` to branches over a `var local: bool`, adds an explicit `return;` and drops
-/// `enable wgpu_cooperative_matrix;` (FUZZING.md, "naga").
+/// The re-emitted text is compared by [`text_check`]: naga 30's front end and writer are
+/// not inverse on naga's own output (it folds const-expressions, renames and renumbers,
+/// lowers `&&`/`||`, adds `return;`, drops some `enable`s: FUZZING.md, "naga"), so the
+/// comparison undoes exactly those behaviours.
 ///
 /// # Errors
 /// naga's message.
