@@ -271,7 +271,7 @@ pub enum Fun {
     Fma,
     /// `square(e)`
     Square,
-    /// `powi(e, n)`: the power is [`Expr::Math`]'s `n` (a Rust constant), see [`Fun::arity`]
+    /// `powi(e, n)`: the power is [`Expr::Math`]'s `n` (a Rust constant; see `analysis_math::math`)
     Powi(u32),
     // vectors and matrices
     Dot,
@@ -690,7 +690,7 @@ pub struct Coop {
     pub load_c: bool,
 }
 
-/// A texture kernel's data ([`crate::texture`]).
+/// A texture kernel's data (`crate::texture`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureCase {
     /// `[width, height]`.

@@ -17,7 +17,7 @@
 //!   `Exp::eval_const`) equals what the executors compute for it, and for its twin built from
 //!   the same values loaded from a buffer.
 //!
-//! A failing case is shrunk ([`shrink`]) and printed as Rust builder calls ([`print`]).
+//! A failing case is shrunk ([`shrink`]) and printed as Rust builder calls ([`mod@print`]).
 //!
 //! The pipeline: [`generator`] makes a [`ast::Program`]; [`analysis`] proves it UB-free and
 //! bounds every output; [`emit`] builds it with the DSL; [`oracle`] runs the checks.
