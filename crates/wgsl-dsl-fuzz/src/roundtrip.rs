@@ -6,9 +6,13 @@
 //!
 //! - **Names** (naga finding 2): every identifier the text declares (`fn`, `struct` and
 //!   its members, parameters, `let`, `var`, `const`, `override`, `alias`) is renamed to
-//!   `n0`, `n1`, ... in the order of first appearance. naga's writer appends `_` to names that
-//!   end in a digit and numbers its temporaries (`_eN`, `local_N`) after its expression
-//!   handles, which a re-parse renumbers; a consistent renaming is all these change.
+//!   `n0`, `n1`, ... in declaration order, each use to its declaration's name ([`rename`]).
+//!   naga's writer appends `_` to names that end in a digit, numbers its temporaries (`_eN`,
+//!   `local_N`) after its expression handles, which a re-parse renumbers, and makes a name
+//!   that another function also has unique (`_e22_1`); a consistent renaming is all these
+//!   change.
+//! - **An empty `else`**: the front end gives a final `if` without `else` an
+//!   `else { return; }`, which is empty once the `return;` goes.
 //! - **The final `return;`** (naga finding 2): naga's front end ends every function without
 //!   a return type with an explicit `return;`, into the branches of a final `if` or `switch`
 //!   (`proc::ensure_block_returns`), so a `return;` right before a closing brace is dropped.
