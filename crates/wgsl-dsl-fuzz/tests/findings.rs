@@ -104,3 +104,62 @@ fn a_constant_pack4x8snorm_of_a_negative_component_is_refused() {
     ]);
     analyze(&positive).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Case 10395902025556148847 of the 20-minute run, oracle (c): the interpreter's
+/// `degrees(6.4375)` was `368.841552734375`, 0.93 ULP below the exact value, outside WGSL's
+/// accuracy ("inherited from `e * 57.295779513082322865`": the constant rounded to `f32`,
+/// then one correctly rounded product), because it multiplied by `180.0 / PI` computed in
+/// `f32`, one ULP below the rounded constant. The same for `radians`.
+#[test]
+fn the_interpreter_computes_degrees_and_radians_within_wgsl_accuracy() {
+    use wgsl_dsl::interp::{HostBuffer, Interpreter};
+    use wgsl_dsl::prelude::*;
+    let mut k = KernelBuilder::new("degrees_radians", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.clone().lt(x.len()), |k| {
+        k.store(&out.at(i.clone() * 2u32), degrees(x.at(i.clone()).load()));
+        k.store(
+            &out.at(i.clone() * 2u32 + 1u32),
+            radians(x.at(i.clone()).load()),
+        );
+    });
+    let shader = k.build().expect("build");
+    // Multiples of 1/16 in [-8, 8], as the fuzzer's inputs, and some odd values.
+    let xs: Vec<f32> = (-128..=128)
+        .map(|n| n as f32 / 16.0)
+        .chain([6.4375, 1.0e-3, 123.456, -987.25])
+        .collect();
+    let interp = Interpreter::new();
+    let program = interp.compile(&shader).expect("compile");
+    let (hx, hout) = (
+        HostBuffer::from_slice(&xs),
+        HostBuffer::from_slice(&vec![f32::NAN; 2 * xs.len()]),
+    );
+    interp
+        .dispatch(
+            &program,
+            &[&hx, &hout],
+            [xs.len().div_ceil(64) as u32, 1, 1],
+        )
+        .expect("dispatch");
+    let got = hout.read();
+    let ulp = |v: f64| {
+        let v = (v.abs() as f32).max(f32::MIN_POSITIVE);
+        f64::from(f32::from_bits(v.to_bits() + 1) - v)
+    };
+    for (j, &x) in xs.iter().enumerate() {
+        for (c, v) in [
+            (180.0 / std::f64::consts::PI, got[2 * j]),
+            (std::f64::consts::PI / 180.0, got[2 * j + 1]),
+        ] {
+            let exact = f64::from(x) * c;
+            let bound = 0.5 * ulp(c) * f64::from(x).abs() + 0.5 * ulp(exact);
+            assert!(
+                (f64::from(v) - exact).abs() <= bound,
+                "{x} * {c}: {v} (exact {exact}, bound {bound:e})"
+            );
+        }
+    }
+}
