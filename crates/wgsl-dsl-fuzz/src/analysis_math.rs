@@ -581,6 +581,28 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
             if !r.is_exact() {
                 return Err("a pack whose rounding is not exact".into());
             }
+            // A component of -0.5 is a tie of the snorm packs (`scale * -0.5` is `-k - 0.5`):
+            // WGSL gives `floor(0.5 + (-k - 0.5))` = `-k`, naga's SPIR-V backend lowers the
+            // pack to GLSL.std.450 `PackSnorm*`, whose `round` Vulkan leaves to the
+            // implementation (lavapipe: `-k - 1`). The one tie that differs (unorm ties and
+            // +0.5 round up either way); FUZZING.md naga finding 4, pinned by
+            // `tests/naga_findings.rs` and `tests/lavapipe_findings.rs`.
+            if lo < 0.0 && f.grid <= -1 && f.lo <= -0.5 && f.hi >= -0.5 {
+                return Err(
+                    "a snorm pack of a component that may be -0.5 (a tie naga's SPIR-V rounds otherwise)"
+                        .into(),
+                );
+            }
+            // Mesa's constant folding of `pack4x8snorm` (lavapipe, Mesa 22.3) sign-extends
+            // each negative field into the fields above it: `pack4x8snorm(vec4(1, 1, -1, 1))`
+            // gives `0xff817f7f`, not `0x7f817f7f`. FUZZING.md lavapipe finding 1, pinned by
+            // `tests/lavapipe_findings.rs`.
+            if fun == Pack4x8snorm && a.konst && f.lo < 0.0 {
+                return Err(
+                    "a snorm pack of a constant that may be negative (lavapipe folds it wrongly)"
+                        .into(),
+                );
+            }
             Ok(info(Ty::S(Scalar::U32), full(Scalar::U32)))
         }
         Pack2x16float => {
@@ -754,12 +776,15 @@ pub fn convert(c: Conv, a: &Info) -> R {
             };
             Ok(info(ty, num))
         }
-        Conv::Bitcast(to) => {
+        Conv::Bitcast(ty) => {
+            let to = ty.scalar();
             let ok = |s: Scalar| matches!(s, Scalar::I32 | Scalar::U32 | Scalar::F32);
             if !ok(from) || !ok(to) {
                 return Err("a bitcast of a non-32-bit type".into());
             }
-            let ty = a.ty.with_scalar(to);
+            if a.ty.with_scalar(to) != ty {
+                return Err("a bitcast to another width".into());
+            }
             let num = match (a.num, to) {
                 (Num::Int { lo, hi }, Scalar::F32) => {
                     // Only integers that are the bits of positive, normal, finite floats.

@@ -176,7 +176,7 @@ pub enum Fun {
     Fma,
     /// `square(e)`
     Square,
-    /// `powi(e, n)`: the power is [`Expr::Math`]'s `n` (a Rust constant)
+    /// `powi(e, n)`: the power is [`Expr::Math`]'s `n` (a Rust constant; see `analysis_math::math`)
     Powi(u32),
     // vectors and matrices
     Dot,
@@ -306,8 +306,9 @@ impl Fun {
 pub enum Conv {
     /// `.to_f32()`, `.to_i32()`, ... (`convert` to the scalar)
     To(Scalar),
-    /// `.bitcast::<S>()`
-    Bitcast(Scalar),
+    /// `.bitcast::<T>()`: the result's type, a scalar or a vector of its operand's width
+    /// (the printer writes it whole, `.bitcast::<Vec3<u32>>()`).
+    Bitcast(Ty),
     /// `.to_i32_saturating()` / `.to_u32_saturating()`
     Saturating(Scalar),
 }
@@ -594,7 +595,7 @@ pub struct Coop {
     pub load_c: bool,
 }
 
-/// A texture kernel's data (the crate's `texture` module).
+/// A texture kernel's data (`crate::texture`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureCase {
     /// `[width, height]`.

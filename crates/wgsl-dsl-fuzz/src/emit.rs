@@ -233,7 +233,7 @@ impl Em<'_> {
                 let a = self.expr(a);
                 match c {
                     Conv::To(s) => op::to(*s, &a),
-                    Conv::Bitcast(s) => op::bitcast(*s, &a),
+                    Conv::Bitcast(t) => op::bitcast(t.scalar(), &a),
                     Conv::Saturating(s) => op::saturating(*s, &a),
                 }
             }

@@ -770,7 +770,7 @@ impl<'p> Gen<'p> {
                     bin(Bin::And, u, lit_like(ut, f64::from(0x007f_ffffu32))),
                     lit_like(ut, f64::from(0x3f80_0000u32)),
                 );
-                Expr::Conv(Conv::Bitcast(Scalar::F32), bx(bits))
+                Expr::Conv(Conv::Bitcast(t), bx(bits))
             }
             27 if s == Scalar::F32 && (n == 4 || n == 2) => {
                 let u = self.sub(Ty::S(Scalar::U32), d);
@@ -915,7 +915,7 @@ impl<'p> Gen<'p> {
                         } else {
                             Scalar::I32
                         };
-                        Expr::Conv(Conv::Bitcast(s), bx(self.sub(t.with_scalar(other), d)))
+                        Expr::Conv(Conv::Bitcast(t), bx(self.sub(t.with_scalar(other), d)))
                     }
                 }
             }
@@ -924,7 +924,7 @@ impl<'p> Gen<'p> {
                 let ft = t.with_scalar(Scalar::F32);
                 let x = self.exact_expr(ft, d - 1);
                 let x = bin(Bin::Add, m(Abs, vec![x]), lit_like(ft, 1.0));
-                Expr::Conv(Conv::Bitcast(s), bx(x))
+                Expr::Conv(Conv::Bitcast(t), bx(x))
             }
             18 if n == 1 => {
                 let x = self.exact_expr(Ty::S(Scalar::F32), d - 1);

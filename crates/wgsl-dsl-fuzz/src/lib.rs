@@ -8,7 +8,8 @@
 //! - **(a)** `build()` returns a shader, or (only for a planted mistake) a located error;
 //!   never a panic, and never a naga validation error for a kernel the DSL accepted;
 //! - **(b)** the WGSL it emits re-parses with naga's WGSL front end, validates, and re-emits
-//!   the same text;
+//!   the same text (up to naga's renaming; where naga's front end folds or lowers part of the
+//!   module, the re-emission is a fixed point and runs the same: [`oracle::text_check`]);
 //! - **(c)** the interpreter and the GPU agree: integers and `bool`s bit for bit, floats
 //!   within twice the bound the analysis derives from WGSL's accuracy table
 //!   ([`accuracy`]), and each executor within the bound of the exact value's interval;
@@ -16,7 +17,7 @@
 //!   `Exp::eval_const`) equals what the executors compute for it, and for its twin built from
 //!   the same values loaded from a buffer.
 //!
-//! A failing case is shrunk ([`shrink`]) and printed as Rust builder calls ([`print`](mod@print)).
+//! A failing case is shrunk ([`shrink`]) and printed as Rust builder calls ([`mod@print`]).
 //!
 //! The pipeline: [`generator`] makes a [`ast::Program`]; [`analysis`] proves it UB-free and
 //! bounds every output; [`emit`] builds it with the DSL; [`oracle`] runs the checks.
@@ -33,6 +34,7 @@ pub mod generator;
 mod info;
 pub mod oracle;
 pub mod print;
+pub mod roundtrip;
 pub mod shrink;
 mod texture;
 mod ty;
@@ -87,6 +89,10 @@ pub struct Report {
     pub slots: u64,
     /// Constant outputs compared with their folded values.
     pub consts: u64,
+    /// Kernels whose WGSL naga re-emitted as the same text (oracle (b); the others have
+    /// constructs naga's front end folds or lowers, and only the re-emission's fixed point is
+    /// compared as text).
+    pub text_identical: u64,
     /// The failures.
     pub failures: Vec<Found>,
     /// Time taken.
@@ -139,6 +145,7 @@ pub fn run(
                 report.mistakes += u64::from(p.mistake);
                 report.slots += p.slots;
                 report.consts += p.consts;
+                report.text_identical += u64::from(p.text_identical);
             }
             Err(failure) => {
                 let shrunk = shrink.then(|| {

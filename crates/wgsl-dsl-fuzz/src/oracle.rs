@@ -74,6 +74,9 @@ pub struct Passed {
     pub slots: u64,
     /// Constant outputs compared with their folded values.
     pub consts: u64,
+    /// Oracle (b): naga re-emitted the DSL's WGSL text itself (the module has nothing naga's
+    /// front end folds or lowers; otherwise only the re-emission's fixed point is checked).
+    pub text_identical: bool,
 }
 
 /// Where kernels run.
@@ -262,12 +265,10 @@ fn reparse(
 /// accepts it; the re-parsed module comes back as a shader, to be run beside the DSL's own
 /// module (the same results are required, within the analysis's bounds).
 ///
-/// Text identity is not required: naga 30's front end and writer are not inverse on
-/// naga's own output. A round trip folds const-expressions (`if (2i <= 5i)` becomes
-/// `if true`, not on the first round only), renames every name ending in a digit (`a_1` ->
-/// `a_1_`, its own `local_1`, `_e6` too, on every round), renumbers temporaries, lowers
-/// `&&`/`||` to branches over a `var local: bool`, adds an explicit `return;` and drops
-/// `enable wgpu_cooperative_matrix;` (FUZZING.md, "naga").
+/// The re-emitted text is compared by [`text_check`]: naga 30's front end and writer are
+/// not inverse on naga's own output (it folds const-expressions, renames and renumbers,
+/// lowers `&&`/`||`, adds `return;`, drops some `enable`s: FUZZING.md, "naga"), so the
+/// comparison undoes exactly those behaviours.
 ///
 /// # Errors
 /// naga's message.
@@ -281,6 +282,107 @@ pub fn round_trip(shader: &Shader) -> Result<Shader, String> {
         reparsed.signature.name = ep.name.clone();
     }
     Ok(reparsed)
+}
+
+/// Whether naga's front end rewrites some of `module` when it re-parses the module's WGSL:
+/// a const-expression other than a literal, a zero value, a constant or a composite of them
+/// (the front end folds it: `vec3<i32>().z` is re-emitted `i32()`, `2i + 3i` as `5i`), an
+/// index that is a const-expression (`a[0u]` is re-emitted `a[0]`), a component of a
+/// unary operation (naga finding 7: `(-v).y` is written `-(v).y`, which parses as `-(v.y)`),
+/// a
+/// `let` of a const-expression (inlined), or a `&&`/`||` (lowered to an `if` over a
+/// `var local: bool`, as WGSL's short-circuiting needs). FUZZING.md, naga finding 2.
+pub fn front_end_rewrites(module: &wgsl_dsl::naga::Module) -> bool {
+    use wgsl_dsl::naga::{BinaryOperator as B, Expression as E, proc::ExpressionKindTracker};
+    module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(module.entry_points.iter().map(|ep| &ep.function))
+        .any(|f| {
+            let kinds = ExpressionKindTracker::from_arena(&f.expressions);
+            f.named_expressions.keys().any(|&h| kinds.is_const(h))
+                || f.expressions.iter().any(|(h, e)| {
+                    matches!(
+                        e,
+                        E::Binary {
+                            op: B::LogicalAnd | B::LogicalOr,
+                            ..
+                        }
+                    ) || matches!(e, E::Access { index, .. } if kinds.is_const(*index))
+                        || matches!(
+                            e,
+                            E::Access { base, .. } | E::AccessIndex { base, .. }
+                                | E::Swizzle { vector: base, .. }
+                                if matches!(f.expressions[*base], E::Unary { .. })
+                        )
+                        || (kinds.is_const(h)
+                            && !matches!(
+                                e,
+                                E::Literal(_)
+                                    | E::ZeroValue(_)
+                                    | E::Constant(_)
+                                    | E::Compose { .. }
+                            ))
+                })
+        })
+}
+
+/// Oracle (b)'s text checks. naga's re-emissions reach a fixed point: parsed and written
+/// again, one of the first eight is the same text as the one before (up to the rules of
+/// [`crate::roundtrip`]).
+/// Where naga's front end rewrites nothing of the DSL's module ([`front_end_rewrites`]), the
+/// re-emission is the DSL's text itself (up to the same rules); the result says whether that
+/// held (`false`: the module has a construct the front end folds or lowers).
+///
+/// # Errors
+/// The first line that differs.
+pub fn text_check(shader: &Shader, reparsed: &Shader) -> Result<bool, String> {
+    // naga's front end folds an inlined `let` only on the next round (finding 2), one level
+    // of nesting a round (`let a = 0f; let b = a * a; x = u32(b)` takes three): the
+    // re-emission must reach its fixed point by round `ROUNDS`.
+    const ROUNDS: usize = 8;
+    let mut prev = reparsed.wgsl.clone();
+    for round in 2..=ROUNDS {
+        let (_, _, next) = reparse(&crate::roundtrip::restore_directives(&shader.wgsl, &prev))
+            .map_err(|e| {
+                format!(
+                    "naga's re-emission (round {}) does not re-parse: {e}",
+                    round - 1
+                )
+            })?;
+        match same_text(&prev, &next) {
+            Ok(()) => break,
+            Err(e) if round == ROUNDS => {
+                return Err(format!(
+                    "naga's round trip is not a fixed point by round {ROUNDS}: {e}"
+                ));
+            }
+            Err(_) => prev = next,
+        }
+    }
+    if front_end_rewrites(&shader.module) {
+        return Ok(false);
+    }
+    same_text(&shader.wgsl, &reparsed.wgsl)?;
+    Ok(true)
+}
+
+/// Oracle (b)'s text check: naga's re-emission of `wgsl` is `wgsl` again, up to the rules
+/// of [`crate::roundtrip`] (each a pinned naga behaviour).
+///
+/// # Errors
+/// The first line that differs.
+pub fn same_text(wgsl: &str, again: &str) -> Result<(), String> {
+    let (a, b) = crate::roundtrip::canonical(wgsl, again);
+    match crate::roundtrip::first_difference(&a, &b) {
+        None => Ok(()),
+        Some((line, x, y)) => Err(format!(
+            "naga re-emits other text: line {line} (names canonical) `{}` is `{}` again",
+            x.trim(),
+            y.trim()
+        )),
+    }
 }
 
 /// The poison every output element starts with.
@@ -536,6 +638,8 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
     }
     let shader = built.or_else(|e| fail(Oracle::Build, format!("build() failed: {e}")))?;
     let reparsed = round_trip(&shader).or_else(|e| fail(Oracle::RoundTrip, e))?;
+    passed.text_identical =
+        text_check(&shader, &reparsed).or_else(|e| fail(Oracle::RoundTrip, e))?;
     if let Some(c) = &prog.coop {
         return check_coop(prog, c, &shader, &em, targets, passed);
     }

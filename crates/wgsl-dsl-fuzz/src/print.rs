@@ -118,7 +118,7 @@ pub fn expr(e: &Expr) -> String {
             }
         }
         Expr::Conv(Conv::To(s), a) => format!("{}.to_{}()", expr(a), s.rust()),
-        Expr::Conv(Conv::Bitcast(s), a) => format!("{}.bitcast::<{}>()", expr(a), s.rust()),
+        Expr::Conv(Conv::Bitcast(t), a) => format!("{}.bitcast::<{}>()", expr(a), t.rust()),
         Expr::Conv(Conv::Saturating(s), a) => {
             format!("{}.to_{}_saturating()", expr(a), s.rust())
         }

@@ -80,3 +80,96 @@ fn naga_folds_a_let_of_a_constant_and_refuses_a_run_time_shift() {
         );
     }
 }
+
+/// WGSL's `pack2x16snorm` and `pack4x8snorm` round each `32767 * e` (`127 * e`) as
+/// `floor(0.5 + x)` (WGSL spec §17.9); naga's SPIR-V backend lowers them to GLSL.std.450
+/// `PackSnorm2x16` and `PackSnorm4x8`, whose `round` leaves halves to the implementation
+/// (GLSL.std.450 §`Round`), so at the one tie that differs, a component of `-0.5`, a driver
+/// may give `-k - 1` where WGSL says `-k` (lavapipe does: `tests/lavapipe_findings.rs`). The
+/// fuzzer's analysis refuses snorm packs of a component that may be `-0.5`
+/// (`analysis_math::call`, FUZZING.md naga finding 4).
+#[test]
+fn naga_spirv_lowers_the_snorm_packs_to_glsl_round() {
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read_write> inp: array<f32>;
+@compute @workgroup_size(1) fn main() {
+    out[0] = pack2x16snorm(vec2(inp[0], inp[1]));
+    out[1] = pack4x8snorm(vec4(inp[0], inp[1], inp[2], inp[3]));
+}";
+    let m = parse(wgsl);
+    let info = validate(&m, naga::valid::Capabilities::all()).unwrap();
+    let words = naga::back::spv::write_vec(&m, &info, &naga::back::spv::Options::default(), None)
+        .expect("SPIR-V");
+    // OpExtInst (opcode 12): result type, result id, set, instruction, operands.
+    let ext: Vec<u32> = (0..words.len().saturating_sub(4))
+        .filter(|&i| words[i] & 0xffff == 12 && words[i] >> 16 >= 5)
+        .map(|i| words[i + 4])
+        .collect();
+    const PACK_SNORM_4X8: u32 = 54;
+    const PACK_SNORM_2X16: u32 = 56;
+    assert!(
+        ext.contains(&PACK_SNORM_2X16) && ext.contains(&PACK_SNORM_4X8),
+        "naga no longer lowers the snorm packs to GLSL.std.450 PackSnorm* ({ext:?}): \
+         check the tie on lavapipe and let the fuzzer pack -0.5 again"
+    );
+}
+
+fn write(m: &naga::Module) -> String {
+    let info = validate(m, naga::valid::Capabilities::all()).unwrap();
+    naga::back::wgsl::write_string(m, &info, naga::back::wgsl::WriterFlags::empty()).unwrap()
+}
+
+/// naga's front end inlines a `let` of a constant into its uses (finding 3) without folding
+/// the expressions it lands in, so the comparison it ends up in is folded only when the
+/// re-emitted text is parsed again: `if (0u <= 1u)` once, `if true` twice. Oracle (b)
+/// therefore lets a round trip take up to three rounds to reach its fixed point.
+#[test]
+fn naga_round_trip_folds_an_inlined_let_only_on_the_next_round() {
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() { let s = 0u; if s <= 1u { out[0] = out[1]; } }";
+    let once = write(&parse(wgsl));
+    let twice = write(&parse(&once));
+    assert!(
+        once.contains("(0u <= 1u)") && twice.contains("if true"),
+        "naga folds an inlined let in one round now: oracle (b) may ask for a fixed point \
+         after one round\n{once}\n{twice}"
+    );
+    assert_eq!(twice, write(&parse(&twice)));
+}
+
+/// naga's WGSL writer writes `enable f16;` only when the module's type arena has an `f16`
+/// type, and its front end does not put the type of an `f16` literal there: a module whose
+/// only `f16`s are literals is re-emitted without the directive, and that text does not
+/// parse. Oracle (b) puts the directive back before parsing a re-emission again.
+#[test]
+fn naga_writer_drops_enable_f16_when_only_literals_are_f16() {
+    let wgsl = "enable f16;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(1) fn main() { out[0] = f32(select(1.5h, 2.5h, out[1] > 0.0)); }";
+    let once = write(&parse(wgsl));
+    assert!(once.contains("1.5h"), "{once}");
+    assert!(
+        !once.contains("enable f16;"),
+        "naga's writer now declares f16 for literals: drop oracle (b)'s rule\n{once}"
+    );
+    assert!(naga::front::wgsl::parse_str(&once).is_err());
+}
+
+/// naga's WGSL writer prints a component of a unary operation's result without parentheses
+/// around the operation: `(-v).y` is written `-(v).y`, which WGSL parses as `-(v.y)` (a
+/// postfix binds tighter than a unary operator, WGSL spec §8.19). The value is the same for
+/// every unary operator (each is component-wise), so oracle (b) counts such a module among
+/// those the front end rewrites (`oracle::front_end_rewrites`) and compares its meaning.
+#[test]
+fn naga_writer_leaves_a_unary_operand_of_a_component_unparenthesised() {
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(1) fn main() { out[0] = (-vec2(out[1], out[2])).y; }";
+    let m = parse(wgsl);
+    let once = write(&m);
+    let twice = write(&parse(&once));
+    assert!(
+        once.contains(")).y;") && !twice.contains(")).y;"),
+        "naga's writer now parenthesises a unary operand of a component: drop the rule in \
+         oracle::front_end_rewrites\n{once}\n{twice}"
+    );
+}

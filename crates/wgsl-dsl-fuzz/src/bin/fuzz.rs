@@ -27,7 +27,8 @@ struct Args {
     /// Do not shrink failures.
     #[arg(long)]
     no_shrink: bool,
-    /// Print one case (its case seed) as Rust builder calls and its WGSL, then check it.
+    /// Print one case (its case seed) as Rust builder calls and its WGSL, then check it (and
+    /// shrink it if it fails, unless `--no-shrink`).
     #[arg(long)]
     replay: Option<u64>,
     /// Statements per kernel (at most).
@@ -84,6 +85,16 @@ fn main() {
             Ok(p) => println!("case {s}: passed ({p:?})"),
             Err(f) => {
                 println!("case {s}: FAILED {f}");
+                if !args.no_shrink {
+                    let (small, _) = wgsl_dsl_fuzz::shrink::shrink(&prog, f.oracle, &t);
+                    let sf = check(&small, &t).err().unwrap_or(f);
+                    println!(
+                        "shrunk ({}): {}\n{}",
+                        sf.oracle,
+                        sf.message,
+                        print::program(&small)
+                    );
+                }
                 std::process::exit(1);
             }
         }
@@ -131,13 +142,14 @@ fn main() {
     }
     let _ = case_seed;
     println!(
-        "\n{} cases in {:.1} s: {:.2} kernels/s; {} on the GPU, {} cooperative-matrix, {} planted mistakes rejected, {} output values and {} folded constants compared; {} failures",
+        "\n{} cases in {:.1} s: {:.2} kernels/s; {} on the GPU, {} cooperative-matrix, {} planted mistakes rejected, {} re-emitted as the same WGSL text, {} output values and {} folded constants compared; {} failures",
         report.cases,
         report.elapsed.as_secs_f64(),
         report.rate(),
         report.gpu_cases,
         report.coop,
         report.mistakes,
+        report.text_identical,
         report.slots,
         report.consts,
         report.failures.len()

@@ -365,11 +365,14 @@ pub(crate) fn inverse_sqrt(x: f32) -> f32 {
 /// `degrees(e)` (§17.5.17) and `radians(e)` (§17.5.48).
 #[inline(always)]
 pub(crate) fn degrees(x: f32) -> f32 {
-    x * (180.0 / std::f32::consts::PI)
+    // WGSL: inherited from `e * 57.295779513082322865` (§17.5.17), the constant rounded to
+    // f32 once (`180.0 / PI` in f32 is one ULP below it: found by the kernel fuzzer).
+    x * 57.295_78_f32
 }
 #[inline(always)]
 pub(crate) fn radians(x: f32) -> f32 {
-    x * (std::f32::consts::PI / 180.0)
+    // WGSL: inherited from `e * 0.017453292519943295474` (§17.5.48), rounded to f32 once.
+    x * 0.017_453_293_f32
 }
 
 /// `ldexp(e1, e2)` (§17.5.37): `e1 * 2^e2`.

@@ -1,0 +1,165 @@
+//! Regression tests named after what the fuzzer found (FUZZING.md, "Findings"): each builds
+//! the shrunk kernel's program by hand and checks that the analysis (which the generator and
+//! the shrinker consult) refuses it for the reason found, where the executors or the DSL
+//! disagree on it.
+
+use wgsl_dsl_fuzz::analysis::analyze;
+use wgsl_dsl_fuzz::ast::*;
+use wgsl_dsl_fuzz::{GenOptions, generate};
+
+/// A program of `body`, with the inputs and grid of a generated one.
+fn program(body: Vec<Stmt>) -> Program {
+    let mut p = generate(1, &GenOptions::default(), false);
+    p.funcs.clear();
+    p.coop = None;
+    p.texture = None;
+    p.body = body;
+    p
+}
+
+fn lit_f32(v: f32) -> Expr {
+    Expr::Lit(Lit::F32(v))
+}
+
+fn load_f32(i: u32) -> Expr {
+    Expr::Input(Scalar::F32, Box::new(Expr::Lit(Lit::U32(i))))
+}
+
+/// Case 2727628442361685124 of the 30-minute run, oracle (a): `in_i32[0] / v` with `let v =
+/// vec2<i32>()` failed to build ("integer division by the literal zero": the DSL checks a
+/// `let` of a constant as the constant) where the analysis had let it through. Fixed in
+/// 9e0150e (a `let` of a constant counts as a constant divisor).
+#[test]
+fn a_let_of_a_zero_vector_as_divisor_is_refused() {
+    let body = vec![
+        Stmt::Let(1, Expr::Zero(Ty::V(Scalar::I32, 2))),
+        Stmt::Let(
+            2,
+            Expr::Bin(
+                Bin::Div,
+                Box::new(Expr::Input(Scalar::I32, Box::new(Expr::Lit(Lit::U32(0))))),
+                Box::new(Expr::Value(1)),
+            ),
+        ),
+    ];
+    let prog = program(body);
+    let err = analyze(&prog).expect_err("the analysis refuses the division");
+    assert!(err.contains("divisor") || err.contains("constant"), "{err}");
+}
+
+/// Cases 4236882638576173860 and 4240022552846851206, oracle (c): `pack2x16snorm` of a
+/// component `-0.5` (a tie) is `0xc001` on the interpreter (WGSL) and `0xc000` on lavapipe
+/// (naga finding 4). The analysis refuses snorm packs that may see `-0.5`, and only those.
+#[test]
+fn a_snorm_pack_that_may_round_a_tie_is_refused() {
+    let pack = |f: Fun, parts: Vec<Expr>| {
+        program(vec![Stmt::Out(
+            Scalar::U32,
+            0,
+            Expr::Math(f, vec![Expr::Compose(parts)]),
+        )])
+    };
+    let mut tie = pack(Fun::Pack2x16snorm, vec![load_f32(0), lit_f32(0.25)]);
+    tie.inputs.f32[0] = -0.5;
+    let err = analyze(&tie).expect_err("the input is -0.5");
+    assert!(err.contains("-0.5"), "{err}");
+    let tie = pack(Fun::Pack2x16snorm, vec![lit_f32(-0.5), lit_f32(0.25)]);
+    assert!(analyze(&tie).is_err());
+    // +0.5 and unorm ties round up either way; -0.25 is no tie.
+    for ok in [
+        pack(Fun::Pack2x16snorm, vec![lit_f32(0.5), lit_f32(-0.25)]),
+        pack(Fun::Pack2x16unorm, vec![load_f32(0), lit_f32(0.5)]),
+    ] {
+        analyze(&ok).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Case 2579888129684154304, oracle (c), shrunk to one store: `pack4x8snorm` of literals
+/// with a negative component is `0x7f817f7f` on the interpreter (WGSL) and `0xff817f7f` on
+/// lavapipe, whose constant folding sign-extends the negative field (lavapipe finding 1).
+/// The analysis refuses `pack4x8snorm` of a constant that may be negative, and only that.
+#[test]
+fn a_constant_pack4x8snorm_of_a_negative_component_is_refused() {
+    let pack = |parts: Vec<Expr>| {
+        program(vec![Stmt::Out(
+            Scalar::U32,
+            0,
+            Expr::Math(Fun::Pack4x8snorm, vec![Expr::Compose(parts)]),
+        )])
+    };
+    // The shrunk case's values clamped (its own also span -0.5, refused as a possible tie).
+    let shrunk = pack(vec![
+        lit_f32(1.0),
+        lit_f32(1.0),
+        lit_f32(-1.0),
+        lit_f32(1.0),
+    ]);
+    let err = analyze(&shrunk).expect_err("a negative constant field");
+    assert!(err.contains("constant"), "{err}");
+    let positive = pack(vec![
+        lit_f32(1.0),
+        lit_f32(0.25),
+        lit_f32(0.75),
+        lit_f32(2.0),
+    ]);
+    analyze(&positive).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Case 10395902025556148847 of the 20-minute run, oracle (c): the interpreter's
+/// `degrees(6.4375)` was `368.841552734375`, 0.93 ULP below the exact value, outside WGSL's
+/// accuracy ("inherited from `e * 57.295779513082322865`": the constant rounded to `f32`,
+/// then one correctly rounded product), because it multiplied by `180.0 / PI` computed in
+/// `f32`, one ULP below the rounded constant. The same for `radians`.
+#[test]
+fn the_interpreter_computes_degrees_and_radians_within_wgsl_accuracy() {
+    use wgsl_dsl::interp::{HostBuffer, Interpreter};
+    use wgsl_dsl::prelude::*;
+    let mut k = KernelBuilder::new("degrees_radians", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.clone().lt(x.len()), |k| {
+        k.store(&out.at(i.clone() * 2u32), degrees(x.at(i.clone()).load()));
+        k.store(
+            &out.at(i.clone() * 2u32 + 1u32),
+            radians(x.at(i.clone()).load()),
+        );
+    });
+    let shader = k.build().expect("build");
+    // Multiples of 1/16 in [-8, 8], as the fuzzer's inputs, and some odd values.
+    let xs: Vec<f32> = (-128..=128)
+        .map(|n| n as f32 / 16.0)
+        .chain([6.4375, 1.0e-3, 123.456, -987.25])
+        .collect();
+    let interp = Interpreter::new();
+    let program = interp.compile(&shader).expect("compile");
+    let (hx, hout) = (
+        HostBuffer::from_slice(&xs),
+        HostBuffer::from_slice(&vec![f32::NAN; 2 * xs.len()]),
+    );
+    interp
+        .dispatch(
+            &program,
+            &[&hx, &hout],
+            [xs.len().div_ceil(64) as u32, 1, 1],
+        )
+        .expect("dispatch");
+    let got = hout.read();
+    let ulp = |v: f64| {
+        let v = (v.abs() as f32).max(f32::MIN_POSITIVE);
+        f64::from(f32::from_bits(v.to_bits() + 1) - v)
+    };
+    for (j, &x) in xs.iter().enumerate() {
+        for (c, v) in [
+            (180.0 / std::f64::consts::PI, got[2 * j]),
+            (std::f64::consts::PI / 180.0, got[2 * j + 1]),
+        ] {
+            let exact = f64::from(x) * c;
+            let bound = 0.5 * ulp(c) * f64::from(x).abs() + 0.5 * ulp(exact);
+            assert!(
+                (f64::from(v) - exact).abs() <= bound,
+                "{x} * {c}: {v} (exact {exact}, bound {bound:e})"
+            );
+        }
+    }
+}
