@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use wgsl_dsl::prelude::*;
-//! use crate::{Case, Data, Expected, VerifiedOp, verify};
+//! use wgsl_dsl_harness::{Case, Data, Expected, VerifiedOp, verify};
 //!
 //! /// `y[i] = 2 x[i]`.
 //! struct Double;
