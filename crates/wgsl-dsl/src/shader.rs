@@ -171,16 +171,7 @@ impl KernelBuilder {
             });
         }
         let module = lowered.module;
-        let info = Validator::new(ValidationFlags::all(), signature.capabilities)
-            .validate(&module)
-            .map_err(|e| BuildError::Validation {
-                kernel: self.name.clone(),
-                message: error_chain(&e),
-                site: e
-                    .spans()
-                    .filter_map(|(span, _)| lowered.sites.lookup(*span))
-                    .next(),
-            })?;
+        let info = self.validate(&module, signature.capabilities, &lowered.sites)?;
         if self.check_uniformity {
             crate::uniformity::check(&self.name, &module, &lowered.sites)?;
         }
@@ -209,20 +200,32 @@ impl KernelBuilder {
         })
     }
 
+    /// naga's validation of `module` with `capabilities`; its error names the Rust line of the
+    /// first span naga points at (`sites`).
+    fn validate(
+        &self,
+        module: &naga::Module,
+        capabilities: naga::valid::Capabilities,
+        sites: &crate::lower::SiteTable,
+    ) -> Result<naga::valid::ModuleInfo, BuildError> {
+        Validator::new(ValidationFlags::all(), capabilities)
+            .validate(module)
+            .map_err(|e| BuildError::Validation {
+                kernel: self.name.clone(),
+                message: error_chain(&e),
+                site: e.spans().filter_map(|(span, _)| sites.lookup(*span)).next(),
+            })
+    }
+
     /// The module with the `debug_print`s (each a call of an empty function), validated as
     /// the GPU's is, for the interpreter.
     fn debug_module(&self) -> Result<DebugModule, BuildError> {
         let lowered = crate::lower::lower(self, crate::lower::Prints::Keep)?;
-        let info = Validator::new(ValidationFlags::all(), lowered.signature.capabilities)
-            .validate(&lowered.module)
-            .map_err(|e| BuildError::Validation {
-                kernel: self.name.clone(),
-                message: error_chain(&e),
-                site: e
-                    .spans()
-                    .filter_map(|(span, _)| lowered.sites.lookup(*span))
-                    .next(),
-            })?;
+        let info = self.validate(
+            &lowered.module,
+            lowered.signature.capabilities,
+            &lowered.sites,
+        )?;
         Ok(DebugModule {
             module: lowered.module,
             info,

@@ -151,7 +151,6 @@ pub use symbolic::MAX_UNROLLED;
 
 use crate::error::BuildError;
 use crate::exp::{Exp, ExprKind, IntoExp, NodeRef};
-use crate::handle::ValueId;
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::Stmt;
 use crate::kernel::values::MemoryCheck;
@@ -398,7 +397,7 @@ impl KernelBuilder {
             let g = Graph::new(self, std::slice::from_ref(y), wrt);
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, adjoint: NodeRef| {
-                bind_let(&mut stmts, &graph::adjoint_name(&g, n), adjoint, n.site)
+                make::bind(&mut stmts, &graph::adjoint_name(&g, n), adjoint, n.site)
             };
             let adjoints = reverse::reverse(&g, &[(y.clone(), seed.clone())], &mut bind)
                 .map_err(|e| e.at(site))?;
@@ -407,7 +406,7 @@ impl KernelBuilder {
                 .map(|x| match adjoints.get(&key(x)) {
                     Some(a) => {
                         let name = format!("d_{}", variable_name(&g, x));
-                        bind_let(&mut stmts, &name, a.clone(), site)
+                        make::bind(&mut stmts, &name, a.clone(), site)
                     }
                     None => At(site).zero(&x.ty),
                 })
@@ -439,11 +438,11 @@ impl KernelBuilder {
             let mut stmts = Vec::new();
             let mut bind = |n: &NodeRef, t: NodeRef| {
                 let name = format!("t_{}", g.let_name(n).unwrap_or("value"));
-                bind_let(&mut stmts, &name, t, n.site)
+                make::bind(&mut stmts, &name, t, n.site)
             };
             let t = forward::forward(&g, y, &by_key, &mut bind).map_err(|e| e.at(site))?;
             let result = match t {
-                Some(t) => bind_let(&mut stmts, "tangent", t, site),
+                Some(t) => make::bind(&mut stmts, "tangent", t, site),
                 None => At(site).zero(&y.ty),
             };
             (stmts, memory_check(&g, &wrt, site), result)
@@ -461,33 +460,6 @@ impl KernelBuilder {
             self.memory_checks.push(c);
         }
     }
-}
-
-/// `let name = value;` (unless `value` is a literal, a zero value or already named), as a
-/// statement to push; the node naming it.
-fn bind_let(
-    stmts: &mut Vec<(Stmt, CallSite)>,
-    name: &str,
-    value: NodeRef,
-    site: CallSite,
-) -> NodeRef {
-    if matches!(
-        value.kind,
-        ExprKind::Literal(_) | ExprKind::ZeroValue | ExprKind::Bound(_)
-    ) {
-        return value;
-    }
-    let id = ValueId::fresh();
-    let ty = value.ty.clone();
-    stmts.push((
-        Stmt::Let {
-            id,
-            name: name.to_string(),
-            value,
-        },
-        site,
-    ));
-    make::node(ExprKind::Bound(id), ty, site)
 }
 
 /// A name for a variable's adjoint: its `let`'s, its binding's, or `value`.
