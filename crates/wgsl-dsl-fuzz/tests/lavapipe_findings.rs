@@ -263,6 +263,28 @@ fn packed_forms() -> Vec<Form> {
             vec![pack_ref(xi4, 0, 0, false)],
         ),
         (
+            "pack4xI8 of one load and three literals",
+            |k| {
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                vec![pack4x_i8(vec4(
+                    xi.at(lit(0u32)).load(),
+                    lit(XI[1]),
+                    lit(XI[2]),
+                    lit(XI[3]),
+                ))]
+            },
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
+            "the same pack by bit operations, of literals",
+            |_k| {
+                let b =
+                    |i: usize| (lit(XI[i]).bitcast::<u32>() & lit(0xffu32)) << lit(8 * i as u32);
+                vec![b(0) | b(1) | b(2) | b(3)]
+            },
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
             "pack4xI8Clamp of literals",
             |_k| {
                 vec![pack4x_i8_clamp(vec4(
@@ -334,6 +356,17 @@ fn packed_forms() -> Vec<Form> {
                 vec![sum.z().bitcast::<u32>()]
             },
             vec![z_plus],
+        ),
+        (
+            "the same unpack by bit operations, of a load, every lane",
+            |k| {
+                let u = xu0(k);
+                (0..4u32)
+                    .map(|b| (u.clone() << lit(24 - 8 * b)).bitcast::<i32>() >> lit(24u32))
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0]),
         ),
         (
             "unpack4xU8 of a load, every lane",
