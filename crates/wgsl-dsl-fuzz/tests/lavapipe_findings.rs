@@ -358,6 +358,95 @@ fn packed_forms() -> Vec<Form> {
             vec![z_plus],
         ),
         (
+            "splat(xi[0]) / 3 alone, .z",
+            |k| {
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let q = Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                    / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![q.z().bitcast::<u32>()]
+            },
+            vec![(XI[0] / 3) as u32],
+        ),
+        (
+            "unpack4xI8 of a load + splat(xi[0]), .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u) + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                vec![sum.z().bitcast::<u32>()]
+            },
+            vec![lanes_i(XU[0])[2].wrapping_add(XI[0] as u32)],
+        ),
+        (
+            "unpack4xI8 of a load * splat(xi[0]), .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let p = unpack4x_i8(u) * Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                vec![p.z().bitcast::<u32>()]
+            },
+            vec![lanes_i(XU[0])[2].wrapping_mul(XI[0] as u32)],
+        ),
+        (
+            "unpack4xI8 of a load / splat(3), .z",
+            |k| {
+                let q = unpack4x_i8(xu0(k)) / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![q.z().bitcast::<u32>()]
+            },
+            vec![(lanes_i(XU[0])[2] as i32 / 3) as u32],
+        ),
+        (
+            "unpack4xI8 of a load, .z + xi[0] / 3 (scalar)",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u).z() + xi.at(lit(0u32)).load() / lit(3i32);
+                vec![sum.bitcast::<u32>()]
+            },
+            vec![z_plus],
+        ),
+        (
+            "unpack4xI8 of a load + splat(xi[0]) / 3, every lane",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u)
+                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![sum.x(), sum.y(), sum.z(), sum.w()]
+                    .into_iter()
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0])
+                .iter()
+                .map(|&l| (l as i32 + XI[0] / 3) as u32)
+                .collect(),
+        ),
+        (
+            "unpack4xU8 of a load + splat(xu[0]) / 3, .z",
+            |k| {
+                let u = xu0(k);
+                let sum = unpack4x_u8(u.clone())
+                    + Exp::<Vec4<u32>>::splat(u) / Exp::<Vec4<u32>>::splat(lit(3u32));
+                vec![sum.z()]
+            },
+            vec![lanes_u(XU[0])[2].wrapping_add(XU[0] / 3)],
+        ),
+        (
+            "unpack by bit operations + splat(xi[0]) / 3, .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let lane = |b: u32| (u.clone() << lit(24 - 8 * b)).bitcast::<i32>() >> lit(24u32);
+                let sum = vec4(lane(0), lane(1), lane(2), lane(3))
+                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![sum.z().bitcast::<u32>()]
+            },
+            vec![z_plus],
+        ),
+        (
             "the same unpack by bit operations, of a load, every lane",
             |k| {
                 let u = xu0(k);
@@ -432,7 +521,7 @@ fn packed_4x8_integer_forms_on_the_gpu() {
             "ok".to_string()
         } else {
             wrong.push(name);
-            format!("WRONG: got {got:#x?}, WGSL {want:#x?}")
+            format!("WRONG: got {got:#x?}, WGSL {want:#x?}\n{}", shader.wgsl)
         };
         eprintln!("{}: {name}: {verdict}", gpu.adapter_info().name);
     }
