@@ -1317,6 +1317,19 @@ impl<'p> Analyzer<'p> {
                 "a divisor or shift amount with constant parts that are not literals".into(),
             );
         }
+        if matches!(xi.ty, Ty::V(Scalar::I32 | Scalar::U32, _))
+            && (unpacks_4x8(x) && divides(y) || unpacks_4x8(y) && divides(x))
+        {
+            // NVIDIA's Vulkan driver (H200, 580.159.04) drops this store and every later one
+            // of the invocation: `(unpack4xI8(u) + vec4(x) / vec4(3i)).z`, found by the fuzzer
+            // (case 12121527670108094070); each half alone, and the unpack by bit operations,
+            // compute right. FUZZING.md NVIDIA finding 1, pinned by
+            // `tests/lavapipe_findings.rs` `packed_4x8_integer_forms_on_the_gpu`.
+            return Err(
+                "an integer vector operation of an unpack4xI8/U8 and a division (NVIDIA drops the store)"
+                    .into(),
+            );
+        }
         let r = crate::analysis_math::binary(op, x == y, &xi, &yi, &lits)?;
         Ok(Info {
             konst,
@@ -1382,6 +1395,24 @@ pub fn reads_memory(e: &Expr) -> bool {
         if matches!(e, Expr::Var(_) | Expr::Wg(_) | Expr::WgAtomic) {
             found = true;
         }
+    });
+    found
+}
+
+/// `e` has an `unpack4xI8` or `unpack4xU8` in it.
+fn unpacks_4x8(e: &Expr) -> bool {
+    let mut found = false;
+    visit(e, &mut |e| {
+        found |= matches!(e, Expr::Math(Fun::Unpack4xI8 | Fun::Unpack4xU8, _));
+    });
+    found
+}
+
+/// `e` has an integer division or remainder in it.
+fn divides(e: &Expr) -> bool {
+    let mut found = false;
+    visit(e, &mut |e| {
+        found |= matches!(e, Expr::Bin(Bin::Div | Bin::Rem, _, _))
     });
     found
 }

@@ -656,6 +656,15 @@ pub fn math(fun: Fun, args: &[Expr], infos: &[Info], lets: &HashMap<Id, Lit>) ->
             if !ok {
                 return Err("unpack2x16float of halves that may not be normal".into());
             }
+            // Mesa's constant folding of `unpack2x16float` (lavapipe, Mesa 22.3) gives 0.0 for
+            // the high half: `unpack2x16float(0x3c000c01).y` of a constant is 0, not 1 (the
+            // low half and any loaded word unpack right). FUZZING.md lavapipe finding 3,
+            // pinned by `tests/lavapipe_findings.rs`.
+            if a.konst {
+                return Err(
+                    "unpack2x16float of a constant (lavapipe folds its high half to 0)".into(),
+                );
+            }
             let f = F::exact_range(2f64.powi(-14), 2.0, -24);
             Ok(info(Ty::V(Scalar::F32, 2), fl(f)))
         }

@@ -163,3 +163,98 @@ fn the_interpreter_computes_degrees_and_radians_within_wgsl_accuracy() {
         }
     }
 }
+
+/// Case 12121527670108094070 of the H200 run, oracle (c): `unpack4xI8(in_u32[0]).z +
+/// in_i32[17] / 3`, as `(unpack4xI8(u) + vec4(x) / vec4(3i)).z`, stored to `out_i32`, left
+/// the poison on NVIDIA's driver (580.159.04): the store, and every later store of the
+/// invocation, is not performed (NVIDIA finding 1). The analysis refuses an integer vector
+/// operation of an `unpack4xI8`/`unpack4xU8` and a division, and only that: each half alone
+/// is let through.
+#[test]
+fn an_unpack4x8_beside_a_vector_division_is_refused() {
+    let u = || Expr::Input(Scalar::U32, Box::new(Expr::Lit(Lit::U32(0))));
+    let x = || Expr::Input(Scalar::I32, Box::new(Expr::Lit(Lit::U32(17))));
+    let unpack = || Expr::Math(Fun::Unpack4xI8, vec![u()]);
+    let quotient = || {
+        Expr::Bin(
+            Bin::Div,
+            Box::new(Expr::Splat(4, Box::new(x()))),
+            Box::new(Expr::Splat(4, Box::new(Expr::Lit(Lit::I32(3))))),
+        )
+    };
+    let store = |e: Expr| {
+        program(vec![Stmt::Out(
+            Scalar::I32,
+            0,
+            Expr::Component(2, Box::new(e)),
+        )])
+    };
+    let found = store(Expr::Bin(
+        Bin::Add,
+        Box::new(unpack()),
+        Box::new(quotient()),
+    ));
+    let err = analyze(&found).expect_err("the H200's dropped store");
+    assert!(err.contains("NVIDIA"), "{err}");
+    let unsigned = program(vec![Stmt::Out(
+        Scalar::U32,
+        0,
+        Expr::Component(
+            2,
+            Box::new(Expr::Bin(
+                Bin::Add,
+                Box::new(Expr::Math(Fun::Unpack4xU8, vec![u()])),
+                Box::new(Expr::Bin(
+                    Bin::Div,
+                    Box::new(Expr::Splat(4, Box::new(u()))),
+                    Box::new(Expr::Splat(4, Box::new(Expr::Lit(Lit::U32(3))))),
+                )),
+            )),
+        ),
+    )]);
+    assert!(analyze(&unsigned).is_err_and(|e| e.contains("NVIDIA")));
+    for alone in [
+        Expr::Bin(
+            Bin::Add,
+            Box::new(unpack()),
+            Box::new(Expr::Splat(4, Box::new(x()))),
+        ),
+        quotient(),
+        unpack(),
+    ] {
+        analyze(&store(alone)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Cases 9657257968591335609 and 8582678391912307656 of the 20-minute run, oracle (c):
+/// `unpack2x16float(0x04000400)` of a constant gave 0.0 on lavapipe, whose constant folding
+/// of `unpack2x16float` gives 0 for the high half (lavapipe finding 3). The analysis refuses
+/// `unpack2x16float` of a constant, and lets the same reconditioned word loaded through.
+#[test]
+fn a_constant_unpack2x16float_is_refused() {
+    let recondition = |w: Expr| {
+        Expr::Bin(
+            Bin::Or,
+            Box::new(Expr::Bin(
+                Bin::And,
+                Box::new(w),
+                Box::new(Expr::Lit(Lit::U32(0x3bff_3bff))),
+            )),
+            Box::new(Expr::Lit(Lit::U32(0x0400_0400))),
+        )
+    };
+    let store = |w: Expr| {
+        program(vec![Stmt::Out(
+            Scalar::F32,
+            0,
+            Expr::Component(
+                1,
+                Box::new(Expr::Math(Fun::Unpack2x16float, vec![recondition(w)])),
+            ),
+        )])
+    };
+    let err = analyze(&store(Expr::Lit(Lit::U32(0x0400_0400)))).expect_err("a constant");
+    assert!(err.contains("constant"), "{err}");
+    let loaded = store(Expr::Input(Scalar::U32, Box::new(Expr::Lit(Lit::U32(0)))));
+    analyze(&loaded).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -135,8 +135,9 @@ fn lavapipe_folds_constant_snorm_packs_with_sign_extension() {
 /// The H200 run's two open mismatches (FUZZING.md, "H200"), shrunk there: on the NVIDIA
 /// H200 (driver 580) `pack4xI8` of literals gave 0 and a store of `unpack4xI8(x).z + y / 3`
 /// was not performed (the output kept its poison), where the interpreter gives WGSL's
-/// values (checked here against a reference) and lavapipe agrees. Run on any adapter: it
-/// passes on lavapipe, and is the check to run on the H200 once the cause is known.
+/// values (checked here against a reference) and lavapipe agrees. On the H200 (2026-12-02,
+/// 580.159.04) the pack is right in this kernel and the store is still dropped (NVIDIA
+/// finding 1); `packed_4x8_integer_forms_on_the_gpu` pins the failing form.
 #[test]
 fn packed_4x8_integers_match_wgsl_on_the_gpu() {
     let mut k = KernelBuilder::new("packed_4x8_integers", [1, 1, 1]);
@@ -190,5 +191,453 @@ fn packed_4x8_integers_match_wgsl_on_the_gpu() {
     gpu.dispatch(&kernel, &[&gu, &gi, &gout], [1, 1, 1])
         .expect("dispatch");
     let got = gout.read(&gpu).expect("read");
-    assert_eq!(got, want, "{}", gpu.adapter_info().name);
+    let name = gpu.adapter_info().name.to_lowercase();
+    if name.contains("nvidia") {
+        // NVIDIA finding 1 (FUZZING.md): the driver does not perform the second store (it
+        // keeps the poison); the pack of literals, wrong in the fuzzer's H200 run, is right
+        // here (not reproduced in a kernel of its own).
+        assert_eq!(got[0], want[0], "{name}");
+        assert!(
+            got[1] == want[1] || got[1] == 0xdead_beef,
+            "{name}: {got:#x?}"
+        );
+    } else {
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// The inputs of [`packed_4x8_integer_forms_on_the_gpu`]: `xu`, `xi` (four each).
+const XU: [u32; 4] = [2278540072, 0x80ff_7f01, 0x0102_fe80, 0xdead_beef];
+const XI: [i32; 4] = [270120385, 6, 2003490202, -1071004930];
+
+/// WGSL §17.9 `pack4xI8` / `pack4xU8` (the low byte of each component) and the clamping
+/// forms, the reference.
+fn pack_ref(v: [i64; 4], lo: i64, hi: i64, clamp: bool) -> u32 {
+    (0..4).fold(0u32, |w, b| {
+        let c = if clamp { v[b].clamp(lo, hi) } else { v[b] };
+        w | ((c as u32) & 0xff) << (8 * b)
+    })
+}
+
+/// WGSL §17.10 `unpack4xI8` (byte `b`, sign-extended) and `unpack4xU8`.
+fn unpack_ref(u: u32, b: usize, signed: bool) -> u32 {
+    let byte = (u >> (8 * b)) & 0xff;
+    if signed {
+        i32::from(byte as u8 as i8) as u32
+    } else {
+        byte
+    }
+}
+
+type Form = (
+    &'static str,
+    fn(&mut KernelBuilder) -> Vec<Exp<u32>>,
+    Vec<u32>,
+);
+
+/// Each form of the packed 4x8 integer built-ins on its own kernel: of literals and of
+/// loaded operands, each lane or one component. `out[j]` is the form's `j`-th value.
+fn packed_forms() -> Vec<Form> {
+    let xi4 = XI.map(i64::from);
+    let xu4 = XI.map(|v| i64::from(v as u32));
+    fn loads_i(k: &mut KernelBuilder) -> Exp<Vec4<i32>> {
+        let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+        vec4(
+            xi.at(lit(0u32)).load(),
+            xi.at(lit(1u32)).load(),
+            xi.at(lit(2u32)).load(),
+            xi.at(lit(3u32)).load(),
+        )
+    }
+    fn xu0(k: &mut KernelBuilder) -> Exp<u32> {
+        k.storage::<RuntimeArray<u32>, ReadOnly>("xu")
+            .at(lit(0u32))
+            .load()
+    }
+    let lanes_i = |u: u32| (0..4).map(|b| unpack_ref(u, b, true)).collect::<Vec<_>>();
+    let lanes_u = |u: u32| (0..4).map(|b| unpack_ref(u, b, false)).collect::<Vec<_>>();
+    let z_plus = (i32::from(((XU[0] >> 16) & 0xff) as u8 as i8) + XI[0] / 3) as u32;
+    vec![
+        (
+            "pack4xI8 of literals",
+            |_k| {
+                vec![pack4x_i8(vec4(
+                    lit(XI[0]),
+                    lit(XI[1]),
+                    lit(XI[2]),
+                    lit(XI[3]),
+                ))]
+            },
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
+            "pack4xI8 of loads",
+            |k| vec![pack4x_i8(loads_i(k))],
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
+            "pack4xI8 of one load and three literals",
+            |k| {
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                vec![pack4x_i8(vec4(
+                    xi.at(lit(0u32)).load(),
+                    lit(XI[1]),
+                    lit(XI[2]),
+                    lit(XI[3]),
+                ))]
+            },
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
+            "the same pack by bit operations, of literals",
+            |_k| {
+                let b =
+                    |i: usize| (lit(XI[i]).bitcast::<u32>() & lit(0xffu32)) << lit(8 * i as u32);
+                vec![b(0) | b(1) | b(2) | b(3)]
+            },
+            vec![pack_ref(xi4, 0, 0, false)],
+        ),
+        (
+            "pack4xI8Clamp of literals",
+            |_k| {
+                vec![pack4x_i8_clamp(vec4(
+                    lit(XI[0]),
+                    lit(XI[1]),
+                    lit(XI[2]),
+                    lit(XI[3]),
+                ))]
+            },
+            vec![pack_ref(xi4, -128, 127, true)],
+        ),
+        (
+            "pack4xI8Clamp of loads",
+            |k| vec![pack4x_i8_clamp(loads_i(k))],
+            vec![pack_ref(xi4, -128, 127, true)],
+        ),
+        (
+            "pack4xU8 of literals",
+            |_k| {
+                vec![pack4x_u8(vec4(
+                    lit(XI[0] as u32),
+                    lit(XI[1] as u32),
+                    lit(XI[2] as u32),
+                    lit(XI[3] as u32),
+                ))]
+            },
+            vec![pack_ref(xu4, 0, 0, false)],
+        ),
+        (
+            "pack4xU8 of loads",
+            |k| vec![pack4x_u8(loads_i(k).bitcast::<Vec4<u32>>())],
+            vec![pack_ref(xu4, 0, 0, false)],
+        ),
+        (
+            "unpack4xI8 of a literal, every lane",
+            |_k| {
+                let v = unpack4x_i8(lit(XU[0]));
+                vec![v.x(), v.y(), v.z(), v.w()]
+                    .into_iter()
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0]),
+        ),
+        (
+            "unpack4xI8 of a load, every lane",
+            |k| {
+                let v = unpack4x_i8(xu0(k));
+                vec![v.x(), v.y(), v.z(), v.w()]
+                    .into_iter()
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0]),
+        ),
+        (
+            "unpack4xI8 of a load, .z",
+            |k| vec![unpack4x_i8(xu0(k)).z().bitcast::<u32>()],
+            vec![lanes_i(XU[0])[2]],
+        ),
+        (
+            "unpack4xI8 of a load + splat(xi[0]) / 3, .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u)
+                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![sum.z().bitcast::<u32>()]
+            },
+            vec![z_plus],
+        ),
+        (
+            "splat(xi[0]) / 3 alone, .z",
+            |k| {
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let q = Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                    / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![q.z().bitcast::<u32>()]
+            },
+            vec![(XI[0] / 3) as u32],
+        ),
+        (
+            "unpack4xI8 of a load + splat(xi[0]), .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u) + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                vec![sum.z().bitcast::<u32>()]
+            },
+            vec![lanes_i(XU[0])[2].wrapping_add(XI[0] as u32)],
+        ),
+        (
+            "unpack4xI8 of a load * splat(xi[0]), .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let p = unpack4x_i8(u) * Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                vec![p.z().bitcast::<u32>()]
+            },
+            vec![lanes_i(XU[0])[2].wrapping_mul(XI[0] as u32)],
+        ),
+        (
+            "unpack4xI8 of a load / splat(3), .z",
+            |k| {
+                let q = unpack4x_i8(xu0(k)) / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![q.z().bitcast::<u32>()]
+            },
+            vec![(lanes_i(XU[0])[2] as i32 / 3) as u32],
+        ),
+        (
+            "unpack4xI8 of a load, .z + xi[0] / 3 (scalar)",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u).z() + xi.at(lit(0u32)).load() / lit(3i32);
+                vec![sum.bitcast::<u32>()]
+            },
+            vec![z_plus],
+        ),
+        (
+            "unpack4xI8 of a load + splat(xi[0]) / 3, every lane",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let sum = unpack4x_i8(u)
+                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![sum.x(), sum.y(), sum.z(), sum.w()]
+                    .into_iter()
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0])
+                .iter()
+                .map(|&l| (l as i32 + XI[0] / 3) as u32)
+                .collect(),
+        ),
+        (
+            "unpack4xU8 of a load + splat(xu[0]) / 3, .z",
+            |k| {
+                let u = xu0(k);
+                let sum = unpack4x_u8(u.clone())
+                    + Exp::<Vec4<u32>>::splat(u) / Exp::<Vec4<u32>>::splat(lit(3u32));
+                vec![sum.z()]
+            },
+            vec![lanes_u(XU[0])[2].wrapping_add(XU[0] / 3)],
+        ),
+        (
+            "unpack by bit operations + splat(xi[0]) / 3, .z",
+            |k| {
+                let u = xu0(k);
+                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
+                let lane = |b: u32| (u.clone() << lit(24 - 8 * b)).bitcast::<i32>() >> lit(24u32);
+                let sum = vec4(lane(0), lane(1), lane(2), lane(3))
+                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
+                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                vec![sum.z().bitcast::<u32>()]
+            },
+            vec![z_plus],
+        ),
+        (
+            "the same unpack by bit operations, of a load, every lane",
+            |k| {
+                let u = xu0(k);
+                (0..4u32)
+                    .map(|b| (u.clone() << lit(24 - 8 * b)).bitcast::<i32>() >> lit(24u32))
+                    .map(|c| c.bitcast::<u32>())
+                    .collect()
+            },
+            lanes_i(XU[0]),
+        ),
+        (
+            "unpack4xU8 of a load, every lane",
+            |k| {
+                let v = unpack4x_u8(xu0(k));
+                vec![v.x(), v.y(), v.z(), v.w()]
+            },
+            lanes_u(XU[0]),
+        ),
+    ]
+}
+
+/// Every form of `packed_forms` on the interpreter (which must give WGSL's values) and on
+/// the GPU: prints one line a form (`ok` or the values) and asserts that the GPU agrees
+/// everywhere but on NVIDIA, where it documents (FUZZING.md, NVIDIA finding 1: the H200
+/// results of 2026-12-02 are recorded there).
+#[test]
+fn packed_4x8_integer_forms_on_the_gpu() {
+    let gpu_on = !std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off");
+    let gpu = gpu_on.then(|| Gpu::new().expect("a GPU adapter (CI installs lavapipe)"));
+    let mut wrong = Vec::new();
+    for (name, body, want) in packed_forms() {
+        let mut k = KernelBuilder::new("packed_form", [1, 1, 1]);
+        let values = body(&mut k);
+        // Declared after the form's own inputs: the binding order is xu/xi (if used), out.
+        let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+        for (j, v) in values.into_iter().enumerate() {
+            k.store(&out.at(lit(j as u32)), v);
+        }
+        let shader = k.build().expect("build");
+        let n_in = shader.signature.bindings.len() - 1;
+        let (hu, hi) = (HostBuffer::from_slice(&XU), HostBuffer::from_slice(&XI));
+        let inputs: [&dyn wgsl_dsl::interp::HostArg; 2] = [&hu, &hi];
+        let names: Vec<&str> = shader.signature.bindings[..n_in]
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        let pick = |n: &str| usize::from(n == "xi");
+        let interp = Interpreter::new();
+        let program = interp.compile(&shader).expect("compile");
+        let hout = HostBuffer::from_slice(&vec![0xdead_beefu32; want.len()]);
+        let mut args: Vec<&dyn wgsl_dsl::interp::HostArg> =
+            names.iter().map(|n| inputs[pick(n)]).collect();
+        args.push(&hout);
+        interp
+            .dispatch(&program, &args, [1, 1, 1])
+            .expect("dispatch");
+        assert_eq!(hout.read(), want, "{name}: the interpreter follows WGSL");
+        let Some(gpu) = &gpu else { continue };
+        let kernel = gpu.compile(&shader).expect("compile");
+        let (gu, gi) = (
+            GpuBuffer::from_slice(gpu, &XU).expect("buffer"),
+            GpuBuffer::from_slice(gpu, &XI).expect("buffer"),
+        );
+        let g: [&dyn wgsl_dsl::runtime::BindArg; 2] = [&gu, &gi];
+        let gout = GpuBuffer::from_slice(gpu, &vec![0xdead_beefu32; want.len()]).expect("buffer");
+        let mut gargs: Vec<&dyn wgsl_dsl::runtime::BindArg> =
+            names.iter().map(|n| g[pick(n)]).collect();
+        gargs.push(&gout);
+        gpu.dispatch(&kernel, &gargs, [1, 1, 1]).expect("dispatch");
+        let got = gout.read(gpu).expect("read");
+        let verdict = if got == want {
+            "ok".to_string()
+        } else {
+            wrong.push(name);
+            format!("WRONG: got {got:#x?}, WGSL {want:#x?}\n{}", shader.wgsl)
+        };
+        eprintln!("{}: {name}: {verdict}", gpu.adapter_info().name);
+    }
+    if let Some(gpu) = &gpu {
+        let name = gpu.adapter_info().name.to_lowercase();
+        if name.contains("nvidia") {
+            // The forms NVIDIA's driver (580.159.04, H200) got wrong on 2026-12-02: an
+            // unpack4xI8/U8 beside a vector division (the store not performed); the
+            // fuzzer's analysis refuses them. Any other form must agree.
+            let known = [
+                "unpack4xI8 of a load + splat(xi[0]) / 3, .z",
+                "unpack4xI8 of a load + splat(xi[0]) / 3, every lane",
+                "unpack4xU8 of a load + splat(xu[0]) / 3, .z",
+            ];
+            assert!(wrong.iter().all(|w| known.contains(w)), "{name}: {wrong:?}");
+        } else {
+            assert!(wrong.is_empty(), "{name}: {wrong:?}");
+        }
+    }
+}
+
+/// lavapipe finding 3 (FUZZING.md): `unpack2x16float` of a constant gives `0.0` for the high
+/// half (component `y`) on lavapipe, whatever the half (Mesa 22.3's constant folding; the low
+/// half folds right, and the same word loaded from a buffer unpacks right), where WGSL
+/// (§17.10) gives the half's value exactly and the interpreter does. Found by the fuzzer
+/// (cases 9657257968591335609 and 8582678391912307656 of the 20-minute run, shrunk to
+/// `unpack2x16float(0x04000400)` of a constant, which looked like a flush of the smallest
+/// normal half). The fuzzer's analysis refuses `unpack2x16float` of a constant. On lavapipe
+/// this asserts the zero (and fails once Mesa folds right); on other adapters it accepts
+/// either value for a constant's high half, and WGSL's everywhere else.
+#[test]
+fn lavapipe_folds_the_high_half_of_a_constant_unpack2x16float_to_zero() {
+    // Low half first: each word's two halves.
+    let words: [u32; 6] = [
+        0x0400_0400,
+        0x0401_07ff,
+        0x0800_0800,
+        0x0bff_3bff,
+        0x3c00_0c01,
+        0x3bff_0800,
+    ];
+    let halves: Vec<u32> = words.iter().flat_map(|&w| [w & 0xffff, w >> 16]).collect();
+    let want: Vec<f32> = halves
+        .iter()
+        .map(|&h| half::f16::from_bits(h as u16).to_f32())
+        .cycle()
+        .take(2 * halves.len())
+        .collect();
+    let mut k = KernelBuilder::new("unpack2x16float", [1, 1, 1]);
+    let x = k.storage::<RuntimeArray<u32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    // out[0..12]: of the words loaded; out[12..24]: of the same words as literals.
+    let n = 2 * words.len() as u32;
+    for (i, &w) in (0..).zip(&words) {
+        let v = unpack2x16float(x.at(lit(i)).load());
+        k.store(&out.at(lit(2 * i)), v.x());
+        k.store(&out.at(lit(2 * i + 1)), v.y());
+        let c = unpack2x16float(lit(w));
+        k.store(&out.at(lit(n + 2 * i)), c.x());
+        k.store(&out.at(lit(n + 2 * i + 1)), c.y());
+    }
+    let shader = k.build().expect("build");
+    let interp = Interpreter::new();
+    let program = interp.compile(&shader).expect("compile");
+    let (hx, hout) = (
+        HostBuffer::from_slice(&words),
+        HostBuffer::from_slice(&vec![f32::NAN; want.len()]),
+    );
+    interp
+        .dispatch(&program, &[&hx, &hout], [1, 1, 1])
+        .expect("dispatch");
+    assert_eq!(
+        hout.read().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        "the interpreter follows WGSL"
+    );
+    if std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off") {
+        return;
+    }
+    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
+    let kernel = gpu.compile(&shader).expect("compile");
+    let gx = GpuBuffer::from_slice(&gpu, &words).expect("buffer");
+    let gout = GpuBuffer::from_slice(&gpu, &vec![f32::NAN; want.len()]).expect("buffer");
+    gpu.dispatch(&kernel, &[&gx, &gout], [1, 1, 1])
+        .expect("dispatch");
+    let got = gout.read(&gpu).expect("read");
+    let name = gpu.adapter_info().name.to_lowercase();
+    eprintln!("{name}: {got:?} (WGSL {want:?})");
+    for (j, ((&h, &g), &w)) in halves.iter().cycle().zip(&got).zip(&want).enumerate() {
+        let constant_high = j >= halves.len() && j % 2 == 1;
+        if !constant_high {
+            assert_eq!(g.to_bits(), w.to_bits(), "{name}: half {h:#06x}");
+        } else if name.contains("llvmpipe") {
+            assert_eq!(
+                g.to_bits(),
+                0,
+                "{name}: constant high half {h:#06x}: folded to 0 (Mesa fixed?)"
+            );
+        } else {
+            assert!(
+                g == w || g == 0.0,
+                "{name}: constant high half {h:#06x}: {g}"
+            );
+        }
+    }
 }

@@ -173,3 +173,90 @@ fn naga_writer_leaves_a_unary_operand_of_a_component_unparenthesised() {
          oracle::front_end_rewrites\n{once}\n{twice}"
     );
 }
+
+/// The SPIR-V opcodes naga writes for `wgsl` (with every capability allowed, as wgpu does on
+/// an adapter with `shaderInt8`), each with its operand words: `(opcode, words)`.
+fn spirv_ops(
+    wgsl: &str,
+    capabilities: Option<naga::FastHashSet<naga::back::spv::Capability>>,
+) -> Vec<(u32, Vec<u32>)> {
+    let m = parse(wgsl);
+    let info = validate(&m, naga::valid::Capabilities::all()).unwrap();
+    let options = naga::back::spv::Options {
+        capabilities,
+        ..naga::back::spv::Options::default()
+    };
+    let words = naga::back::spv::write_vec(&m, &info, &options, None).expect("SPIR-V");
+    let mut ops = Vec::new();
+    let mut i = 5;
+    while i < words.len() {
+        let n = (words[i] >> 16) as usize;
+        ops.push((words[i] & 0xffff, words[i + 1..i + n].to_vec()));
+        i += n.max(1);
+    }
+    ops
+}
+
+/// NVIDIA finding 1 (FUZZING.md): the H200's driver drops the store of
+/// `(unpack4xI8(u) + vec4(x) / vec4(3i)).z` (and every later store). naga's SPIR-V for it,
+/// where the `Int8` capability is available (wgpu allows it on adapters with `shaderInt8`,
+/// the H200 among them), is the "optimized" form: `OpBitcast` of the `u32` to a `vec4` of
+/// 8-bit integers and `OpSConvert` to `vec4<i32>` (`OpCapability Int8`; no extension but
+/// SPV_KHR_storage_buffer_storage_class, and none of SPV_KHR_integer_dot_product's
+/// packed-vector instructions), then the division as naga's usual guarded `OpSDiv` helper
+/// function (`OpFunctionCall`), and `OpIAdd` of the two. Each is valid SPIR-V 1.0 with `Int8` (an
+/// 8-bit type needs no storage capability outside memory), and each half alone runs right
+/// on the H200, so the fault is the driver's. Without `Int8` naga writes bit operations
+/// (`OpBitFieldSExtract`), the form that runs right there.
+#[test]
+fn naga_spirv_unpacks_4x8_integers_through_8_bit_vectors_with_int8() {
+    let wgsl = "@group(0) @binding(0) var<storage> xu: array<u32>;
+@group(0) @binding(1) var<storage> xi: array<i32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() {
+    out[0] = bitcast<u32>((unpack4xI8(xu[0]) + (vec4(xi[0]) / vec4(3i))).z);
+}";
+    const CAPABILITY: u32 = 17;
+    const TYPE_INT: u32 = 21;
+    const EXTENSION: u32 = 10;
+    const BITCAST: u32 = 124;
+    const SCONVERT: u32 = 114;
+    const SDIV: u32 = 135;
+    const FUNCTION_CALL: u32 = 57;
+    const BIT_FIELD_S_EXTRACT: u32 = 202;
+    const INT8: u32 = 39;
+    let ops = spirv_ops(wgsl, None);
+    let names: Vec<u32> = ops.iter().map(|(op, _)| *op).collect();
+    assert!(
+        ops.iter().any(|(op, w)| *op == CAPABILITY && w == &[INT8]),
+        "{ops:?}"
+    );
+    assert!(
+        ops.iter().any(|(op, w)| *op == TYPE_INT && w[1] == 8),
+        "an 8-bit integer type"
+    );
+    let extensions: Vec<String> = ops
+        .iter()
+        .filter(|(op, _)| *op == EXTENSION)
+        .map(|(_, w)| {
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            String::from_utf8_lossy(&bytes)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .collect();
+    assert_eq!(extensions, ["SPV_KHR_storage_buffer_storage_class"]);
+    for op in [BITCAST, SCONVERT, SDIV, FUNCTION_CALL] {
+        assert!(names.contains(&op), "opcode {op} in {names:?}");
+    }
+    assert!(!names.contains(&BIT_FIELD_S_EXTRACT));
+    // SPV_KHR_integer_dot_product's OpSDot/OpUDot/OpSUDot (4450-4452) and their
+    // accumulating forms (4453-4455): none.
+    assert!(!names.iter().any(|op| (4450..=4455).contains(op)));
+    // Without Int8, the polyfill: bit-field extracts, no 8-bit type.
+    let shader_caps = [naga::back::spv::Capability::Shader].into_iter().collect();
+    let ops = spirv_ops(wgsl, Some(shader_caps));
+    let names: Vec<u32> = ops.iter().map(|(op, _)| *op).collect();
+    assert!(names.contains(&BIT_FIELD_S_EXTRACT), "{names:?}");
+    assert!(!ops.iter().any(|(op, w)| *op == TYPE_INT && w[1] == 8));
+}
