@@ -20,7 +20,7 @@
 //! `exp` of a positive number. Softplus's two pieces are `select`s rather than `max` and `abs`
 //! because the AD's subgradients at kinks (`max(x, 0)` and `abs` pass 0 at `x = 0`) would make
 //! its derived derivative 0 at `z = 0` where the true one is 0.5 (the pieces' kinks cancel);
-//! with the `select`s it is `sigmoid(z)` everywhere, 0.5 at 0 (`AUTODIFF_API.md`, "Kink
+//! with the `select`s it is `sigmoid(z)` everywhere, 0.5 at 0 (`docs/autodiff.md`, "Kink
 //! conventions compose").
 //!
 //! Subgradients at the kinks, from the AD's rules (`wgsl_dsl::autodiff` module docs): `relu`

@@ -405,10 +405,12 @@ pub(crate) fn eval(
     match &node.kind {
         ExprKind::Literal(lit) => Ok(literal(lit)),
         ExprKind::ZeroValue => Ok(zero(&node.ty)),
-        ExprKind::Binary(op @ (B::LogicalAnd | B::LogicalOr), a, _) if decides(*op, get(a)) => {
+        ExprKind::Binary(op @ (B::LogicalAnd | B::LogicalOr), a, _)
+            if decides(*op, get(a)).is_some() =>
+        {
             // `false && b`, `true || b`: the left operand's value; `b` is not evaluated
             // (WGSL spec §8.1.1), even where it is not a const-expression.
-            Ok(get(a))
+            Ok(decides(*op, get(a)))
         }
         ExprKind::Binary(op, a, b) => {
             // The divisor or shift amount: its literal components, even when others are not
@@ -1709,10 +1711,10 @@ impl<T: WgslType> Exp<T> {
     }
 }
 
-/// Whether the left operand's value `left` decides `op` (`&&` or `||`) alone: `false && b`
-/// and `true || b`.
-fn decides(op: naga::BinaryOperator, left: Option<ConstValue>) -> bool {
-    matches!(left, Some(ConstValue::Bool(l)) if l != (op == naga::BinaryOperator::LogicalAnd))
+/// The value of `left op b` (`op` is `&&` or `||`) when the left operand's value `left`
+/// decides it alone, `b` unevaluated: `false && b` and `true || b` (WGSL spec §8.1.1).
+pub(crate) fn decides(op: B, left: Option<ConstValue>) -> Option<ConstValue> {
+    left.filter(|l| matches!(l, ConstValue::Bool(l) if *l != (op == B::LogicalAnd)))
 }
 
 /// Evaluate a whole tree: the value of `root` if it is a const-expression, the first error
@@ -1736,7 +1738,7 @@ pub(crate) fn eval_tree(root: &NodeRef) -> Result<Option<ConstValue>, crate::Bui
             // open (WGSL spec §8.1.1).
             ExprKind::Binary(op @ (B::LogicalAnd | B::LogicalOr), a, b) => {
                 let left = go(a, memo, depth + 1)?;
-                if !decides(*op, left) {
+                if decides(*op, left).is_none() {
                     go(b, memo, depth + 1)?;
                 }
             }

@@ -27,7 +27,7 @@ pub const MEAN_LOSS_WORKGROUP: u32 = 256;
 /// refuses a `var` load whose value depends on the variables (`NotDifferentiable`: it cannot
 /// see the stores of a run-time loop), and the kernel AD refuses loops with run-time trip
 /// counts (it unrolls loops, or stores loop-carried values, only for trip counts known at
-/// build time); see `AUTODIFF_API.md`. Where the class count is known when the kernel is built
+/// build time); see `docs/autodiff.md`. Where the class count is known when the kernel is built
 /// (the fused step's `softmax_head`, at most [`super::fused::HEAD_MAX_CLASSES`] classes), the
 /// gradient `(p - onehot) / batch` is derived from the loss expression
 /// `ln(sum_j exp(z_j - m)) + m - z[label]` (`grad` over the logits bound with `let`s).

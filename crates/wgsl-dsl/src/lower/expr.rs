@@ -189,13 +189,11 @@ impl FnLower<'_, '_> {
                 // `false && b`, `true || b` with a constant left operand: `b` is not evaluated
                 // (WGSL spec §8.1.1: the short-circuiting operators guard the evaluation of
                 // their right-hand side), so what it would reject is no error.
+                let known = self.const_values.get(&std::rc::Rc::as_ptr(a)).cloned();
                 if let naga::BinaryOperator::LogicalAnd | naga::BinaryOperator::LogicalOr = op
-                    && let Some(crate::consteval::ConstValue::Bool(l)) =
-                        self.const_values.get(&std::rc::Rc::as_ptr(a)).cloned()
-                    && l != (*op == naga::BinaryOperator::LogicalAnd)
+                    && let Some(l) = crate::consteval::decides(*op, known)
                 {
-                    self.const_values
-                        .insert(key, crate::consteval::ConstValue::Bool(l));
+                    self.const_values.insert(key, l);
                     self.cache.insert(key, left);
                     return Ok(left);
                 }
