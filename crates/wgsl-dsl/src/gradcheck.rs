@@ -19,8 +19,8 @@
 
 use std::fmt;
 
+use crate::BuildError;
 use crate::autodiff::{Accumulation, Backward, Role};
-use crate::error::BuildError;
 use crate::interp::{HostArg, HostBuffer, InterpError, Interpreter};
 use crate::kernel::{BindingKind, KernelBuilder};
 use crate::runtime::{BindArg, DeviceError, DispatchError, Gpu, GpuBuffer};

@@ -40,40 +40,54 @@
 //! [`autodiff`] differentiates expressions (and kernels) on the way, before lowering; beside the
 //! runtime, [`export`] writes a kernel's WGSL, its ABI as a manifest and a JavaScript module for
 //! other hosts (a browser page, an engine loading `.wgsl`).
+//!
+//! ## The crates
+//! This crate is the one to depend on; it re-exports the stages under the paths above, each a
+//! crate of its own: [`wgsl_dsl_core`] (the compiler, from `types` to WGSL, with `autodiff` and
+//! `export`; naga and no wgpu), `wgsl_dsl_runtime` (re-exported as `runtime`, on wgpu) and
+//! `wgsl_dsl_interp` (as `interp`), both with the `runtime` feature (default), and the macros of
+//! `wgsl_dsl_macros`.
 
-pub mod autodiff;
-mod consteval;
-mod error;
-pub mod exp;
-pub mod export;
+// The stages, each a crate (ARCHITECTURE.md has the graph): the compiler (`wgsl-dsl-core`,
+// no wgpu), the wgpu runtime (`wgsl-dsl-runtime`) and the CPU interpreter (`wgsl-dsl-interp`),
+// re-exported here under the paths users write.
+#[doc(hidden)]
+pub use wgsl_dsl_core::handle;
+pub use wgsl_dsl_core::{exp, export, kernel, shader, types};
+
+/// Automatic differentiation of expressions and kernels (design decision 16): everything of
+/// the compiler's [`wgsl_dsl_core::autodiff`] (its page is the guide: [`KernelBuilder::vjp`],
+/// [`KernelBuilder::jvp`], [`derive()`], [`Backward::custom`], [`Accumulation`]), and, with
+/// the `runtime` feature, the gradient checker [`check`], which runs a backward pass against
+/// central differences of its forward kernel on the interpreter or the GPU.
+pub mod autodiff {
+    #[cfg(doc)]
+    use crate::KernelBuilder;
+    #[cfg(feature = "runtime")]
+    pub use crate::gradcheck::{
+        CheckError, CheckOptions, Data, Executor, GradientReport, WorstError, check,
+    };
+    #[doc(inline)]
+    pub use wgsl_dsl_core::autodiff::*;
+}
 #[cfg(feature = "runtime")]
 mod gradcheck;
-#[doc(hidden)]
-pub mod handle;
 #[cfg(feature = "runtime")]
-pub mod interp;
-pub mod kernel;
+#[doc(inline)]
+pub use wgsl_dsl_interp as interp;
+#[cfg(feature = "runtime")]
+#[doc(inline)]
+pub use wgsl_dsl_runtime as runtime;
 #[doc = include_str!("../docs/kernel_syntax.md")]
 pub mod kernel_syntax {}
 #[doc = include_str!("../docs/cookbook.md")]
 pub mod cookbook {}
-mod lower;
-#[cfg(feature = "runtime")]
-pub mod runtime;
-pub mod shader;
-mod site;
-pub mod types;
-mod uniformity;
 
-pub use consteval::ConstValue;
-pub use exp::{Exp, IntoExp, lit};
-pub use kernel::{
-    Access, BindingDesc, BindingKind, Bindings, Buffer, Function, KernelBuilder, KernelSignature,
-    Place, ReadOnly, ReadWrite, Var,
+pub use wgsl_dsl_core::{
+    Access, BindingDesc, BindingKind, Bindings, Buffer, BuildError, CallSite, ConstValue, Exp,
+    Function, IntoExp, KernelBuilder, KernelSignature, NonUniformControlFlow, Place, ReadOnly,
+    ReadWrite, Shader, TargetLimits, Var, lit, naga,
 };
-pub use naga;
-pub use shader::{BuildError, NonUniformControlFlow, Shader, TargetLimits};
-pub use site::CallSite;
 pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 
 /// Expands to its input when the `runtime` feature is on, to nothing otherwise: the typed
@@ -92,23 +106,9 @@ macro_rules! __with_runtime {
     ($($item:item)*) => {};
 }
 
-/// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`.
+/// Everything a kernel author needs: `use wgsl_dsl::prelude::*;`: the compiler's prelude
+/// ([`wgsl_dsl_core::prelude`]) and the macros.
 pub mod prelude {
-    pub use crate::autodiff::{Differentiable, tangent};
-    pub use crate::exp::builtins::*;
-    pub use crate::exp::coop::coop_multiply_add;
-    pub use crate::exp::vector::{array, mat, vec2, vec3, vec4};
-    pub use crate::exp::{Exp, IntoExp, lit};
-    pub use crate::kernel::{
-        Bindings, Buffer, Function, KernelBuilder, Place, ReadOnly, ReadWrite, StorageTexture2d,
-        Texture2d, Var, WriteOnly, global_invocation_id, local_invocation_id,
-        local_invocation_index, num_workgroups, subgroup_invocation_id, subgroup_size,
-        workgroup_id,
-    };
-    pub use crate::shader::{BuildError, Shader};
-    pub use crate::types::{
-        Accumulator, Array, Atomic, CoopLayout, CoopMat, Mat, Mat2x2, Mat3x3, Mat4x4, MatrixA,
-        MatrixB, RuntimeArray, SizedArray, Vec2, Vec3, Vec4, Vector, WgslStruct, WgslType,
-    };
+    pub use wgsl_dsl_core::prelude::*;
     pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 }

@@ -1,0 +1,459 @@
+//! The runtime's two error stages: [`DeviceError`] (finding an adapter, opening a device,
+//! waiting on it) and [`DispatchError`] (checking a kernel and its arguments, recording,
+//! submitting). A dispatch that fails because the device failed wraps the [`DeviceError`].
+
+use std::time::Duration;
+
+use naga::valid::Capabilities;
+
+use wgsl_dsl_core::types::CoopShape;
+
+/// What went wrong with the adapter or the device. `Debug` prints the message, as
+/// [`BuildError`](wgsl_dsl_core::BuildError)'s does.
+#[derive(Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// No adapter (GPU or software) could be found, or none matched `WGPU_ADAPTER_NAME`.
+    #[error(
+        "no GPU adapter found ({reason}); for a software Vulkan driver on Debian/Ubuntu run \
+         `apt-get install mesa-vulkan-drivers` (Mesa lavapipe)"
+    )]
+    NoAdapter {
+        /// Which adapters were seen and why none was taken.
+        reason: String,
+    },
+    /// The adapter refused to open a device with the requested features and limits.
+    #[error("adapter `{adapter}` could not open a device: {message}")]
+    RequestDevice {
+        /// The adapter's name.
+        adapter: String,
+        /// wgpu's message.
+        message: String,
+    },
+    /// The device was lost (driver reset, out of memory, destroyed).
+    #[error("the GPU device was lost: {0}")]
+    Lost(String),
+    /// Waiting for the GPU took longer than the read-back timeout.
+    #[error("the GPU did not finish within {waited:?} (read-back timeout)")]
+    Timeout {
+        /// How long we waited.
+        waited: Duration,
+    },
+    /// Mapping a buffer for reading failed, or the copy feeding it was rejected.
+    #[error("reading a buffer back failed: {0}")]
+    Map(String),
+    /// A buffer or texture made on one [`Gpu`](super::Gpu) was read with another.
+    #[error("a buffer or texture was used with a different Gpu than the one that created it")]
+    WrongDevice,
+    /// A caller's adapter ([`Gpu::from_wgpu`](super::Gpu::from_wgpu)) cannot run compute
+    /// shaders (`wgpu::DownlevelFlags::COMPUTE_SHADERS` is missing, as on some GL adapters).
+    #[error("adapter `{adapter}` cannot run compute shaders")]
+    NoComputeShaders {
+        /// The adapter's name.
+        adapter: String,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs capabilities the
+    /// caller's device was not opened with.
+    #[error(
+        "kernel `{kernel}` needs {capabilities:?}: open the device with the wgpu features \
+         {features:?} (`DeviceDescriptor::required_features`){}",
+        wgsl_dsl_core::__private::capability_hint(*capabilities)
+    )]
+    MissingFeatures {
+        /// The kernel.
+        kernel: String,
+        /// The wgpu features that provide them (empty for
+        /// `SHADER_FLOAT16_IN_FLOAT32`, which comes with every adapter but WebGL's).
+        features: wgpu::Features,
+        /// The naga capabilities missing.
+        capabilities: Capabilities,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs more of a limit than
+    /// the caller's device was opened with.
+    #[error(
+        "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device} (open the \
+         device with a higher `DeviceDescriptor::required_limits.{limit}`, up to the adapter's)",
+        binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
+        limit.unit()
+    )]
+    InsufficientLimit {
+        /// The kernel.
+        kernel: String,
+        /// Which limit.
+        limit: DeviceLimit,
+        /// The binding concerned (its number and name), for the per-binding limits.
+        binding: Option<String>,
+        /// What the kernel needs.
+        needed: u64,
+        /// The device's value of the limit.
+        device: u64,
+    },
+    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) multiplies cooperative
+    /// matrices in a configuration the adapter does not offer.
+    #[error(
+        "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer"
+    )]
+    UnsupportedCooperativeShape {
+        /// The kernel.
+        kernel: String,
+        /// The configuration it uses.
+        shape: CoopShape,
+    },
+}
+
+/// What is wrong with a kernel, its arguments, or a recorded command. `Debug` prints the
+/// message, as [`BuildError`](wgsl_dsl_core::BuildError)'s does, so `?` in `main` reads well.
+#[derive(Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// The number of arguments differs from the number of bindings the kernel declares.
+    #[error("kernel `{kernel}` declares {expected} bindings, {found} arguments were given")]
+    ArgCount {
+        /// The kernel.
+        kernel: String,
+        /// Bindings declared.
+        expected: usize,
+        /// Arguments given.
+        found: usize,
+    },
+    /// An argument's element type (or host layout) does not match its binding's type.
+    #[error(
+        "kernel `{kernel}`, binding {index} `{binding}`: expected a buffer of {expected}, found a buffer of {found}"
+    )]
+    Binding {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// What the binding takes.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+    /// A texture given for a buffer binding, a buffer for a texture binding, or a texture of a
+    /// format the texture binding does not take (a storage texture takes its own format, a
+    /// `texture_2d<T>` a format of channel type `T`).
+    #[error("kernel `{kernel}`, binding {index} `{binding}`: expected {expected}, found {found}")]
+    Resource {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// What the binding takes.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+    /// A buffer is shorter than the binding's fixed-size type (array, struct, scalar).
+    #[error(
+        "kernel `{kernel}`, binding {index} `{binding}`: needs at least {needed} bytes, the buffer has {found}"
+    )]
+    TooSmall {
+        /// The kernel.
+        kernel: String,
+        /// The binding's name.
+        binding: String,
+        /// The binding's index.
+        index: u32,
+        /// Bytes the binding's type occupies.
+        needed: u64,
+        /// Bytes the buffer holds.
+        found: u64,
+    },
+    /// The same buffer is bound twice in one dispatch and one of the bindings is read-write
+    /// (WebGPU forbids a writable storage binding aliasing any other binding).
+    #[error(
+        "kernel `{kernel}`: the same buffer is bound as binding {first} `{first_name}` and binding {second} `{second_name}`, and one of them is read_write"
+    )]
+    Aliased {
+        /// The kernel.
+        kernel: String,
+        /// First binding index.
+        first: u32,
+        /// First binding name.
+        first_name: String,
+        /// Second binding index.
+        second: u32,
+        /// Second binding name.
+        second_name: String,
+    },
+    /// A device limit would be exceeded by a dispatch or a buffer (workgroup count, buffer
+    /// size); a kernel's and a binding's needs are [`DispatchError::ExceedsDevice`].
+    #[error("{what}: {value} exceeds the device limit {limit}")]
+    Limit {
+        /// What was measured (names the kernel and binding where there is one).
+        what: String,
+        /// The value asked for.
+        value: u64,
+        /// The device's limit.
+        limit: u64,
+    },
+    /// The kernel needs a capability (subgroups, f16, cooperative matrices) the device was not
+    /// opened with.
+    #[error(
+        "kernel `{kernel}` needs {needed:?}, which this device does not support{}",
+        wgsl_dsl_core::__private::capability_hint(*needed)
+    )]
+    MissingCapability {
+        /// The kernel.
+        kernel: String,
+        /// The capabilities missing.
+        needed: Capabilities,
+    },
+    /// The kernel multiplies cooperative matrices in a configuration (sizes, element types) the
+    /// adapter does not offer.
+    #[error(
+        "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer (it offers: {})",
+        if supported.is_empty() { "none".to_string() } else { supported.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ") }
+    )]
+    UnsupportedCooperativeShape {
+        /// The kernel.
+        kernel: String,
+        /// The configuration it uses.
+        shape: CoopShape,
+        /// The configurations the adapter offers.
+        supported: Vec<CoopShape>,
+    },
+    /// The kernel needs more of a device limit than the device has: found by
+    /// [`Gpu::compile`](super::Gpu::compile) (and the interpreter's `compile`) before any
+    /// pipeline is created (see [`check_limits`](super::check_limits)), or, for a binding's
+    /// size, when a buffer longer than the limit is bound ([`Gpu::check`](super::Gpu::check)).
+    #[error(
+        "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device}",
+        binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
+        limit.unit()
+    )]
+    ExceedsDevice {
+        /// The kernel.
+        kernel: String,
+        /// Which limit.
+        limit: DeviceLimit,
+        /// The binding concerned (its number and name), for the per-binding limits.
+        binding: Option<String>,
+        /// What the kernel needs.
+        needed: u64,
+        /// The device's value of the limit.
+        device: u64,
+    },
+    /// A host slice's length differs from the buffer's.
+    #[error("{what}: expected {expected} elements, found {found}")]
+    Length {
+        /// The operation.
+        what: &'static str,
+        /// The buffer's length.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// A buffer lacks the usage a binding (or [`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu))
+    /// needs: `STORAGE` for a storage binding, `UNIFORM` for a uniform one. Only a caller's
+    /// wgpu buffer can lack them: the runtime's own buffers have both.
+    #[error("{what}: the buffer's usages {found:?} lack {needed:?}")]
+    Usage {
+        /// The kernel and binding, or the conversion.
+        what: String,
+        /// The usage needed (either one, for `from_wgpu`).
+        needed: wgpu::BufferUsages,
+        /// The buffer's usages.
+        found: wgpu::BufferUsages,
+    },
+    /// A caller's wgpu buffer is not a whole number of elements
+    /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)).
+    #[error(
+        "a wgpu buffer of {bytes} bytes is not a whole number of {elem} ({elem_size} bytes each)"
+    )]
+    NotWholeElements {
+        /// The buffer's size.
+        bytes: u64,
+        /// The element type.
+        elem: &'static str,
+        /// Its size.
+        elem_size: u64,
+    },
+    /// A kernel, buffer or recorder made on one [`Gpu`](super::Gpu) was used with another.
+    #[error("{0} was created on a different Gpu")]
+    WrongDevice(&'static str),
+    /// The kernel's module could not be laid out or lacks a declared binding.
+    #[error("kernel `{kernel}`: {message}")]
+    Layout {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A kernel compiled through its typed interface ([`Gpu::compile_typed`](super::Gpu::compile_typed))
+    /// did not build.
+    #[error(transparent)]
+    Build(#[from] wgsl_dsl_core::BuildError),
+    /// A kernel's bindings differ from those of its argument struct
+    /// ([`Gpu::compile_typed`](super::Gpu::compile_typed)).
+    #[error("kernel `{kernel}` does not match its argument struct: {message}")]
+    Interface {
+        /// The kernel.
+        kernel: String,
+        /// The first difference.
+        message: String,
+    },
+    /// wgpu reported a validation, out-of-memory or internal error (captured with an error
+    /// scope), with its chain of causes.
+    #[error("wgpu: {0}")]
+    Wgpu(String),
+    /// The device failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+impl std::fmt::Debug for DeviceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl DispatchError {
+    /// `Ok` if `found` elements were given where `what` takes `expected`, else
+    /// [`DispatchError::Length`].
+    #[doc(hidden)]
+    pub fn check_length(what: &'static str, expected: usize, found: usize) -> Result<(), Self> {
+        if found == expected {
+            Ok(())
+        } else {
+            Err(Self::Length {
+                what,
+                expected,
+                found,
+            })
+        }
+    }
+}
+
+impl std::fmt::Debug for DispatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// `e`'s message followed by its causes, separated by `: `.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}
+
+/// A device limit a kernel can exceed, by its `wgpu::Limits` field (WebGPU spec §3.6.2
+/// "Limits", `GPUSupportedLimits`, in camel case there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceLimit {
+    /// `max_compute_workgroup_storage_size`: bytes of `var<workgroup>` memory the entry point
+    /// uses, each variable's size rounded up to 16 (WebGPU spec, `createComputePipeline`).
+    WorkgroupStorageSize,
+    /// `max_compute_invocations_per_workgroup`: the product of the workgroup size.
+    InvocationsPerWorkgroup,
+    /// `max_compute_workgroup_size_x`.
+    WorkgroupSizeX,
+    /// `max_compute_workgroup_size_y`.
+    WorkgroupSizeY,
+    /// `max_compute_workgroup_size_z`.
+    WorkgroupSizeZ,
+    /// `max_storage_buffers_per_shader_stage`: storage bindings, read-only or read-write.
+    StorageBuffersPerShaderStage,
+    /// `max_uniform_buffers_per_shader_stage`: uniform bindings.
+    UniformBuffersPerShaderStage,
+    /// `max_storage_textures_per_shader_stage`: `texture_storage_2d` bindings.
+    StorageTexturesPerShaderStage,
+    /// `max_sampled_textures_per_shader_stage`: `texture_2d` bindings.
+    SampledTexturesPerShaderStage,
+    /// `max_bindings_per_bind_group`: the largest binding number plus one.
+    BindingsPerBindGroup,
+    /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
+    /// runtime-sized array, of its fixed part (one element: a longer buffer is checked when
+    /// it is bound, the same [`DispatchError::ExceedsDevice`]).
+    StorageBufferBindingSize,
+    /// `max_uniform_buffer_binding_size`: bytes of a uniform binding's store type.
+    UniformBufferBindingSize,
+}
+
+impl DeviceLimit {
+    /// The `wgpu::Limits` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "max_compute_workgroup_storage_size",
+            DeviceLimit::InvocationsPerWorkgroup => "max_compute_invocations_per_workgroup",
+            DeviceLimit::WorkgroupSizeX => "max_compute_workgroup_size_x",
+            DeviceLimit::WorkgroupSizeY => "max_compute_workgroup_size_y",
+            DeviceLimit::WorkgroupSizeZ => "max_compute_workgroup_size_z",
+            DeviceLimit::StorageBuffersPerShaderStage => "max_storage_buffers_per_shader_stage",
+            DeviceLimit::UniformBuffersPerShaderStage => "max_uniform_buffers_per_shader_stage",
+            DeviceLimit::StorageTexturesPerShaderStage => "max_storage_textures_per_shader_stage",
+            DeviceLimit::SampledTexturesPerShaderStage => "max_sampled_textures_per_shader_stage",
+            DeviceLimit::BindingsPerBindGroup => "max_bindings_per_bind_group",
+            DeviceLimit::StorageBufferBindingSize => "max_storage_buffer_binding_size",
+            DeviceLimit::UniformBufferBindingSize => "max_uniform_buffer_binding_size",
+        }
+    }
+
+    /// What the limit counts.
+    pub fn unit(self) -> &'static str {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => "bytes of workgroup memory",
+            DeviceLimit::InvocationsPerWorkgroup => "invocations per workgroup",
+            DeviceLimit::WorkgroupSizeX => "invocations along x",
+            DeviceLimit::WorkgroupSizeY => "invocations along y",
+            DeviceLimit::WorkgroupSizeZ => "invocations along z",
+            DeviceLimit::StorageBuffersPerShaderStage => "storage buffer bindings",
+            DeviceLimit::UniformBuffersPerShaderStage => "uniform buffer bindings",
+            DeviceLimit::StorageTexturesPerShaderStage => "storage texture bindings",
+            DeviceLimit::SampledTexturesPerShaderStage => "sampled texture bindings",
+            DeviceLimit::BindingsPerBindGroup => "binding numbers",
+            DeviceLimit::StorageBufferBindingSize | DeviceLimit::UniformBufferBindingSize => {
+                "bytes"
+            }
+        }
+    }
+
+    /// The device's value of this limit.
+    pub fn of(self, limits: &wgpu::Limits) -> u64 {
+        match self {
+            DeviceLimit::WorkgroupStorageSize => limits.max_compute_workgroup_storage_size.into(),
+            DeviceLimit::InvocationsPerWorkgroup => {
+                limits.max_compute_invocations_per_workgroup.into()
+            }
+            DeviceLimit::WorkgroupSizeX => limits.max_compute_workgroup_size_x.into(),
+            DeviceLimit::WorkgroupSizeY => limits.max_compute_workgroup_size_y.into(),
+            DeviceLimit::WorkgroupSizeZ => limits.max_compute_workgroup_size_z.into(),
+            DeviceLimit::StorageBuffersPerShaderStage => {
+                limits.max_storage_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::UniformBuffersPerShaderStage => {
+                limits.max_uniform_buffers_per_shader_stage.into()
+            }
+            DeviceLimit::StorageTexturesPerShaderStage => {
+                limits.max_storage_textures_per_shader_stage.into()
+            }
+            DeviceLimit::SampledTexturesPerShaderStage => {
+                limits.max_sampled_textures_per_shader_stage.into()
+            }
+            DeviceLimit::BindingsPerBindGroup => limits.max_bindings_per_bind_group.into(),
+            DeviceLimit::StorageBufferBindingSize => limits.max_storage_buffer_binding_size,
+            DeviceLimit::UniformBufferBindingSize => limits.max_uniform_buffer_binding_size,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,174 @@
+//! [`Recorder`]: many dispatches and copies in one command encoder, consecutive dispatches in
+//! one compute pass, one submit. On an H200 through Vulkan small dependent dispatches cost
+//! ~4 us each inside one compute pass and ~23 us each with a pass per dispatch.
+
+use bytemuck::Pod;
+
+use super::buffer::{BindArg, GpuBuffer};
+use super::error::DispatchError;
+use super::gpu::Gpu;
+use super::pipeline::Kernel;
+use super::timing::Timing;
+use wgsl_dsl_core::types::WgslType;
+
+/// Records dispatches and buffer copies for one submit. Consecutive dispatches share one
+/// compute pass; a copy ends the pass (copies cannot happen inside one) and the next dispatch
+/// opens another. wgpu orders the recorded commands and inserts the barriers between
+/// dependent dispatches.
+///
+/// A dispatch of a kernel with buffers it was dispatched with before costs a cache lookup
+/// (the bind group and the argument checks are made on first use, see
+/// [`Gpu::bind_group_stats`]) and wgpu's own recording.
+///
+/// Nothing runs until [`Recorder::submit`]; dropping a recorder discards what it recorded.
+pub struct Recorder<'g> {
+    gpu: &'g Gpu,
+    encoder: wgpu::CommandEncoder,
+    pass: Option<wgpu::ComputePass<'static>>,
+    pub(crate) timing: Option<Timing>,
+    passes: usize,
+    dispatches: usize,
+}
+
+impl std::fmt::Debug for Recorder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("passes", &self.passes)
+            .field("dispatches", &self.dispatches)
+            .field("timed", &self.timing.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// A [`Recorder`] for many dispatches and copies in one submit.
+    pub fn recorder(&self) -> Recorder<'_> {
+        Recorder {
+            gpu: self,
+            encoder: self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("wgsl-dsl recorder"),
+                }),
+            pass: None,
+            timing: None,
+            passes: 0,
+            dispatches: 0,
+        }
+    }
+}
+
+impl Recorder<'_> {
+    /// Record a dispatch of `kernel` over `workgroups` with `args`, into the current compute
+    /// pass (opening one if needed). The same checks as [`Gpu::dispatch`], made now; on error
+    /// nothing is recorded and the recorder stays usable.
+    ///
+    /// # Errors
+    /// As [`Gpu::dispatch`].
+    pub fn dispatch(
+        &mut self,
+        kernel: &Kernel,
+        args: &[&dyn BindArg],
+        workgroups: [u32; 3],
+    ) -> Result<(), DispatchError> {
+        let Some(group) = self.gpu.prepare(kernel, args, workgroups)? else {
+            return Ok(());
+        };
+        let device = &self.gpu.device;
+        if self.timing.as_ref().is_some_and(Timing::pass_per_dispatch) {
+            self.end_pass()?;
+        }
+        if self.pass.is_none() {
+            let timestamp_writes = self
+                .timing
+                .as_mut()
+                .and_then(|t| t.pass_writes(device, self.passes));
+            let pass = self
+                .encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("wgsl-dsl pass"),
+                    timestamp_writes,
+                })
+                .forget_lifetime();
+            self.passes += 1;
+            self.pass = Some(pass);
+        }
+        if let Some(pass) = self.pass.as_mut() {
+            if let Some(t) = self.timing.as_mut() {
+                t.before_dispatch(device, pass);
+            }
+            pass.set_pipeline(&kernel.compiled.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            let [x, y, z] = workgroups;
+            pass.dispatch_workgroups(x, y, z);
+            if let Some(t) = self.timing.as_mut() {
+                t.after_dispatch(device, pass, &kernel.signature.name, workgroups);
+            }
+            self.dispatches += 1;
+        }
+        Ok(())
+    }
+
+    /// Record a copy of all of `src` into `dst`. Ends the current compute pass.
+    ///
+    /// # Errors
+    /// [`DispatchError::Length`] if the lengths differ; [`DispatchError::Wgpu`] if `src` and
+    /// `dst` are the same buffer (WebGPU forbids it); [`DispatchError::WrongDevice`].
+    pub fn copy<T: Pod + WgslType>(
+        &mut self,
+        src: &GpuBuffer<T>,
+        dst: &GpuBuffer<T>,
+    ) -> Result<(), DispatchError> {
+        let ((sg, si), (dg, di)) = (src.ids(), dst.ids());
+        if sg != self.gpu.id || dg != self.gpu.id {
+            return Err(DispatchError::WrongDevice("a copied buffer"));
+        }
+        DispatchError::check_length("Recorder::copy", src.len(), dst.len())?;
+        if si == di {
+            return Err(DispatchError::Wgpu(
+                "a buffer cannot be copied onto itself".into(),
+            ));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.end_pass()?;
+        self.encoder
+            .copy_buffer_to_buffer(src.raw(), 0, dst.raw(), 0, src.raw().size());
+        Ok(())
+    }
+
+    /// Compute passes opened so far.
+    pub fn passes(&self) -> usize {
+        self.passes
+    }
+
+    /// Dispatches recorded so far (empty grids are not recorded).
+    pub fn dispatches(&self) -> usize {
+        self.dispatches
+    }
+
+    pub(crate) fn encoder_mut(&mut self) -> &mut wgpu::CommandEncoder {
+        &mut self.encoder
+    }
+
+    pub(crate) fn end_pass(&mut self) -> Result<(), DispatchError> {
+        if let Some(pass) = self.pass.take() {
+            self.gpu.scoped(|| drop(pass))?;
+        }
+        Ok(())
+    }
+
+    /// End the pass, finish the encoder and submit it. Returns without waiting.
+    ///
+    /// # Errors
+    /// [`DispatchError::Wgpu`] for errors wgpu reports for the recorded commands;
+    /// [`DispatchError::Device`] if the device is lost.
+    pub fn submit(mut self) -> Result<(), DispatchError> {
+        self.end_pass()?;
+        let Recorder { gpu, encoder, .. } = self;
+        gpu.scoped(|| {
+            gpu.queue.submit([encoder.finish()]);
+        })
+    }
+}
