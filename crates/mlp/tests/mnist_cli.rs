@@ -837,7 +837,12 @@ fn the_activation_is_saved_and_checked() {
     assert!(out.status.success(), "{}", stderr(&out));
     let web = dir.path().join("web");
     let out = mnist(&["export-web", "--model", m, "--out", web.to_str().unwrap()]);
-    fails(&out, 1, &[m, "--activation gelu", "ReLU models only"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(web.join("model.json")).unwrap()).unwrap();
+    assert_eq!(page["activation"], "gelu");
+    assert_eq!(page["layers"][0]["kernel"], "linear_direct_gelu");
+    assert!(web.join("linear_direct_gelu.wgsl").is_file());
     let out = train(&["--resume", m, "--activation", "leaky_relu"]);
     fails(&out, 1, &["--activation gelu", "--activation leaky-relu"]);
     let out = train(&["--resume", m]);

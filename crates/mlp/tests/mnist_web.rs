@@ -5,8 +5,11 @@
 //! strokes on transparency), are chosen in the page's file input; its predictions must equal
 //! `mnist predict`'s and its probabilities those `mnist predict` computes (the same picture
 //! rule and the model on lavapipe) within 1e-5. Then strokes drawn on the canvas with the
-//! mouse (pointer events) must show a prediction, and the page without `navigator.gpu` must
-//! say that the browser has no WebGPU.
+//! mouse (pointer events) must show a prediction, the page without `navigator.gpu` must say
+//! that the browser has no WebGPU, and the page given a `model.json` that names a kernel
+//! `kernels.js` lacks must say which. One case per hidden activation tried: `relu`, `gelu`,
+//! `tanh`, and `leaky-relu` with two hidden layers; `model.json` must name each layer's kernel
+//! (`linear_direct_{activation}`, `linear_direct_identity` for the logits).
 //!
 //! Needs node, playwright-core (`.ci/run` installs it into `.web-test/`, or set `NODE_PATH`)
 //! and chromium (`MNIST_WEB_CHROMIUM` for another path). Without them the test is skipped
@@ -20,6 +23,7 @@ use image::{GrayImage, Luma, Rgba, RgbaImage};
 use mlp::checkpoint::Checkpoint;
 use mlp::data::picture;
 use mlp::data::{Mnist, Split};
+use mlp::kernels::linear::LinearDirect;
 use mlp::model::GpuMlp;
 use wgsl_dsl::runtime::Gpu;
 
@@ -91,6 +95,7 @@ struct PageRun {
     canvas: CanvasResult,
     shown: String,
     no_webgpu: String,
+    missing_kernel: String,
 }
 
 /// `mnist predict`'s lines: `PATH: CLASS (P%)  [0:p0 1:p1 ...]`.
@@ -111,8 +116,37 @@ fn parse_predict(stdout: &str) -> Vec<(String, usize, Vec<f64>)> {
         .collect()
 }
 
+/// The browser runs one at a time: on a machine of few cores, two SwiftShader pages at once
+/// could outlast the browser script's 60 s waits.
+static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
+    check_page_against_predict("relu", "24");
+}
+
+#[test]
+fn a_gelu_models_page_classifies_as_mnist_predict_does_in_chromium() {
+    check_page_against_predict("gelu", "24");
+}
+
+#[test]
+fn a_tanh_models_page_classifies_as_mnist_predict_does_in_chromium() {
+    check_page_against_predict("tanh", "24");
+}
+
+/// Two hidden layers, and an activation whose kernel name (`linear_direct_leaky_relu`) is not
+/// its CLI name.
+#[test]
+fn a_two_layer_leaky_relu_models_page_classifies_as_mnist_predict_does_in_chromium() {
+    check_page_against_predict("leaky-relu", "24,13");
+}
+
+/// Train a small model of `activation` (`mnist train --activation`) and hidden widths `hidden`
+/// (`--hidden`), export its page and check it in Chromium against `mnist predict` (the module
+/// docs say what is checked). Skipped with a message where the browser side is missing, unless
+/// `CI` is set.
+fn check_page_against_predict(activation: &str, hidden: &str) {
     let (chromium, node_path) = match browser() {
         Ok(b) => b,
         Err(why) if std::env::var_os("CI").is_none() => {
@@ -121,6 +155,7 @@ fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
         }
         Err(why) => panic!("CI is set, and the browser test cannot run: {why}"),
     };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("temporary directory");
     let work = dir.path();
     let data = root().join("data/mnist");
@@ -136,7 +171,9 @@ fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
         "--epochs".as_ref(),
         "1".as_ref(),
         "--hidden".as_ref(),
-        "24".as_ref(),
+        hidden.as_ref(),
+        "--activation".as_ref(),
+        activation.as_ref(),
         "--seed".as_ref(),
         "5".as_ref(),
         "--save".as_ref(),
@@ -184,6 +221,25 @@ fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
     let printed = parse_predict(&String::from_utf8_lossy(&mnist(&args).stdout));
     assert_eq!(printed.len(), IMAGES);
     let checkpoint = Checkpoint::load(&model).expect("checkpoint");
+    assert_eq!(checkpoint.config.activation.name(), activation);
+
+    // model.json names each layer's kernel, exported beside it: the hidden layers' activation,
+    // then none on the logits.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(page.join("model.json")).expect("model.json"))
+            .expect("model.json parses");
+    let layers = json["layers"].as_array().expect("model.json's layers");
+    assert_eq!(layers.len(), checkpoint.config.hidden.len() + 1);
+    for (l, layer) in layers.iter().enumerate() {
+        let act = (l < checkpoint.config.hidden.len()).then_some(checkpoint.config.activation);
+        let kernel = LinearDirect(act).name();
+        assert_eq!(layer["kernel"], kernel, "layer {l}");
+        assert_eq!(layer["activation"], act.map_or("identity", |a| a.name()));
+        assert!(
+            page.join(format!("{kernel}.wgsl")).is_file(),
+            "{kernel}.wgsl"
+        );
+    }
     let mut pixels = Vec::new();
     for p in &images {
         let img = image::open(p).expect("decode");
@@ -264,6 +320,12 @@ fn the_exported_page_classifies_as_mnist_predict_does_in_chromium() {
         "the drawing's probabilities sum to {sum}"
     );
     assert!(run.no_webgpu.contains("no WebGPU"), "{}", run.no_webgpu);
+    assert!(
+        run.missing_kernel.contains("linear_direct_missing")
+            && run.missing_kernel.contains("kernels.js"),
+        "{}",
+        run.missing_kernel
+    );
     if let Some(keep) = std::env::var_os("MNIST_WEB_SCREENSHOT") {
         std::fs::copy(&shot, keep).expect("keep the screenshot");
     }

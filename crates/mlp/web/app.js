@@ -3,6 +3,10 @@
 // with their typed bindings in kernels.js) on WebGPU, fed by a canvas you draw on or by PNG
 // files read as `mnist predict` reads them (picture.js). Written by `mnist export-web`.
 //
+// The kernels to run are named in model.json (each layer's `kernel`, `softmax_kernel`): the
+// page compiles kernels.js's `create_<kernel>` for each, so it runs a model of any activation
+// that `mnist export-web` exported, and says which kernel is missing if kernels.js lacks one.
+//
 // For tests and tools, `window.mnist` has `ready` (resolves to the adapter's info once the
 // kernels are compiled, rejects with the reason otherwise), `classify(values)` (probabilities
 // `[n * classes]` for inputs `[n * inputs]`), `results` (one entry per file read) and
@@ -13,7 +17,10 @@ import { isBlank, pixels } from "./picture.js";
 
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const status = $("status");
-const KERNELS = ["linear_direct_relu", "linear_direct_identity", "softmax_cross_entropy"];
+/** The version of model.json's format this page reads (docs/mnist-web.md). */
+const MODEL_FORMAT_VERSION = 2;
+/** kernels.js's exports by name: `create_<kernel>` per exported kernel, `manifests`. */
+const exported = /** @type {Record<string, any>} */ (/** @type {unknown} */ (kernels));
 
 /** @typedef {{prediction: number, probabilities: number[]}} Prediction */
 
@@ -38,13 +45,35 @@ function say(text, kind = "") {
 }
 
 /**
+ * The kernels model.json names, each once, in order: every layer's `kernel`, then
+ * `softmax_kernel`. Throws, naming them, if kernels.js lacks any.
+ * @param {any} model model.json
+ * @returns {string[]}
+ */
+function neededKernels(model) {
+  /** @type {string[]} */
+  const names = [...new Set([...model.layers.map((/** @type {any} */ l) => l.kernel), model.softmax_kernel])];
+  const missing = names.filter((n) => typeof n !== "string" || typeof exported[`create_${n}`] !== "function" || !kernels.manifests[n]);
+  if (missing.length > 0) {
+    const list = missing.map((n) => `\`${n}\``).join(", ");
+    const have = Object.keys(kernels.manifests).join(", ");
+    throw new Error(
+      `model.json names the kernel${missing.length > 1 ? "s" : ""} ${list}, which kernels.js does not have (it has ${have}); ` +
+        "export the page again with `mnist export-web`",
+    );
+  }
+  return names;
+}
+
+/**
  * The model on `device`: its parameters and workspace in buffers, and `classify`, which
- * records, per batch of at most `max_batch` rows, `linear_direct_relu` per hidden layer,
- * `linear_direct_identity`, `softmax_cross_entropy` in one compute pass, and reads the probabilities.
+ * records, per batch of at most `max_batch` rows, each layer's kernel (`linear_direct_{activation}`
+ * per hidden layer, `linear_direct_identity`) and the softmax kernel in one compute pass, and
+ * reads the probabilities.
  * @param {GPUDevice} device
  * @param {any} model model.json
  * @param {ArrayBuffer} weights weights.bin: the flat parameters, f32 little-endian
- * @param {{relu: any, identity: any, softmax: any}} k
+ * @param {Record<string, any>} k the compiled kernels, by name
  */
 function makeClassifier(device, model, weights, k) {
   const { inputs, classes, max_batch: cap } = model;
@@ -85,12 +114,12 @@ function makeClassifier(device, model, weights, k) {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     model.layers.forEach((/** @type {any} */ l, /** @type {number} */ i) => {
-      const kernel = l.activation === "relu" ? k.relu : k.identity;
+      const kernel = k[l.kernel];
       const grid = [Math.ceil(l.outputs / model.linear_workgroup), rows, 1];
       kernel.dispatch(pass, { dims: dims[i], x: i === 0 ? x : acts[i - 1], params, y: acts[i] }, grid);
     });
     const logits = acts[acts.length - 1];
-    k.softmax.dispatch(pass, { dims: lossDims, logits, labels, probs, dlogits, losses }, [
+    k[model.softmax_kernel].dispatch(pass, { dims: lossDims, logits, labels, probs, dlogits, losses }, [
       Math.ceil(rows / model.softmax_workgroup),
       1,
       1,
@@ -141,20 +170,21 @@ async function start() {
     fetch("model.json").then((r) => r.json()),
     fetch("weights.bin").then((r) => r.arrayBuffer()),
   ]);
+  if (model.format_version !== MODEL_FORMAT_VERSION) {
+    throw new Error(`model.json has format_version ${model.format_version}; this page reads ${MODEL_FORMAT_VERSION} (export the page again with \`mnist export-web\`)`);
+  }
+  const names = neededKernels(model);
   if (weights.byteLength !== model.params * 4) {
     throw new Error(`weights.bin has ${weights.byteLength} bytes; the model has ${model.params} parameters`);
   }
-  const device = await adapter.requestDevice(kernels.deviceDescriptor(adapter, KERNELS));
+  const device = await adapter.requestDevice(kernels.deviceDescriptor(adapter, names));
   device.lost.then((info) => say(`The GPU device was lost: ${info.message}`, "error"));
-  const [relu, identity, softmax] = await Promise.all([
-    kernels.create_linear_direct_relu(device),
-    kernels.create_linear_direct_identity(device),
-    kernels.create_softmax_cross_entropy(device),
-  ]);
-  state.classify = makeClassifier(device, model, weights, { relu, identity, softmax });
+  const compiled = await Promise.all(names.map((n) => exported[`create_${n}`](device)));
+  const k = Object.fromEntries(names.map((n, i) => [n, compiled[i]]));
+  state.classify = makeClassifier(device, model, weights, k);
   const info = adapter.info ?? {};
   const shape = [model.inputs, ...model.hidden, model.classes].join("-");
-  say(`Model ${shape} (epoch ${model.epoch}) on WebGPU, adapter ${info.vendor || "?"} ${info.architecture || info.device || ""}`.trim(), "ok");
+  say(`Model ${shape}, ${model.activation} (epoch ${model.epoch}) on WebGPU, adapter ${info.vendor || "?"} ${info.architecture || info.device || ""}`.trim(), "ok");
   $("model").textContent = shape;
   return { vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description };
 }

@@ -18,9 +18,9 @@
 //! | `sgd_update` / `adam_update` | [`SgdUpdate`](optim::SgdUpdate) / [`AdamUpdate`](optim::AdamUpdate) | [`optim`] | the optimizer, over all parameters at once |
 //! | `advance_step` | [`AdvanceStep`](step::AdvanceStep) | [`step`] | step counter and cursor on the GPU |
 //!
-//! plus `begin_chunk` ([`BeginChunk`](step::BeginChunk)) before a chunk, `linear_direct_relu` /
+//! plus `begin_chunk` ([`BeginChunk`](step::BeginChunk)) before a chunk, `linear_direct_{act}` /
 //! `linear_direct_identity` ([`LinearDirect`](linear::LinearDirect): the forward without tiles,
-//! for the web page of `mnist export-web`) and `argmax_accuracy`
+//! for the web page of `mnist export-web`, one per activation) and `argmax_accuracy`
 //! ([`ArgmaxAccuracy`](eval::ArgmaxAccuracy)) for evaluation. Shapes are `[batch, features]`,
 //! row-major; parameters, gradients and optimizer slots are flat buffers in the layout of
 //! [`crate::params`]. On GPUs a model with one hidden layer trains with the three kernels of
@@ -66,9 +66,11 @@ pub fn all() -> Vec<KernelBuilder> {
         }
         unfused.push(backward::LinearBackwardInput(act).build());
     }
+    unfused.push(linear::Linear(None).build());
+    for act in Activation::ALL {
+        unfused.push(linear::LinearDirect(Some(act)).build());
+    }
     unfused.extend([
-        linear::Linear(None).build(),
-        linear::LinearDirect(Some(Activation::Relu)).build(),
         linear::LinearDirect(None).build(),
         loss::SoftmaxCrossEntropy.build(),
         loss::MeanLoss.build(),

@@ -6,8 +6,8 @@
 // Serves PAGE_DIR on 127.0.0.1 (a port the system picks), opens it in Chromium with WebGPU on
 // SwiftShader, and prints one JSON object: the adapter, the page's results for the images
 // (chosen in its file input, as a user would), the prediction after strokes drawn on its
-// canvas with the mouse (pointer events), and the message the page shows when the browser
-// has no WebGPU. Every wait is bounded; any failure exits non-zero with the reason.
+// canvas with the mouse (pointer events), the message the page shows when the browser has
+// no WebGPU, and the one it shows when model.json names a kernel that kernels.js lacks. Every wait is bounded; any failure exits non-zero with the reason.
 
 "use strict";
 
@@ -113,6 +113,18 @@ async function main() {
     await bare.goto(url, { timeout: TIMEOUT });
     await bare.waitForFunction(() => document.body.dataset.webgpu === "missing", null, { timeout: TIMEOUT });
     out.no_webgpu = await bare.textContent("#status");
+
+    // A model.json whose first layer names a kernel kernels.js lacks: the page says which.
+    const missing = await context.newPage();
+    await missing.route("**/model.json", async (route) => {
+      const response = await route.fetch();
+      const model = await response.json();
+      model.layers[0].kernel = "linear_direct_missing";
+      await route.fulfill({ response, json: model });
+    });
+    await missing.goto(url, { timeout: TIMEOUT });
+    await missing.waitForFunction(() => document.body.dataset.webgpu === "failed", null, { timeout: TIMEOUT });
+    out.missing_kernel = await missing.textContent("#status");
     out.console = console_;
   } finally {
     await context.close();

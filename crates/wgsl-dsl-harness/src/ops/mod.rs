@@ -43,11 +43,15 @@ pub fn all() -> Vec<MlpOp> {
             move |c| input_grad_spec(c, act),
         ));
     }
+    unfused.push(MlpOp::new(Linear(None), linear_case, |c| {
+        linear_spec(c, None)
+    }));
+    for act in Activation::ALL {
+        unfused.push(MlpOp::new(LinearDirect(Some(act)), linear_case, move |c| {
+            linear_spec(c, Some(act))
+        }));
+    }
     unfused.extend([
-        MlpOp::new(Linear(None), linear_case, |c| linear_spec(c, None)),
-        MlpOp::new(LinearDirect(Some(Activation::Relu)), linear_case, |c| {
-            linear_spec(c, Some(Activation::Relu))
-        }),
         MlpOp::new(LinearDirect(None), linear_case, |c| linear_spec(c, None)),
         MlpOp::new(
             SoftmaxCrossEntropy,

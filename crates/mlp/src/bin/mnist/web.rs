@@ -1,8 +1,10 @@
-//! `mnist export-web`: a static page that runs a saved model on WebGPU in a browser. The
-//! inference kernels are the model's own (`linear_direct_relu`, `linear_direct_identity`,
+//! `mnist export-web`: a static page that runs a saved model, of any hidden activation, on
+//! WebGPU in a browser. The inference kernels are the model's own (`linear_direct_{activation}`
+//! for the hidden layers, e.g. `linear_direct_gelu`, `linear_direct_identity` for the logits,
 //! `softmax_cross_entropy`; the tiled `linear_relu` takes Chromium's SwiftShader minutes to
-//! compile), exported by `wgsl_dsl::export` with their typed JavaScript
-//! bindings; the page (`crates/mlp/web/`, built into the binary) reads a picture into the
+//! compile), exported by `wgsl_dsl::export` with their typed JavaScript bindings and named per
+//! layer in `model.json` (documented in `docs/mnist-web.md`), from which the page
+//! (`crates/mlp/web/`, built into the binary) takes them; it reads a picture into the
 //! 784 inputs by the rule `mnist predict` applies ([`mlp::data::picture`], mirrored in
 //! `picture.js`), so the page and `mnist predict` give the same probabilities for the same
 //! PNG.
@@ -10,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mlp::activation::Activation;
 use mlp::checkpoint::{Checkpoint, write_atomic};
 use mlp::kernels::linear::DIRECT_WORKGROUP;
 use mlp::kernels::linear::LinearDirect;
@@ -53,45 +54,64 @@ pub struct ExportWebArgs {
     pub out: PathBuf,
 }
 
-/// The inference kernels, built for WebGPU's default limits (which every WebGPU device has).
-fn inference_kernels() -> Result<Vec<Shader>, CliError> {
+/// The version of `model.json`'s format: 2 added each layer's `kernel`, the model's
+/// `activation` and `softmax_kernel` (version 1 pages ran ReLU models only).
+const MODEL_FORMAT_VERSION: u32 = 2;
+
+/// The inference kernels of a model of `config` (the hidden layers' `linear_direct_{activation}`,
+/// `linear_direct_identity`, `softmax_cross_entropy`), built for WebGPU's default limits (which
+/// every WebGPU device has).
+fn inference_kernels(config: &mlp::config::MlpConfig) -> Result<Vec<Shader>, CliError> {
     let build = |k: wgsl_dsl::KernelBuilder| k.build().map_err(mlp::error::MlpError::from);
-    Ok(vec![
-        build(LinearDirect(Some(Activation::Relu)).build())?,
-        build(LinearDirect(None).build())?,
-        build(SoftmaxCrossEntropy.build())?,
-    ])
+    let mut kernels = Vec::new();
+    if !config.hidden.is_empty() {
+        kernels.push(build(LinearDirect(Some(config.activation)).build())?);
+    }
+    kernels.push(build(LinearDirect(None).build())?);
+    kernels.push(build(SoftmaxCrossEntropy.build())?);
+    Ok(kernels)
 }
 
-/// `model.json`: the model's shape, where each layer's tensors are in `weights.bin`, and what
-/// the page needs to size the dispatches (the kernels' tiles).
-fn model_json(c: &Checkpoint, model: &Path, side: usize) -> serde_json::Value {
+/// `model.json`: the model's shape, where each layer's tensors are in `weights.bin`, the
+/// kernel that computes each layer, and what the page needs to size the dispatches (the
+/// kernels' tiles); `softmax_kernel` names the kernel that turns the logits into
+/// probabilities. Its fields are documented in `docs/mnist-web.md`.
+fn model_json(
+    c: &Checkpoint,
+    model: &Path,
+    side: usize,
+    softmax_kernel: &str,
+) -> serde_json::Value {
     let sizes = c.config.layer_sizes();
     let layers: Vec<serde_json::Value> = sizes
         .iter()
         .zip(tensor_offsets(&c.config))
         .enumerate()
         .map(|(l, (&(inputs, outputs), (w, b)))| {
+            let activation = (l + 1 < sizes.len()).then_some(c.config.activation);
             serde_json::json!({
                 "inputs": inputs,
                 "outputs": outputs,
                 "weight_offset": w,
                 "bias_offset": b,
-                "activation": if l + 1 == sizes.len() { "identity" } else { "relu" },
+                "activation": activation.map_or("identity", |a| a.name()),
+                "kernel": LinearDirect(activation).name(),
             })
         })
         .collect();
     serde_json::json!({
-        "format_version": 1,
+        "format_version": MODEL_FORMAT_VERSION,
         "checkpoint": model.file_name().map(|n| n.to_string_lossy().into_owned()),
         "epoch": c.epoch,
         "side": side,
         "inputs": c.config.inputs,
         "hidden": c.config.hidden,
         "classes": c.config.classes,
+        "activation": c.config.activation.name(),
         "params": c.config.num_params(),
         "weights": "weights.bin",
         "layers": layers,
+        "softmax_kernel": softmax_kernel,
         "linear_workgroup": DIRECT_WORKGROUP,
         "softmax_workgroup": SOFTMAX_WORKGROUP,
         "max_batch": MAX_BATCH,
@@ -102,8 +122,7 @@ fn model_json(c: &Checkpoint, model: &Path, side: usize) -> serde_json::Value {
 ///
 /// # Errors
 /// [`CliError::Checkpoint`] for a checkpoint that cannot be read; [`CliError::Path`] for a
-/// model that does not take square images or whose hidden layers are not ReLU (the page runs
-/// `linear_direct_relu`), or a file that cannot be written;
+/// model that does not take square images, or a file that cannot be written;
 /// [`CliError::Export`], [`CliError::Model`] if the kernels do not export (never for the
 /// model's own kernels).
 pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
@@ -118,17 +137,8 @@ pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
             ),
         ));
     }
-    if c.config.activation != Activation::Relu {
-        return Err(CliError::path(
-            &args.model,
-            format!(
-                "the model's hidden layers use --activation {}; the web page runs ReLU models \
-                 only",
-                c.config.activation
-            ),
-        ));
-    }
-    let shaders = inference_kernels()?;
+    let shaders = inference_kernels(&c.config)?;
+    let softmax_kernel = SoftmaxCrossEntropy.build().name().to_string();
     let refs: Vec<&Shader> = shaders.iter().collect();
     let export = wgsl_dsl::export::export(&refs)?;
     let weights: Vec<u8> = c
@@ -137,8 +147,9 @@ pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let mut model = serde_json::to_string_pretty(&model_json(&c, &args.model, side))
-        .map_err(|e| CliError::path(&args.model, e))?;
+    let mut model =
+        serde_json::to_string_pretty(&model_json(&c, &args.model, side, &softmax_kernel))
+            .map_err(|e| CliError::path(&args.model, e))?;
     model.push('\n');
 
     let out = &args.out;
