@@ -48,7 +48,7 @@ impl<T> std::fmt::Debug for GpuBuffer<T> {
 }
 
 /// `bytes` rounded up to `COPY_BUFFER_ALIGNMENT`, and at least one element (`elem` bytes) and
-/// [`MIN_BYTES`], so an empty buffer can still be bound to an `array<T>` binding.
+/// `MIN_BYTES`, so an empty buffer can still be bound to an `array<T>` binding.
 pub fn padded_size(bytes: u64, elem: u64) -> u64 {
     let align = wgpu::COPY_BUFFER_ALIGNMENT;
     bytes

@@ -55,12 +55,12 @@
 pub use wgsl_dsl_core::handle;
 pub use wgsl_dsl_core::{exp, export, kernel, shader, types};
 
-/// Automatic differentiation of expressions and kernels (design decision 16): everything of
-/// the compiler's [`wgsl_dsl_core::autodiff`] (its page is the guide: [`KernelBuilder::vjp`],
-/// [`KernelBuilder::jvp`], [`derive()`], [`Backward::custom`], [`Accumulation`]), and, with
-/// the `runtime` feature, the gradient checker [`check`], which runs a backward pass against
-/// central differences of its forward kernel on the interpreter or the GPU.
 pub mod autodiff {
+    //! Automatic differentiation of expressions and kernels (design decision 16): everything of
+    //! the compiler's [`wgsl_dsl_core::autodiff`] (its page is the guide: [`KernelBuilder::vjp`],
+    //! [`KernelBuilder::jvp`], [`derive()`], [`Backward::custom`], [`Accumulation`]), and, with
+    //! the `runtime` feature, the gradient checker [`check`], which runs a backward pass against
+    //! central differences of its forward kernel on the interpreter or the GPU.
     #[cfg(doc)]
     use crate::KernelBuilder;
     #[cfg(feature = "runtime")]

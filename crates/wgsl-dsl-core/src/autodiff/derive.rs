@@ -94,7 +94,7 @@ impl Backward {
     /// that are not derived (workgroup memory, barriers, tiled products) or whose
     /// derivative is better written by hand. `kernels` are dispatched in order over the
     /// forward kernel's grid; each binding's role says what it holds. Check it like a
-    /// derived one ([`check`](super::check)).
+    /// derived one (`wgsl_dsl::autodiff::check`).
     pub fn custom(kernels: Vec<BackwardKernel>) -> Self {
         Backward {
             kernels,

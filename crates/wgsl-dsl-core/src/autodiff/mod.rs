@@ -7,7 +7,7 @@
 //!   become accumulations into gradient buffers, [`Accumulation`]; stores of outputs become
 //!   reads of their incoming gradients); [`Backward::custom`] is a backward pass the author
 //!   writes (Slang's `[BackwardDerivative]`, for tiled products); `#[kernel(differentiable)]`
-//!   generates `<name>_backward`. [`check`] compares any backward pass with central
+//!   generates `<name>_backward`. `wgsl_dsl::autodiff::check` compares any backward pass with central
 //!   differences of its forward kernel, on the interpreter or the GPU.
 //!
 //! # Expressions
