@@ -18,10 +18,10 @@ top-level modules (`exp`, `kernel`, `lower`, `runtime`, ...), `runtime`'s graph 
 
 What a reference is. Every `use` declaration whose path starts with `crate::`, `super::`, `self::` or
 the name of a submodule in scope (Rust 2018 paths), and every such path written in code
-(`crate::lower::MAX_DEPTH`, `super::Kernel`, `expr::lower_expr(..)`, through a module imported
+(`crate::exp::node::MAX_DEPTH`, `super::Kernel`, `expr::lower_expr(..)`, through a module imported
 with `use`). Each path is resolved through the module tree and through the `use` declarations it
-passes (re-exports, private imports, globs), so `use super::Gpu` where `runtime/mod.rs` has
-`pub use gpu::Gpu` is an edge to `runtime::gpu`, not to `runtime`'s own file. A `pub use` (any
+passes (re-exports, private imports, globs), so `use super::Place` where `kernel/mod.rs` has
+`pub use place::Place` is an edge to `kernel::place`, not to `kernel`'s own file. A `pub use` (any
 visibility) is a re-export, not an edge of its own, unless the module's own code uses the name;
 a `pub use ...::*` is never an edge. Comments, doc comments (intra-doc links), string literals
 and `$crate::` paths in macros are ignored; `#[cfg(test)] mod` modules are left out (a test module

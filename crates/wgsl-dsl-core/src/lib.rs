@@ -1,8 +1,9 @@
 //! The compiler of [wgsl-dsl](https://github.com/wgsl-dsl/wgsl-dsl): typed expressions
 //! ([`Exp<T>`]) and a statement builder ([`KernelBuilder`]) lowered straight into a
 //! `naga::Module`, validated by naga and by the WGSL uniformity analysis, and emitted as WGSL
-//! by naga's writer; automatic differentiation ([`autodiff`]) and export ([`export`]) on the way.
-//! It depends on naga and nothing of wgpu.
+//! by naga's writer; automatic differentiation ([`autodiff`]) before the lowering, and the
+//! export of the result ([`export`]) after it. It depends on naga and nothing of wgpu; feature
+//! `f16` adds `half::f16` as the WGSL type `f16`.
 //!
 //! ```
 //! use wgsl_dsl_core::prelude::*;
@@ -17,13 +18,16 @@
 //! # Ok::<(), BuildError>(())
 //! ```
 //!
-//! Kernel authors depend on `wgsl-dsl`, which re-exports this crate with the `#[kernel]`
-//! macros, the wgpu runtime (`wgsl-dsl-runtime`) and the CPU interpreter (`wgsl-dsl-interp`);
-//! its documentation is the guide.
+//! Kernel authors depend on `wgsl-dsl`, which re-exports this crate (as `wgsl_dsl::exp`,
+//! `wgsl_dsl::Exp`, `wgsl_dsl::prelude`, ...) with the `#[kernel]` macros (which expand to
+//! `wgsl_dsl::` paths, so they need that crate), the wgpu runtime (`wgsl-dsl-runtime`) and the
+//! CPU interpreter (`wgsl-dsl-interp`); its documentation is the guide. The examples on this
+//! crate's pages are written as users of `wgsl-dsl` write them (`use wgsl_dsl::prelude::*`);
+//! with this crate alone, write `wgsl_dsl_core::` instead, as below.
 //!
 //! ## The pipeline
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
-//! `lower` (into `naga::Module`; literal-only subtrees through `consteval`) → [`shader`]
+//! `lower` (private: into `naga::Module`; literal-only subtrees through the private `consteval`) → [`shader`]
 //! (naga validation, the uniformity analysis, WGSL emission). [`autodiff`] differentiates
 //! expressions and kernels before lowering; [`export`] writes a kernel's WGSL, its ABI as a
 //! manifest and a JavaScript module for other hosts.

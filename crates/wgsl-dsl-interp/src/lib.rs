@@ -78,8 +78,10 @@
 //! `coopMultiplyAdd` (`+`, `*` by a scalar), which the DSL does not emit, is refused
 //! ([`InterpError::Unsupported`]).
 //!
-//! The interpreter shares the runtime's argument checks and error types, so it is built with
-//! the `runtime` feature; it needs no GPU or driver at run time.
+//! The interpreter shares the runtime's argument checks and error types, so it depends on
+//! `wgsl-dsl-runtime` (and on wgpu, for `wgpu::Limits`; in `wgsl-dsl` both come with the
+//! `runtime` feature); it needs no GPU or driver at run time. Users reach this crate as
+//! `wgsl_dsl::interp`.
 
 mod buffer;
 mod checks;

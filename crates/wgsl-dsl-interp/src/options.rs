@@ -1,5 +1,5 @@
 //! [`InterpOptions`]: how the interpreter runs kernels, read by the interpreter's front
-//! (`interp`) and its executor (`interp::exec`) both.
+//! (the crate root) and its executor (`exec`) both.
 
 /// How the interpreter runs kernels.
 #[derive(Clone, Debug)]

@@ -54,8 +54,10 @@
 //! will run against them), [`GpuBuffer::from_wgpu`] the caller's buffers, and
 //! [`TypedKernel::record_in_encoder`] / [`TypedKernel::record_in_pass`] record checked
 //! dispatches among the caller's own commands; [`WgpuShader`] gives a plain wgpu program
-//! a kernel's shader module, bind group layout entries and entry point. The crate's
-//! `byod` example is such a program.
+//! a kernel's shader module, bind group layout entries and entry point. `wgsl-dsl`'s
+//! `byod` example (`cargo run -p wgsl-dsl --example byod`) is such a program.
+//!
+//! Users reach this crate as `wgsl_dsl::runtime` (the `wgsl-dsl` facade, feature `runtime`).
 
 mod bind_cache;
 mod buffer;

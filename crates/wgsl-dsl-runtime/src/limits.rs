@@ -9,7 +9,7 @@ use super::error::{DeviceLimit, DispatchError};
 use wgsl_dsl_core::kernel::BindingKind;
 use wgsl_dsl_core::shader::Shader;
 
-/// The limits an `wgsl_dsl::interp::Interpreter` checks by default
+/// The limits an interpreter (`wgsl_dsl::interp::Interpreter`) checks by default
 /// (`wgsl_dsl::interp::InterpOptions::limits`): WebGPU's defaults
 /// (`wgpu::Limits::default()`: 16 KiB of workgroup memory, 256 invocations per workgroup,
 /// 128 MiB storage and 64 KiB uniform bindings, 65535 workgroups per dimension, the limits

@@ -36,14 +36,15 @@
 //!
 //! ## The pipeline
 //! [`types`] → [`exp`] (expressions) → [`kernel`](mod@kernel) (statements, bindings, functions) →
-//! `lower` (into `naga::Module`) → [`shader`] (validation, WGSL emission) → `runtime` (wgpu);
+//! `lower` (into `naga::Module`; private to `wgsl_dsl_core`) → [`shader`] (validation, WGSL
+//! emission) → [`runtime`] (wgpu) or [`interp`] (the CPU interpreter, which reports races);
 //! [`autodiff`] differentiates expressions (and kernels) on the way, before lowering; beside the
 //! runtime, [`export`] writes a kernel's WGSL, its ABI as a manifest and a JavaScript module for
 //! other hosts (a browser page, an engine loading `.wgsl`).
 //!
 //! ## The crates
-//! This crate is the one to depend on; it re-exports the stages under the paths above, each a
-//! crate of its own: [`wgsl_dsl_core`] (the compiler, from `types` to WGSL, with `autodiff` and
+//! This crate is the one to depend on; it re-exports the public stages under the paths above,
+//! each in a crate of its own: [`wgsl_dsl_core`] (the compiler, from `types` to WGSL, with `autodiff` and
 //! `export`; naga and no wgpu), `wgsl_dsl_runtime` (re-exported as `runtime`, on wgpu) and
 //! `wgsl_dsl_interp` (as `interp`), both with the `runtime` feature (default), and the macros of
 //! `wgsl_dsl_macros`.
@@ -51,6 +52,7 @@
 // The stages, each a crate (ARCHITECTURE.md has the graph): the compiler (`wgsl-dsl-core`,
 // no wgpu), the wgpu runtime (`wgsl-dsl-runtime`) and the CPU interpreter (`wgsl-dsl-interp`),
 // re-exported here under the paths users write.
+// Hidden, as it was before the split (the builder's typed table handles).
 #[doc(hidden)]
 pub use wgsl_dsl_core::handle;
 pub use wgsl_dsl_core::{exp, export, kernel, shader, types};
@@ -88,6 +90,7 @@ pub use wgsl_dsl_core::{
     Function, IntoExp, KernelBuilder, KernelSignature, NonUniformControlFlow, Place, ReadOnly,
     ReadWrite, Shader, TargetLimits, Var, lit, naga,
 };
+// `Bindings` and `WgslStruct` are each a trait (above) and its derive macro (here).
 pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};
 
 /// Expands to its input when the `runtime` feature is on, to nothing otherwise: the typed

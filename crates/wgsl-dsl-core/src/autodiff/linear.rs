@@ -1,7 +1,7 @@
 //! The linear maps of derivatives: how a node's tangent follows from one operand's
 //! ([`Lin::apply`], forward mode) and an operand's adjoint from the node's ([`Lin::transpose`],
 //! reverse mode). Every derivative rule ([`super::rules`]) is written once, as one `Lin` per
-//! operand, so the two modes agree by construction (`tests/autodiff_modes.rs` checks that
+//! operand, so the two modes agree by construction (`crates/wgsl-dsl/tests/autodiff_modes.rs` checks that
 //! `<J t, g> = <t, J^T g>`).
 
 use naga::{MathFunction as M, SwizzleComponent, VectorSize};

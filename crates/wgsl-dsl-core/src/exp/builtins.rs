@@ -69,7 +69,7 @@ macro_rules! math_fns {
 pub(super) use math_fns;
 
 /// The built-ins of one operand `e` with the bound `$bound`: `math_fns` for one operand, in a
-/// table of their own (`tests/ui/compile_fail/sqrt_of_integer.stderr` quotes this macro).
+/// table of their own (`crates/wgsl-dsl/tests/ui/compile_fail/sqrt_of_integer.stderr` quotes this macro).
 macro_rules! unary_fns {
     ($bound:ident: $($(#[$doc:meta])* $name:ident => $fun:ident;)*) => {$(
         $(#[$doc])*

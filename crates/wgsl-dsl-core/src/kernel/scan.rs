@@ -12,7 +12,7 @@
 //!   otherwise.
 //! - [`scan_blocks`] and [`add_block_offsets`]: the two kernels of a scan over a buffer of any
 //!   length (block scans, a scan of the block totals, offsets added back; Blelloch 1990,
-//!   "Prefix sums and their applications", §1.4). `runtime::PrefixScan` runs them.
+//!   "Prefix sums and their applications", §1.4). `wgsl_dsl::runtime::PrefixScan` runs them.
 //!
 //! [`ScanOp::scan_host`] is the CPU specification of all of them.
 
