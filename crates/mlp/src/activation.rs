@@ -61,7 +61,7 @@ pub enum Activation {
     /// `max(z, 0)` (the default, the source's network).
     #[default]
     Relu,
-    /// `z` for `z > 0`, else `0.01 z`: negative slope [`LEAKY_SLOPE`] (PyTorch's default).
+    /// `z` for `z > 0`, else `0.01 z`: negative slope 0.01 (`LEAKY_SLOPE`, PyTorch's default).
     #[value(alias = "leaky_relu")]
     #[serde(alias = "leaky_relu")]
     LeakyRelu,

@@ -222,6 +222,66 @@ fn to_u32(what: &str, n: usize) -> Result<u32, MlpError> {
 }
 
 impl GpuMlp {
+    /// The largest training batch a model of `config` takes on `gpu` (0 when not
+    /// even one row fits), and the device limit that bounds it. A batch of `b` rows needs
+    /// storage buffers of `b * widest` `f32` (the gathered inputs `x` and each layer's
+    /// activations, `widest` the widest layer) and, where the fused step is chosen
+    /// ([`crate::kernels::fused::FusedConfig::choose`]), `splits * b * hidden` partial sums;
+    /// each must fit `max_storage_buffer_binding_size` and `max_buffer_size`, and the gather
+    /// kernel's grid has `b` workgroups on y (`max_compute_workgroups_per_dimension`). On
+    /// lavapipe (128 MiB bindings) a 784-128-10 model takes 42,799.
+    pub fn largest_batch(gpu: &Gpu, config: &MlpConfig) -> (usize, &'static str) {
+        let limits = gpu.limits();
+        let bytes = usize::try_from(
+            u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size),
+        )
+        .unwrap_or(usize::MAX);
+        let sizes = config.layer_sizes();
+        let widest = sizes
+            .iter()
+            .map(|&(i, o)| i.max(o))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let hidden = sizes.first().map_or(1, |&(_, o)| o.max(1));
+        let target = crate::kernels::product::Target::of(gpu);
+        let by_binding = (bytes / (4 * widest)).min(crate::config::MAX_ELEMENTS / widest);
+        let by_grid = limits.max_compute_workgroups_per_dimension as usize;
+        let (mut best, why) = if by_binding <= by_grid {
+            (by_binding, "max_storage_buffer_binding_size")
+        } else {
+            (by_grid, "max_compute_workgroups_per_dimension")
+        };
+        let fused_fits = |b: usize| match FusedConfig::choose(&sizes, b, target) {
+            Some(c) if sizes.len() == 2 => {
+                (c.splits as usize)
+                    .saturating_mul(b)
+                    .saturating_mul(hidden)
+                    .saturating_mul(4)
+                    <= bytes
+            }
+            _ => true,
+        };
+        if best > 0 && !fused_fits(best) {
+            // The partial sums are the larger buffer: the largest batch whose partial sums fit.
+            let (mut lo, mut hi) = (0usize, best);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if fused_fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            best = lo;
+            return (
+                best,
+                "max_storage_buffer_binding_size (the fused step's partial sums)",
+            );
+        }
+        (best, why)
+    }
+
     /// Upload `params` (and `state`, if resuming) and compile the kernels. `max_batch` is the
     /// largest batch [`GpuMlp::record_train_steps`] accepts and the batch used by
     /// [`GpuMlp::evaluate`] and [`GpuMlp::predict_proba`].

@@ -96,6 +96,27 @@ impl LrSchedule {
         }
     }
 
+    /// This schedule for a run that now ends after `end` steps from the start (a resumed run):
+    /// a cosine whose decay would end before `end` is stretched to end there, as if the run
+    /// had been planned to `end` steps (the warm-up and the final factor unchanged), so no step
+    /// of the run is left at the final factor (0 by default: no training at all); other
+    /// schedules, and a cosine that ends at or after `end`, are returned unchanged.
+    pub fn extended_to(&self, end: u64) -> LrSchedule {
+        match self.decay {
+            Decay::Cosine {
+                steps,
+                final_factor,
+            } if self.warmup_steps.saturating_add(steps) < end => LrSchedule {
+                warmup_steps: self.warmup_steps,
+                decay: Decay::Cosine {
+                    steps: end - self.warmup_steps,
+                    final_factor,
+                },
+            },
+            _ => *self,
+        }
+    }
+
     /// Checks the ranges of the module docs; every count must also fit in a `u32` (the GPU's
     /// step counter).
     ///
@@ -125,8 +146,9 @@ impl LrSchedule {
 }
 
 impl std::fmt::Display for LrSchedule {
-    /// `constant`, `linear warm-up over 469 steps, then cosine decay over 4221 steps to 0x`,
-    /// `step decay by 0.1x every 1876 steps`.
+    /// `constant`, `linear warm-up over 469 steps, then cosine decay over 4221 steps to 0`,
+    /// `cosine decay over 10 steps to 0.1 times the base rate`, `step decay: times 0.1 every
+    /// 1876 steps`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.warmup_steps > 0 {
             write!(f, "linear warm-up over {} steps, then ", self.warmup_steps)?;
@@ -136,8 +158,17 @@ impl std::fmt::Display for LrSchedule {
             Decay::Cosine {
                 steps,
                 final_factor,
-            } => write!(f, "cosine decay over {steps} steps to {final_factor}x"),
-            Decay::Step { every, gamma } => write!(f, "step decay by {gamma}x every {every} steps"),
+            } if final_factor == 0.0 => write!(f, "cosine decay over {steps} steps to 0"),
+            Decay::Cosine {
+                steps,
+                final_factor,
+            } => write!(
+                f,
+                "cosine decay over {steps} steps to {final_factor} times the base rate"
+            ),
+            Decay::Step { every, gamma } => {
+                write!(f, "step decay: times {gamma} every {every} steps")
+            }
         }
     }
 }
@@ -334,9 +365,65 @@ mod tests {
         };
         assert_eq!(
             s.resolve(938, 5).unwrap().to_string(),
-            "linear warm-up over 469 steps, then cosine decay over 4221 steps to 0x"
+            "linear warm-up over 469 steps, then cosine decay over 4221 steps to 0"
         );
         assert_eq!(LrSchedule::CONSTANT.to_string(), "constant");
+        let step = LrSchedule {
+            warmup_steps: 0,
+            decay: Decay::Step {
+                every: 1876,
+                gamma: 0.1,
+            },
+        };
+        assert_eq!(step.to_string(), "step decay: times 0.1 every 1876 steps");
+        let cosine = LrSchedule {
+            warmup_steps: 0,
+            decay: Decay::Cosine {
+                steps: 10,
+                final_factor: 0.25,
+            },
+        };
+        assert_eq!(
+            cosine.to_string(),
+            "cosine decay over 10 steps to 0.25 times the base rate"
+        );
+    }
+
+    /// A resumed cosine that would end before the run does is stretched to the run's end: the
+    /// factor of every step of the run is above the final one, the same as a cosine planned
+    /// to that end from the start; one that ends later, and other decays, are unchanged.
+    #[test]
+    fn a_cosine_extends_to_the_end_of_a_resumed_run() {
+        let planned = |steps| LrSchedule {
+            warmup_steps: 5,
+            decay: Decay::Cosine {
+                steps,
+                final_factor: 0.0,
+            },
+        };
+        let ended = planned(95);
+        assert_eq!(ended.factor(100), 0.0);
+        let resumed = ended.extended_to(150);
+        assert_eq!(resumed, planned(145));
+        for taken in 100..150 {
+            let f = resumed.factor(taken);
+            assert!(f > 0.0 && f < 1.0, "step {taken}: factor {f}");
+        }
+        assert_eq!(resumed.factor(150), 0.0);
+        // 50 steps left of 145: (1 + cos(pi * 95 / 145)) / 2.
+        let want = 0.5 * (1.0 + (std::f64::consts::PI * 95.0 / 145.0).cos());
+        assert!(close(resumed.factor(100), want));
+        assert_eq!(planned(200).extended_to(150), planned(200));
+        assert_eq!(planned(145).extended_to(150), planned(145));
+        let step = LrSchedule {
+            warmup_steps: 0,
+            decay: Decay::Step {
+                every: 3,
+                gamma: 0.5,
+            },
+        };
+        assert_eq!(step.extended_to(1000), step);
+        assert_eq!(LrSchedule::CONSTANT.extended_to(1000), LrSchedule::CONSTANT);
     }
 
     #[test]

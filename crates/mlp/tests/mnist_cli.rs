@@ -75,7 +75,276 @@ fn bad_arguments() {
     fails(&mom, 2, &["--momentum applies to SGD only"]);
     let help = mnist(&["predict", "--help"]);
     assert!(help.status.success());
-    assert!(String::from_utf8_lossy(&help.stdout).contains("rejected, not resized"));
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(
+        help.contains("--center") && help.contains("centre of mass"),
+        "{help}"
+    );
+    // No rustdoc link syntax in any help (issue 34: `[`LEAKY_SLOPE`]`).
+    for sub in ["train", "eval", "predict", "export-web"] {
+        let out = mnist(&[sub, "--help"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success() && !text.contains("[`"),
+            "{sub} --help: {text}"
+        );
+    }
+}
+
+/// Numbers too large for their type are called too large, not "not positive" (issue 34).
+#[test]
+fn numbers_too_large_say_so() {
+    for (args, needle) in [
+        (&["train", "--lr", "1e300"][..], "`1e300` is too large"),
+        (&["train", "--step-epochs", "1e400"], "`1e400` is too large"),
+        (
+            &["train", "--warmup-epochs", "1e400"],
+            "`1e400` is too large",
+        ),
+        (
+            &["train", "--epochs", "99999999999999999999999"],
+            "`99999999999999999999999` is too large",
+        ),
+    ] {
+        let line = fails(&mnist(args), 2, &[needle]);
+        assert!(!line.contains("not"), "{line}");
+    }
+    fails(
+        &mnist(&["train", "--lr", "inf"]),
+        2,
+        &["is not a positive number"],
+    );
+}
+
+/// The batch size is checked before any training: larger than the training set (from the
+/// command line's limit, before the data are read, and from the data), and larger than the
+/// device takes for the model, naming the largest it takes (issue 34: `--batch-size 45000`
+/// failed mid-start with a binding size; a batch larger than the set was cut silently).
+#[test]
+fn batch_sizes_are_checked_before_training() {
+    fails(
+        &mnist(&["train", "--limit-train", "100", "--batch-size", "101"]),
+        2,
+        &[
+            "batch size 101",
+            "training set (100 images)",
+            "--batch-size 100",
+        ],
+    );
+    fails(
+        &mnist(&["train", "--batch-size", "60001", "--limit-test", "10"]),
+        2,
+        &["batch size 60001", "training set (60000 images)"],
+    );
+    let gpu = wgsl_dsl::runtime::Gpu::new().expect("a GPU adapter (lavapipe)");
+    let config = MlpConfig {
+        inputs: 784,
+        hidden: vec![8],
+        classes: 10,
+        ..MlpConfig::default()
+    };
+    let (largest, _) = mlp::model::GpuMlp::largest_batch(&gpu, &config);
+    assert!(largest > 1000, "{largest}");
+    if largest < 60_000 {
+        let over = (largest + 1).to_string();
+        fails(
+            &mnist(&[
+                "train",
+                "--hidden",
+                "8",
+                "--batch-size",
+                &over,
+                "--limit-test",
+                "10",
+            ]),
+            2,
+            &[
+                &format!("batch size {over}"),
+                &format!("at most {largest}"),
+                "max_storage_buffer_binding_size",
+            ],
+        );
+    }
+}
+
+/// A checkpoint trained with the default cosine schedule resumes: the cosine is extended to
+/// end with the resumed run (said on stderr), and the resumed epoch changes the model (it
+/// does not train at rate 0); `--schedule` with `--resume` is refused with the reason.
+/// Also the summary's `1 epoch` (issue 34: `1 epochs`).
+#[test]
+fn a_cosine_checkpoint_resumes_with_its_schedule_extended() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (
+        dir.path().join("a.safetensors"),
+        dir.path().join("b.safetensors"),
+    );
+    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let common = [
+        "--limit-train",
+        "200",
+        "--limit-test",
+        "50",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "50",
+    ];
+    let mut args = vec![
+        "train",
+        "--hidden",
+        "8",
+        "--warmup-epochs",
+        "0",
+        "--save",
+        a,
+    ];
+    args.extend(common);
+    let out = mnist(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("done: 1 epoch (epoch 1) of 200 samples"),
+        "{stdout}"
+    );
+    assert!(
+        stderr(&out).contains("cosine decay over 4 steps to 0"),
+        "{}",
+        stderr(&out)
+    );
+    let mut args = vec!["train", "--resume", a, "--save", b];
+    args.extend(common);
+    let out = mnist(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "learning-rate schedule: cosine decay over 8 steps to 0 (the checkpoint's \
+                      cosine decay over 4 steps to 0, extended to end with this run)"
+        ),
+        "{err}"
+    );
+    let (before, after) = (
+        Checkpoint::load(&first).unwrap(),
+        Checkpoint::load(&second).unwrap(),
+    );
+    assert_eq!(after.epoch, 2);
+    assert_eq!(after.optimizer_state.step, 8);
+    assert_ne!(
+        before.params, after.params,
+        "the resumed epoch did not change the model"
+    );
+    let mut args = vec!["train", "--resume", a, "--schedule", "cosine"];
+    args.extend(common);
+    fails(
+        &mnist(&args),
+        2,
+        &["cannot be given with --resume", "extended"],
+    );
+}
+
+/// Digits moved off-centre, or drawn 3 x larger off-centre in a 100 x 90 picture, are read
+/// as their originals by `mnist predict` (centred as MNIST's digits were made, the default),
+/// and not without (`--center never`, where the larger pictures are refused).
+#[test]
+fn shifted_test_digits_predict_as_the_originals_after_centring() {
+    let dir = tempfile::tempdir().unwrap();
+    // Saved again: the fixture has no digests, and its warning is not this test's.
+    let model = dir.path().join("model.safetensors");
+    Checkpoint::load(&fixture("v1-sgd-784-16-10-resumed.safetensors"))
+        .unwrap()
+        .save(&model)
+        .unwrap();
+    let m = model.to_str().unwrap();
+    let test = Mnist::load(&repo_data()).unwrap().test;
+    let n = 60;
+    let (mut originals, mut moved, mut large) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let px = &test.images[i * 784..(i + 1) * 784];
+        let ink = |x: i64, y: i64| {
+            ((0..28).contains(&x) && (0..28).contains(&y))
+                .then(|| (px[(y * 28 + x) as usize] * 255.0).round() as u8)
+                .unwrap_or(0)
+        };
+        let (dx, dy) = ([4, -4, 3, -3][i % 4], [-3, 4, 4, -4][i / 4 % 4]);
+        let save = |name: String, img: image::DynamicImage, to: &mut Vec<String>| {
+            let path = dir.path().join(name).to_str().unwrap().to_string();
+            img.save(&path).unwrap();
+            to.push(path);
+        };
+        let gray = |f: &dyn Fn(i64, i64) -> u8| {
+            image::GrayImage::from_fn(28, 28, |x, y| image::Luma([f(i64::from(x), i64::from(y))]))
+        };
+        save(
+            format!("o{i}.png"),
+            gray(&|x, y| ink(x, y)).into(),
+            &mut originals,
+        );
+        save(
+            format!("m{i}.png"),
+            gray(&|x, y| ink(x - dx, y - dy)).into(),
+            &mut moved,
+        );
+        let big = image::GrayImage::from_fn(100, 90, |x, y| {
+            let (x, y) = (i64::from(x) - 5, i64::from(y) - 1);
+            image::Luma([ink(x.div_euclid(3), y.div_euclid(3))])
+        });
+        save(format!("l{i}.png"), big.into(), &mut large);
+    }
+    let classes = |files: &[String], extra: &[&str]| -> Vec<usize> {
+        let mut args = vec!["predict", "--model", m];
+        args.extend(extra);
+        args.extend(files.iter().map(String::as_str));
+        let out = mnist(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| prediction(l).split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let right = |got: &[usize]| {
+        got.iter()
+            .zip(&test.labels)
+            .filter(|(g, l)| **g as u32 == **l)
+            .count()
+    };
+    let want = classes(&originals, &[]);
+    let as_is = classes(&originals, &["--center", "never"]);
+    assert_eq!(
+        want, as_is,
+        "the MNIST digits themselves are read as they are"
+    );
+    let centred = classes(&moved, &[]);
+    let uncentred = classes(&moved, &["--center", "never"]);
+    let scaled = classes(&large, &["--center", "always"]);
+    let same = |got: &[usize]| got.iter().zip(&want).filter(|(g, w)| g == w).count();
+    eprintln!(
+        "right of {n}: originals {}, moved {} centred and {} not, larger {}; as the originals: \
+         {}, {}, {}",
+        right(&want),
+        right(&centred),
+        right(&uncentred),
+        right(&scaled),
+        same(&centred),
+        same(&uncentred),
+        same(&scaled)
+    );
+    assert!(
+        same(&centred) >= n * 9 / 10,
+        "moved and centred: {centred:?} vs {want:?}"
+    );
+    assert!(
+        same(&scaled) >= n * 9 / 10,
+        "larger and centred: {scaled:?} vs {want:?}"
+    );
+    assert!(
+        right(&centred) >= right(&uncentred) + n / 5,
+        "centring gained too little"
+    );
+    fails(
+        &mnist(&["predict", "--model", m, "--center", "never", &large[0]]),
+        1,
+        &["100x90", "28x28"],
+    );
 }
 
 /// A negative number after a numeric flag is that flag's value and reaches its range check
@@ -363,9 +632,25 @@ fn images_of_the_wrong_size_or_format() {
         .save(&big)
         .unwrap();
     fails(
-        &mnist(&["predict", "--model", m, big.to_str().unwrap()]),
+        &mnist(&[
+            "predict",
+            "--model",
+            m,
+            "--center",
+            "never",
+            big.to_str().unwrap(),
+        ]),
         1,
-        &["big.png", "20x28", "28x28"],
+        &["big.png", "20x28", "28x28", "--center never"],
+    );
+    // Centred (the default), any size up to 2048x2048 is read; larger is refused from the
+    // header.
+    let huge = dir.path().join("huge.pgm");
+    std::fs::write(&huge, b"P5\n3000 10\n255\n").unwrap();
+    fails(
+        &mnist(&["predict", "--model", m, huge.to_str().unwrap()]),
+        1,
+        &["huge.pgm", "3000x10", "2048x2048"],
     );
     let text = dir.path().join("digit.png");
     std::fs::write(&text, b"not an image").unwrap();

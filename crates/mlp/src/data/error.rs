@@ -157,6 +157,21 @@ pub enum DataError {
         /// The model's input side.
         side: usize,
     },
+    /// A picture is larger than pictures are read ([`super::picture::decode_up_to`]).
+    #[error(
+        "{}: the image is {width}x{height}, larger than the {max}x{max} pixels read",
+        path.display()
+    )]
+    PictureTooLarge {
+        /// The picture's file.
+        path: PathBuf,
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// The largest side read.
+        max: u32,
+    },
     /// None of the accepted spellings of a file exists in the directory.
     #[error("{}: no {name} file (looked for {})", dir.display(), candidates.join(", "))]
     NotFound {

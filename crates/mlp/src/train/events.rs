@@ -70,8 +70,11 @@ pub struct Started {
     pub steps_per_epoch: usize,
     /// Shards the training set was uploaded in (see [`shard_len`](super::shard_len)).
     pub shards: usize,
-    /// The learning-rate schedule, in steps (a resumed run's from its checkpoint).
+    /// The learning-rate schedule, in steps (a resumed run's from its checkpoint, a cosine
+    /// extended to end with this run: [`LrSchedule::extended_to`](crate::schedule::LrSchedule::extended_to)).
     pub schedule: crate::schedule::LrSchedule,
+    /// The checkpoint's schedule, where `schedule` extends it.
+    pub extended_from: Option<crate::schedule::LrSchedule>,
 }
 
 /// [`Event::Chunk`]: the losses of one chunk of steps.

@@ -78,7 +78,8 @@ pub struct TrainSettings {
     pub save: Option<PathBuf>,
     /// The learning-rate schedule of a fresh model, resolved over this run's epochs
     /// ([`ScheduleSpec::resolve`]); `None` for a constant learning rate. A resumed model
-    /// continues its checkpoint's schedule, so `Some` is refused with [`Start::Resume`].
+    /// continues its checkpoint's schedule, a cosine extended to end with this run
+    /// ([`LrSchedule::extended_to`]), so `Some` is refused with [`Start::Resume`].
     pub schedule: Option<ScheduleSpec>,
 }
 
@@ -164,8 +165,10 @@ pub fn train(
         .map(|s| s.len().div_ceil(batch))
         .collect();
     let steps: usize = shard_steps.iter().sum();
+    let end_step =
+        optimizer_step.saturating_add((steps as u64).saturating_mul(settings.epochs as u64));
     let schedule = match (resumed_schedule, &settings.schedule) {
-        (Some(s), _) => s,
+        (Some(s), _) => s.extended_to(end_step),
         (None, Some(spec)) => spec.resolve(steps, settings.epochs)?,
         (None, None) => LrSchedule::CONSTANT,
     };
@@ -179,6 +182,7 @@ pub fn train(
         steps_per_epoch: steps,
         shards: train_shards.len(),
         schedule,
+        extended_from: resumed_schedule.filter(|s| *s != schedule),
     }));
 
     let (mut train_time, mut eval_time) = (Duration::ZERO, Duration::ZERO);

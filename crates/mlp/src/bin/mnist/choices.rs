@@ -21,6 +21,20 @@ impl Optimizer {
     }
 }
 
+/// `mnist predict --center`: whether pictures are centred as MNIST's digits were made
+/// ([`mlp::data::picture::center`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Center {
+    /// Centre every picture except those already centred as MNIST's are (28x28, the ink 19 or
+    /// 20 pixels on its longer side, its centre of mass within 0.6 pixels of the centre): the
+    /// MNIST files themselves are read as they are.
+    Auto,
+    /// Centre every picture.
+    Always,
+    /// Read pictures as they are; they must be of the model's input size.
+    Never,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Schedule {
     /// The same learning rate at every step.

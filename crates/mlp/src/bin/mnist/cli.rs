@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use mlp::activation::Activation;
 
-pub use crate::choices::{Optimizer, Schedule};
+pub use crate::choices::{Center, Optimizer, Schedule};
 use crate::defaults;
 
 #[derive(Parser, Debug)]
@@ -34,8 +34,8 @@ pub enum Command {
     Train(TrainArgs),
     /// Accuracy and confusion matrix of a saved model on the test set.
     Eval(EvalArgs),
-    /// Classify 28x28 images (PNG, PGM or JPEG; gray, colour, with or without alpha) with a saved
-    /// model.
+    /// Classify images of digits (PNG, PGM or JPEG; gray, colour, with or without alpha), centred
+    /// as MNIST's were, with a saved model.
     Predict(PredictArgs),
     /// Write a static web page that runs a saved model on WebGPU: draw a digit, see the
     /// probabilities.
@@ -117,7 +117,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
     /// Continue from a checkpoint (parameters, optimizer state, epoch count, learning-rate
-    /// schedule; a finished cosine, the default schedule, cannot be continued).
+    /// schedule: a cosine, the default, is extended to end with the resumed run, as if the
+    /// run had been planned with its epochs and these; --schedule cannot change it).
     #[arg(long, value_name = "PATH")]
     pub resume: Option<PathBuf>,
     /// Draw the training loss and test accuracy per epoch here, as PNG or JPEG: the extension
@@ -165,7 +166,13 @@ pub struct PredictArgs {
     /// Dark digits on a light background (see the rule for transparency below).
     #[arg(long)]
     pub invert: bool,
-    /// PNG, PGM or JPEG images of the model's input size (28x28 for MNIST).
+    /// Centre each picture as MNIST's digits were made: the ink's bounding box scaled to 20
+    /// pixels on its longer side (keeping its aspect), then placed in 28x28 with its centre of
+    /// mass at the centre. `auto` centres every picture but those already centred so.
+    #[arg(long, value_enum, default_value_t = Center::Auto)]
+    pub center: Center,
+    /// PNG, PGM or JPEG images: any size up to 2048x2048 when centred, else the model's input
+    /// size (28x28 for MNIST).
     #[arg(value_name = "IMAGE", required = true)]
     pub images: Vec<PathBuf>,
 }
@@ -217,18 +224,48 @@ fn any_u64(s: &str) -> Result<u64, String> {
 }
 
 fn positive_usize(s: &str) -> Result<usize, String> {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && s.parse::<usize>().is_err()
+    {
+        return Err(format!(
+            "`{s}` is too large (a positive integer up to {})",
+            usize::MAX
+        ));
+    }
     parse_where(s, |&n: &usize| n >= 1, "a positive integer")
 }
 
+/// A positive `f32`; a positive number beyond `f32`'s range is called too large, not "not
+/// positive" (`--lr 1e300`).
 fn positive_f32(s: &str) -> Result<f32, String> {
-    parse_where(s, |&x: &f32| x.is_finite() && x > 0.0, "a positive number")
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && !(x as f32).is_finite() => Err(format!(
+            "`{s}` is too large (a positive number up to {:e})",
+            f32::MAX
+        )),
+        _ => parse_where(s, |&x: &f32| x.is_finite() && x > 0.0, "a positive number"),
+    }
 }
 
 fn non_negative_f64(s: &str) -> Result<f64, String> {
+    too_large_f64(s, "a number >= 0")?;
     parse_where(s, |&x: &f64| x.is_finite() && x >= 0.0, "a number >= 0")
 }
 
+/// An error for `s` when it is a finite decimal number too large for an `f64` (`1e400`).
+fn too_large_f64(s: &str, what: &str) -> Result<(), String> {
+    match s.parse::<f64>() {
+        Ok(x) if x == f64::INFINITY && !s.to_ascii_lowercase().contains("inf") => {
+            Err(format!("`{s}` is too large ({what} up to {:e})", f64::MAX))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn positive_f64(s: &str) -> Result<f64, String> {
+    too_large_f64(s, "a positive number")?;
     parse_where(s, |&x: &f64| x.is_finite() && x > 0.0, "a positive number")
 }
 

@@ -168,8 +168,10 @@ fn describe(config: &MlpConfig, optimizer: &OptimizerConfig, batch: usize) -> St
     sizes.push(config.classes);
     let shape = sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let opt = match optimizer {
-        OptimizerConfig::Sgd { lr, momentum, .. } => format!("SGD lr {lr} momentum {momentum}"),
-        OptimizerConfig::Adam { lr, .. } => format!("Adam lr {lr}"),
+        OptimizerConfig::Sgd { lr, momentum, .. } => {
+            format!("SGD lr {} momentum {momentum}", report::number(*lr))
+        }
+        OptimizerConfig::Adam { lr, .. } => format!("Adam lr {}", report::number(*lr)),
     };
     format!(
         "model {} ({}), {opt}, batch {batch}",
@@ -187,6 +189,7 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
         profile,
     } = plan;
     let data = load_data(&data_plan)?;
+    plan::check_batch_size(settings.batch_size, data.train.len())?;
     if let ModelPlan::Resume {
         path,
         checkpoint,
@@ -216,6 +219,14 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
         data.train.cols
     );
     let gpu = gpu()?;
+    let (largest, limit) = GpuMlp::largest_batch(&gpu, config);
+    if settings.batch_size > largest {
+        return Err(CliError::Usage(format!(
+            "the batch size {} is more than this GPU takes for this model: at most {largest} \
+             (its {limit}); pass --batch-size {largest} or less",
+            settings.batch_size
+        )));
+    }
     if profile {
         let params = match &start {
             Start::Fresh { config, .. } => Params::init(config, settings.seed),
@@ -332,7 +343,7 @@ fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
     }
     let mut pixels = Vec::new();
     for path in &plan.images {
-        let (values, warning) = predict::read_image(path, side, plan.invert)?;
+        let (values, warning) = predict::read_image(path, side, plan.invert, plan.center)?;
         if let Some(w) = warning {
             eprintln!("warning: {w}");
         }

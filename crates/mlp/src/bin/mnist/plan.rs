@@ -14,7 +14,9 @@ use mlp::plot::PlotFormat;
 use mlp::schedule::{Decay, DecaySpec, ScheduleSpec};
 use mlp::train::{Start, TrainSettings};
 
-use crate::cli::{Cli, Command, DataArgs, EvalArgs, Optimizer, PredictArgs, Schedule, TrainArgs};
+use crate::cli::{
+    Center, Cli, Command, DataArgs, EvalArgs, Optimizer, PredictArgs, Schedule, TrainArgs,
+};
 use crate::defaults;
 use crate::error::CliError;
 
@@ -142,6 +144,8 @@ pub struct PredictPlan {
     pub activation: Option<Activation>,
     /// Dark digits on a light background.
     pub invert: bool,
+    /// `--center`.
+    pub center: Center,
     /// The images, in order.
     pub images: Vec<PathBuf>,
     /// Images per GPU batch, at most.
@@ -172,11 +176,13 @@ impl Plan {
                 model,
                 activation,
                 invert,
+                center,
                 images,
             }) => Plan::Predict(PredictPlan {
                 model,
                 activation,
                 invert,
+                center,
                 images,
                 batch: defaults::EVAL_BATCH,
             }),
@@ -255,7 +261,8 @@ impl TrainPlan {
             Some(_) if schedule_given(&args) => {
                 return Err(CliError::Usage(
                     "--schedule, --warmup-epochs, --step-epochs and --step-gamma cannot be \
-                     given with --resume: the checkpoint's schedule continues"
+                     given with --resume: the checkpoint's schedule continues (a cosine \
+                     extended to end with the resumed run); --lr changes its base rate"
                         .into(),
                 ));
             }
@@ -283,6 +290,9 @@ impl TrainPlan {
                 Some(schedule(&args)?),
             ),
         };
+        if let Some(n) = data.limit_train {
+            check_batch_size(batch_size, n)?;
+        }
         Ok(TrainPlan {
             data,
             model,
@@ -299,6 +309,21 @@ impl TrainPlan {
             profile: args.profile,
         })
     }
+}
+
+/// The batch size against the training set's `images`: a batch larger than the training set
+/// is refused (it would be silently cut to the set).
+///
+/// # Errors
+/// [`CliError::Usage`] saying both.
+pub fn check_batch_size(batch: usize, images: usize) -> Result<(), CliError> {
+    if batch > images {
+        return Err(CliError::Usage(format!(
+            "the batch size {batch} is larger than the training set ({images} images): pass \
+             --batch-size {images} or less"
+        )));
+    }
+    Ok(())
 }
 
 fn schedule_given(args: &TrainArgs) -> bool {
@@ -366,9 +391,12 @@ fn fresh(args: &TrainArgs) -> Result<ModelPlan, CliError> {
 }
 
 /// Continue from `c`: the model's shape, activation and optimizer kind are the checkpoint's
-/// (asking for others is an error: [`CliError::ActivationMismatch`] for the activation); the learning rate, momentum, batch size and seed may be changed (the
-/// training images may not: [`SameTrainImages`]). A checkpoint whose schedule has brought the
-/// learning rate to 0 (a cosine at its end) is refused: resuming it would not change the model.
+/// (asking for others is an error: [`CliError::ActivationMismatch`] for the activation); the
+/// learning rate, momentum, batch size and seed may be changed (the training images may not:
+/// [`SameTrainImages`]). The schedule continues; a cosine is extended to end with the resumed
+/// run (the trainer's `LrSchedule::extended_to`), so even one that has ended trains again. A
+/// step decay that has brought the rate to 0 is refused: resuming it would not change the
+/// model.
 fn resume(
     args: &TrainArgs,
     path: &Path,
@@ -399,22 +427,17 @@ fn resume(
             ),
         ));
     }
+    // A cosine extends to the resumed run's end (`LrSchedule::extended_to`): its rate is 0
+    // only at its end, which the run no longer reaches. A step decay reaches 0 only by f64
+    // underflow, after hundreds of decays.
     let taken = c.optimizer_state.step;
-    if c.schedule.factor(taken) == 0.0 {
-        let (why, instead) = match c.schedule.decay {
-            Decay::Cosine { .. } => ("has ended", "--schedule constant or --schedule step"),
-            // A step decay reaches 0 only by f64 underflow, after hundreds of decays.
-            _ => (
-                "has decayed the rate to 0",
-                "a slower --step-gamma or --step-epochs",
-            ),
-        };
+    if c.schedule.factor(taken) == 0.0 && !matches!(c.schedule.decay, Decay::Cosine { .. }) {
         return Err(CliError::path(
             path,
             format!(
-                "the checkpoint's learning-rate schedule {why} (step {taken}): the learning rate \
-                 is 0 and resuming would not change the model; to continue a run later, train \
-                 it with {instead}"
+                "the checkpoint's learning-rate schedule has decayed the rate to 0 (step \
+                 {taken}): resuming would not change the model; to continue a run later, train \
+                 it with a slower --step-gamma or --step-epochs"
             ),
         ));
     }
@@ -516,10 +539,12 @@ mod tests {
         assert!(matches!(err, CliError::Usage(_)), "{err}");
     }
 
-    /// A checkpoint whose cosine has reached 0 is refused before any training (resuming it
-    /// would spend epochs without changing the model); one step before the end it resumes.
+    /// A checkpoint whose cosine has reached 0 resumes (the trainer extends the cosine to the
+    /// resumed run's end), as one a step before its end does; one whose step decay has brought
+    /// the rate to 0 is refused before any training (resuming it would spend epochs without
+    /// changing the model), and so is `--schedule` with `--resume`, with the reason.
     #[test]
-    fn resuming_an_ended_schedule_is_refused() {
+    fn resuming_a_cosine_works_and_a_rate_of_0_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let config = MlpConfig {
             inputs: 784,
@@ -533,7 +558,19 @@ mod tests {
             momentum: 0.9,
             weight_decay: 0.0,
         };
-        for (step, ended) in [(9, false), (10, true)] {
+        let cosine = Decay::Cosine {
+            steps: 10,
+            final_factor: 0.0,
+        };
+        let underflowing = Decay::Step {
+            every: 1,
+            gamma: 1e-30,
+        };
+        for (step, decay, refused) in [
+            (9, cosine, false),
+            (10, cosine, false),
+            (40, underflowing, true),
+        ] {
             let c = Checkpoint {
                 config: config.clone(),
                 params: params.clone(),
@@ -544,10 +581,7 @@ mod tests {
                 },
                 schedule: mlp::schedule::LrSchedule {
                     warmup_steps: 0,
-                    decay: Decay::Cosine {
-                        steps: 10,
-                        final_factor: 0.0,
-                    },
+                    decay,
                 },
                 epoch: 1,
                 batch_size: 64,
@@ -557,13 +591,25 @@ mod tests {
             };
             let path = dir.path().join(format!("step{step}.safetensors"));
             c.save(&path).unwrap();
-            let result = plan(&["--resume", path.to_str().unwrap()]);
-            match (ended, result) {
+            let p = path.to_str().unwrap();
+            match (refused, plan(&["--resume", p])) {
                 (false, Ok(_)) => {}
                 (true, Err(CliError::Path { reason, .. })) => {
-                    assert!(reason.contains("has ended (step 10)"), "{reason}");
+                    assert!(
+                        reason.contains("decayed the rate to 0 (step 40)"),
+                        "{reason}"
+                    );
                 }
                 (_, other) => panic!("step {step}: {other:?}"),
+            }
+            match plan(&["--resume", p, "--schedule", "constant"]) {
+                Err(CliError::Usage(m)) => {
+                    assert!(
+                        m.contains("cannot be given with --resume") && m.contains("extended"),
+                        "{m}"
+                    );
+                }
+                other => panic!("{other:?}"),
             }
         }
     }

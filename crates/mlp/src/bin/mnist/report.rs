@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use mlp::train::{EpochReport, Event, Observer, Outcome};
 
 /// The [`Observer`] of `mnist train`.
@@ -15,7 +15,14 @@ pub struct Report {
 impl Observer for Report {
     fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::Started(s) => eprintln!("learning-rate schedule: {}", s.schedule),
+            Event::Started(s) => match &s.extended_from {
+                Some(old) => eprintln!(
+                    "learning-rate schedule: {} (the checkpoint's {old}, extended to end with \
+                     this run)",
+                    s.schedule
+                ),
+                None => eprintln!("learning-rate schedule: {}", s.schedule),
+            },
             Event::EpochStarted {
                 epoch,
                 last_epoch,
@@ -70,14 +77,38 @@ pub fn done_line(outcome: &Outcome, epochs: usize, samples: usize) -> Option<Str
     let accuracy = outcome.test_accuracy?;
     let last = outcome.checkpoint.epoch;
     Some(format!(
-        "done: {epochs} epochs ({} to {last}) of {samples} samples: training {:.1} s \
+        "done: {} ({}) of {samples} samples: training {:.1} s \
          ({:.0} samples/s), evaluation {:.1} s; final test accuracy {:.2}%",
-        last + 1 - epochs,
+        plural(epochs, "epoch"),
+        if epochs == 1 {
+            format!("epoch {last}")
+        } else {
+            format!("{} to {last}", last + 1 - epochs)
+        },
         outcome.train_time.as_secs_f64(),
         outcome.samples_per_second,
         outcome.eval_time.as_secs_f64(),
         100.0 * accuracy
     ))
+}
+
+/// `1 epoch`, `3 epochs`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A number as people write it: plain from 0.001 to 99999 (`0.1`, `1000`), else in
+/// scientific notation (`1e9`, `1e-7`), never `1000000000` or `0.0000001`.
+pub fn number(x: f32) -> String {
+    if x == 0.0 || (1e-3..1e5).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// Prints a line to stdout; a closed stdout (e.g. `| head`) is not an error worth a panic.
@@ -88,9 +119,16 @@ pub fn say(line: &str) {
 fn progress_bar(samples: usize, epoch: usize, last: usize) -> ProgressBar {
     let bar = ProgressBar::new(samples as u64);
     let style = ProgressStyle::with_template(
-        "epoch {prefix} [{bar:30}] {pos}/{len} loss {msg} {per_sec} eta {eta}",
+        "epoch {prefix} [{bar:30}] {pos}/{len} loss {msg} {rate} eta {eta}",
     )
-    .map(|s| s.progress_chars("=> "))
+    .map(|s| {
+        s.progress_chars("=> ").with_key(
+            "rate",
+            |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0} samples/s", state.per_sec());
+            },
+        )
+    })
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar.set_prefix(format!("{epoch}/{last}"));

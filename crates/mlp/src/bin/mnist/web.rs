@@ -26,10 +26,10 @@ use crate::report::say;
 /// The `--help` text after the options of `mnist export-web`.
 pub const HELP: &str = "The page needs a browser with WebGPU (it says so when there is none) \
      and any static HTTP server (browsers do not run modules from file:// pages), e.g. \
-     `python3 -m http.server -d DIR 8000`, then http://localhost:8000/. Draw a digit with the \
-     mouse, a pen or a finger, or drop 28x28 PNG files: the page reads them as `mnist predict` \
-     does (its --help gives the rule for colour and transparency) and shows the ten class \
-     probabilities.";
+     `python3 -m http.server --bind 127.0.0.1 -d DIR 8000`, then http://127.0.0.1:8000/. Draw \
+     a digit with the mouse, a pen or a finger, or drop pictures of digits (PNG or JPEG): the \
+     page reads them as `mnist predict` does, centring each as MNIST's digits were made (its \
+     --help gives the rules) and shows the ten class probabilities.";
 
 /// The rows the page classifies in one batch of dispatches.
 const MAX_BATCH: usize = 128;
@@ -175,8 +175,8 @@ pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
         c.config.num_params()
     ));
     say(&format!(
-        "open it through any static server, e.g. `python3 -m http.server -d {} 8000`, then \
-         http://localhost:8000/",
+        "open it through any static server, e.g. `python3 -m http.server --bind 127.0.0.1 -d {} \
+         8000`, then http://127.0.0.1:8000/",
         out.display()
     ));
     Ok(())
