@@ -258,3 +258,60 @@ fn a_constant_unpack2x16float_is_refused() {
     let loaded = store(Expr::Input(Scalar::U32, Box::new(Expr::Lit(Lit::U32(0)))));
     analyze(&loaded).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Case 18132885704316271577 of the H200 run of seed 777123, oracle (c): an `f16`
+/// `mix(square(a * b), c, saturate(d))`: interpreter 2.4375, H200 2.5, allowed difference 0.
+/// The analysis bounded `mix` by the spec's formula `a * (1 - t) + b * t` alone, exact on
+/// exact operands; the driver computes `a + (b - a) * t`, which rounds `b - a` first (with
+/// `t = saturate(d) = 1`, `a = 144`, `b = 2.4375`: `b - a = -141.5625` rounds to `-141.5` in
+/// `f16`, so `2.5`). The conformance tests accept both formulas; so does the analysis now.
+#[test]
+fn mix_is_bounded_by_both_formulas_the_conformance_tests_accept() {
+    use half::f16;
+    use wgsl_dsl_fuzz::accuracy::{F, Ops};
+    let ops = Ops::of(Scalar::F16);
+    // The case: the H200's 2.5 is within the bound of the exact 2.4375.
+    let r = ops
+        .mix(F::lit(144.0), F::lit(2.4375), F::lit(1.0))
+        .expect("mix of the case");
+    assert!(r.lo <= 2.4375 && 2.4375 <= r.hi, "{r:?}");
+    assert!(
+        (2.5f64 - 2.4375).abs() <= r.err,
+        "the H200's 2.5 outside {r:?}"
+    );
+
+    // The class: on exact `f16` operands, both formulas evaluated with correctly rounded
+    // `f16` operations (each f64 result of two `f16` operands is exact, then rounded once)
+    // lie within the analysis's bound, wherever it accepts the operands.
+    let h = |v: f64| f64::from(f16::from_f64(v));
+    let (mut checked, mut differ) = (0, 0);
+    for ai in -40..=40 {
+        let a = f64::from(ai) * f64::from(ai.abs()) / 4.0; // squares: up to 400
+        for bi in -24..=24 {
+            let b = f64::from(bi) / 8.0 + 0.0625 * f64::from(bi % 3);
+            for ti in 0..=32 {
+                let t = f64::from(ti) / 32.0;
+                let Ok(r) = ops.mix(F::lit(a), F::lit(b), F::lit(t)) else {
+                    continue;
+                };
+                let precise = h(h(a * h(1.0 - t)) + h(b * t));
+                let imprecise = h(a + h(h(b - a) * t));
+                for (name, v) in [
+                    ("a * (1 - t) + b * t", precise),
+                    ("a + (b - a) * t", imprecise),
+                ] {
+                    assert!(
+                        r.lo - r.err <= v && v <= r.hi + r.err,
+                        "mix({a}, {b}, {t}) by {name} in f16: {v}, outside {r:?}"
+                    );
+                }
+                checked += 1;
+                differ += usize::from(precise != imprecise);
+            }
+        }
+    }
+    assert!(
+        checked > 10_000 && differ > 100,
+        "{checked} operands, {differ} where the formulas differ"
+    );
+}
