@@ -2,10 +2,15 @@
 //! --limit-train`), its page exported, served on loopback and opened in headless Chromium
 //! (Debian's `/usr/bin/chromium`, WebGPU on SwiftShader) through playwright-core
 //! (`tests/web/browser.cjs`). 100 MNIST test images, saved as PNG (90 opaque gray, 10 as white
-//! strokes on transparency), are chosen in the page's file input; its predictions must equal
-//! `mnist predict`'s and its probabilities those `mnist predict` computes (the same picture
-//! rule and the model on lavapipe) within 1e-5. Then strokes drawn on the canvas with the
-//! mouse (pointer events) must show a prediction, the page without `navigator.gpu` must say
+//! strokes on transparency), and 10 more moved off-centre or drawn larger in a larger picture
+//! (which the page and `mnist predict` centre as MNIST's digits were made), are chosen in the
+//! page's file input; its predictions must equal `mnist predict`'s and its probabilities those
+//! `mnist predict` computes (the same picture rule and the model on lavapipe) within 1e-5.
+//! Ticking "Opaque images" must classify them again (the opaque ones differently), unticking it
+//! as before. Then digits drawn on the canvas with the mouse (pointer events), a 7 among them,
+//! must show a prediction, `mnist predict` must give their saved inputs the same, and the 7
+//! must read as 7; at 900 x 700 and 1400 x 800 the probabilities must stand beside the canvas,
+//! inside the window. The page without `navigator.gpu` must say
 //! that the browser has no WebGPU, and the page given a `model.json` that names a kernel
 //! `kernels.js` lacks must say which. One case per hidden activation tried: `relu`, `gelu`,
 //! `tanh`, and `leaky-relu` with two hidden layers; `model.json` must name each layer's kernel
@@ -27,7 +32,10 @@ use mlp::kernels::linear::LinearDirect;
 use mlp::model::GpuMlp;
 use wgsl_dsl::runtime::Gpu;
 
+/// Test images as they are in the MNIST files.
 const IMAGES: usize = 100;
+/// Test images moved or drawn larger, after them.
+const MOVED: usize = 10;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -86,14 +94,35 @@ struct FileResult {
 struct CanvasResult {
     prediction: usize,
     probabilities: Vec<f64>,
+    shown: String,
+    /// The model's input, `data:image/png;base64,...`.
+    png: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Bounds {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Layout {
+    width: f64,
+    height: f64,
+    canvas: Bounds,
+    bars: Bounds,
 }
 
 #[derive(Debug, serde::Deserialize)]
 struct PageRun {
     status: String,
     files: Vec<FileResult>,
-    canvas: CanvasResult,
-    shown: String,
+    inverted: Vec<FileResult>,
+    restored: Vec<FileResult>,
+    drawings: std::collections::BTreeMap<String, CanvasResult>,
+    layout: Vec<Layout>,
     no_webgpu: String,
     missing_kernel: String,
 }
@@ -212,6 +241,34 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
         }
         images.push(path);
     }
+    // Moved off-centre (opaque), and drawn 3 x larger off-centre in 100 x 90 (strokes).
+    for k in 0..MOVED {
+        let i = 20 + k;
+        let px = &test.images[i * 784..(i + 1) * 784];
+        let ink = |x: i64, y: i64| {
+            ((0..28).contains(&x) && (0..28).contains(&y))
+                .then(|| (px[(y * 28 + x) as usize] * 255.0).round() as u8)
+                .unwrap_or(0)
+        };
+        let path = work.join(format!("moved{k}.png"));
+        if k < MOVED / 2 {
+            let (dx, dy) = ([3, -3, 4, -2, 2][k], [-3, 2, 1, 4, -4][k]);
+            GrayImage::from_fn(side, side, |x, y| {
+                Luma([ink(i64::from(x) - dx, i64::from(y) - dy)])
+            })
+            .save(&path)
+            .expect("png");
+        } else {
+            RgbaImage::from_fn(100, 90, |x, y| {
+                let (x, y) = (i64::from(x) - 12, i64::from(y) - 2);
+                Rgba([255, 255, 255, ink(x.div_euclid(3), y.div_euclid(3))])
+            })
+            .save(&path)
+            .expect("png");
+        }
+        images.push(path);
+    }
+    let count = IMAGES + MOVED;
 
     // `mnist predict`: its printed classes and probabilities (3 decimals), and the same
     // computation in full precision: the picture rule, then the model on the GPU.
@@ -219,7 +276,7 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
     args.push(model.as_os_str());
     args.extend(images.iter().map(|p| p.as_os_str()));
     let printed = parse_predict(&String::from_utf8_lossy(&mnist(&args).stdout));
-    assert_eq!(printed.len(), IMAGES);
+    assert_eq!(printed.len(), count);
     let checkpoint = Checkpoint::load(&model).expect("checkpoint");
     assert_eq!(checkpoint.config.activation.name(), activation);
 
@@ -241,9 +298,17 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
         );
     }
     let mut pixels = Vec::new();
-    for p in &images {
+    for (i, p) in images.iter().enumerate() {
         let img = image::open(p).expect("decode");
-        pixels.extend(picture::pixels(&img, false).values);
+        let values = picture::pixels(&img, false).values;
+        let centred = picture::is_centered(&values, 28);
+        assert_eq!(centred, i < IMAGES, "{}: centred as MNIST's", p.display());
+        if centred {
+            pixels.extend(values);
+        } else {
+            let (w, h) = (img.width() as usize, img.height() as usize);
+            pixels.extend(picture::center(&values, w, h, 28));
+        }
     }
     let gpu = Gpu::new().expect("a GPU adapter (lavapipe)");
     let mut mlp = GpuMlp::new(
@@ -252,7 +317,7 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
         &checkpoint.params,
         &checkpoint.optimizer,
         None,
-        IMAGES,
+        count,
     )
     .expect("model");
     let probs = mlp.predict_proba(&gpu, &pixels).expect("predict");
@@ -274,7 +339,7 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
     );
     let run: PageRun = serde_json::from_slice(&out.stdout).expect("the browser run's JSON");
     assert!(run.status.contains("on WebGPU"), "{}", run.status);
-    assert_eq!(run.files.len(), IMAGES);
+    assert_eq!(run.files.len(), count);
     let mut worst = 0.0f64;
     for (i, ((f, (name, class, rounded)), want)) in run
         .files
@@ -285,7 +350,12 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
     {
         assert_eq!(&f.name, name);
         assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
-        let reading = if i % 10 == 9 { "drawing" } else { "opaque" };
+        let drawing = if i < IMAGES {
+            i % 10 == 9
+        } else {
+            i >= IMAGES + MOVED / 2
+        };
+        let reading = if drawing { "drawing" } else { "opaque" };
         assert_eq!(f.reading.as_deref(), Some(reading), "{}", f.name);
         assert_eq!(f.prediction, Some(*class), "{}: the prediction", f.name);
         let got = f.probabilities.as_ref().expect("probabilities");
@@ -309,16 +379,100 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
             );
         }
     }
-    eprintln!("page vs mnist predict: {IMAGES} images, largest probability difference {worst:.2e}");
+    eprintln!("page vs mnist predict: {count} images, largest probability difference {worst:.2e}");
 
-    let c = &run.canvas;
-    assert!(c.prediction < 10);
-    assert_eq!(run.shown, c.prediction.to_string());
-    let sum: f64 = c.probabilities.iter().sum();
+    // "Opaque images" re-reads the files: opaque ones inverted (other inputs), drawings alike
+    // (their opacity is the ink either way); unticked, as at first.
+    let moved = |a: &FileResult, b: &FileResult| {
+        let (a, b) = (
+            a.probabilities.as_ref().unwrap(),
+            b.probabilities.as_ref().unwrap(),
+        );
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(run.inverted.len(), count);
+    assert_eq!(run.restored.len(), count);
+    let mut changed = 0;
+    for ((f, inv), back) in run.files.iter().zip(&run.inverted).zip(&run.restored) {
+        assert_eq!((&f.name, &f.name), (&inv.name, &back.name));
+        assert!(
+            moved(f, back) <= 1e-6,
+            "{}: unticked, not as at first",
+            f.name
+        );
+        if f.reading.as_deref() == Some("drawing") {
+            assert!(
+                moved(f, inv) <= 1e-6,
+                "{}: a drawing read otherwise",
+                f.name
+            );
+        } else if moved(f, inv) > 1e-3 {
+            changed += 1;
+        }
+    }
     assert!(
-        (sum - 1.0).abs() < 1e-4,
-        "the drawing's probabilities sum to {sum}"
+        changed >= 90,
+        "only {changed} opaque images read otherwise with \"Opaque images\""
     );
+
+    // The drawings: a prediction shown, the same as `mnist predict` gives their saved inputs;
+    // the 7 reads as 7.
+    let mut saved = Vec::new();
+    for (name, c) in &run.drawings {
+        assert!(c.prediction < 10);
+        assert_eq!(c.shown, c.prediction.to_string(), "{name}");
+        let sum: f64 = c.probabilities.iter().sum();
+        assert!(
+            (sum - 1.0).abs() < 1e-4,
+            "the drawing's probabilities sum to {sum}"
+        );
+        let b64 = c
+            .png
+            .strip_prefix("data:image/png;base64,")
+            .expect("a PNG data URL");
+        let path = work.join(format!("drawn-{name}.png"));
+        std::fs::write(&path, base64_decode(b64)).expect("write the drawing");
+        saved.push(path);
+    }
+    let mut args: Vec<&std::ffi::OsStr> = vec!["predict".as_ref(), "--model".as_ref()];
+    args.push(model.as_os_str());
+    args.extend(saved.iter().map(|p| p.as_os_str()));
+    let printed = parse_predict(&String::from_utf8_lossy(&mnist(&args).stdout));
+    for ((name, c), (_, class, rounded)) in run.drawings.iter().zip(&printed) {
+        eprintln!("drawn {name}: {} {:?}", c.prediction, c.probabilities);
+        assert_eq!(c.prediction, *class, "drawn {name}: page vs mnist predict");
+        for d in 0..10 {
+            assert!(
+                (c.probabilities[d] - rounded[d]).abs() <= 5e-4 + 1e-6,
+                "drawn {name} class {d}: page {} vs printed {}",
+                c.probabilities[d],
+                rounded[d]
+            );
+        }
+    }
+    assert_eq!(
+        run.drawings["seven"].prediction, 7,
+        "a drawn 7: {:?}",
+        run.drawings["seven"]
+    );
+
+    // The probabilities beside the canvas, inside the window.
+    assert_eq!(run.layout.len(), 2);
+    for l in &run.layout {
+        let (c, b) = (&l.canvas, &l.bars);
+        assert!(
+            b.x >= c.x + c.width
+                && b.y < c.y + c.height
+                && b.y + b.height <= l.height
+                && b.x + b.width <= l.width,
+            "{} x {}: the probabilities at {b:?}, the canvas at {c:?}",
+            l.width,
+            l.height
+        );
+    }
     assert!(run.no_webgpu.contains("no WebGPU"), "{}", run.no_webgpu);
     assert!(
         run.missing_kernel.contains("linear_direct_missing")
@@ -327,6 +481,33 @@ fn check_page_against_predict(activation: &str, hidden: &str) {
         run.missing_kernel
     );
     if let Some(keep) = std::env::var_os("MNIST_WEB_SCREENSHOT") {
-        std::fs::copy(&shot, keep).expect("keep the screenshot");
+        std::fs::copy(&shot, &keep).expect("keep the screenshot");
+        let keep = PathBuf::from(keep);
+        for size in ["900x700", "1400x800"] {
+            let from = work.join(format!("page-{size}.png"));
+            let to = keep.with_file_name(format!(
+                "{}-{size}.png",
+                keep.file_stem().unwrap_or_default().to_string_lossy()
+            ));
+            std::fs::copy(from, to).expect("keep the screenshots");
+        }
     }
+}
+
+/// Standard base64 (RFC 4648, with padding) decoded; panics on anything else (test data).
+fn base64_decode(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for &ch in text.as_bytes().iter().filter(|&&ch| ch != b'=') {
+        let v = ALPHABET.iter().position(|&a| a == ch).expect("base64") as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
 }

@@ -9,11 +9,12 @@
 //
 // For tests and tools, `window.mnist` has `ready` (resolves to the adapter's info once the
 // kernels are compiled, rejects with the reason otherwise), `classify(values)` (probabilities
-// `[n * classes]` for inputs `[n * inputs]`), `results` (one entry per file read) and
-// `canvas` (the drawing's latest prediction).
+// `[n * classes]` for inputs `[n * inputs]`), `results` (one entry per file of the latest
+// files read), `runs` (how many times files were classified: choosing them, then each change
+// of "Opaque images" re-runs them) and `canvas` (the drawing's latest prediction).
 
 import * as kernels from "./kernels.js";
-import { isBlank, pixels } from "./picture.js";
+import { MAX_SIDE, center, isBlank, isCentered, pixels } from "./picture.js";
 
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const status = $("status");
@@ -31,6 +32,7 @@ const state = {
   classify: null,
   /** @type {{name: string, reading?: string, blank?: boolean, prediction?: number, probabilities?: number[], error?: string}[]} */
   results: [],
+  runs: 0,
   /** @type {null | Prediction} */
   canvas: null,
 };
@@ -283,32 +285,23 @@ function schedule() {
 }
 
 /**
- * The drawing as the model's 28x28 picture, as MNIST's digits were made: the strokes'
- * bounding box scaled to 20 pixels on its longer side and centred in 28 x 28 (what `mnist
- * predict --help` advises for other pictures), transparent around a one-colour drawing.
+ * The drawing as the model's 28x28 picture, as MNIST's digits were made (picture.js's
+ * `center`, which `mnist predict` also applies): the strokes' opacity on the full canvas, their
+ * bounding box scaled to 20 pixels on its longer side keeping its aspect, placed in 28 x 28
+ * with its centre of mass at the centre; drawn into the input canvas as white strokes on
+ * transparency (so that the saved PNG reads as the same input in `mnist predict`).
  */
 function drawingToInput() {
   const side = input.width;
-  inputCtx.clearRect(0, 0, side, side);
   const { data, width, height } = ctx.getImageData(0, 0, canvas.width, canvas.height);
-  let [x0, y0, x1, y1] = [width, height, -1, -1];
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      if (data[4 * (y * width + x) + 3] > 0) {
-        x0 = Math.min(x0, x);
-        x1 = Math.max(x1, x);
-        y0 = Math.min(y0, y);
-        y1 = Math.max(y1, y);
-      }
-    }
+  const alpha = new Float32Array(width * height);
+  for (let i = 0; i < alpha.length; i++) alpha[i] = data[4 * i + 3] / 255;
+  const values = center(alpha, width, height, side);
+  const image = inputCtx.createImageData(side, side);
+  for (let i = 0; i < values.length; i++) {
+    image.data.set([255, 255, 255, Math.round(values[i] * 255)], 4 * i);
   }
-  if (x1 < 0) return;
-  const w = x1 - x0 + 1;
-  const h = y1 - y0 + 1;
-  const scale = (side * 20) / 28 / Math.max(w, h);
-  inputCtx.imageSmoothingEnabled = true;
-  inputCtx.imageSmoothingQuality = "high";
-  inputCtx.drawImage(canvas, x0, y0, w, h, (side - w * scale) / 2, (side - h * scale) / 2, w * scale, h * scale);
+  inputCtx.putImageData(image, 0, 0);
 }
 
 async function predictDrawing() {
@@ -333,33 +326,56 @@ $("clear").addEventListener("click", () => {
   state.canvas = null;
   show(null);
 });
-invert.addEventListener("change", () => predictDrawing());
+invert.addEventListener("change", () => {
+  predictDrawing();
+  if (lastFiles.length > 0) classifyFiles(lastFiles);
+});
 
 // ---- files ----
 
+/** The files read last, classified again when "Opaque images" changes. @type {File[]} */
+let lastFiles = [];
+
 /**
- * Read PNG files as `mnist predict` does and classify them in one batch: one row each in
- * the table (or the reason it was not read), the last one's bars.
+ * A picture's input pixels as `mnist predict` reads them by default (`--center auto`): the
+ * picture rule (picture.js's `pixels`), then centred as MNIST's digits were (`center`) unless
+ * already centred so or blank.
+ * @param {ImageData} image
+ * @returns {{values: Float32Array, reading: string, blank: boolean}}
+ */
+function readPicture(image) {
+  const side = input.width;
+  const { values, reading } = pixels(image.data, invert.checked);
+  const blank = isBlank(values);
+  const square = image.width === side && image.height === side;
+  if (blank) return { values: square ? values : new Float32Array(side * side).fill(values[0] ?? 0), reading, blank };
+  if (square && isCentered(values, side)) return { values, reading, blank };
+  return { values: center(values, image.width, image.height, side), reading, blank };
+}
+
+/**
+ * Read image files as `mnist predict` does and classify them in one batch: one row each in
+ * the table (or the reason it was not read), the last one's bars and input.
  * @param {File[]} files
  */
 async function classifyFiles(files) {
   if (!state.classify) return;
+  lastFiles = files;
   const side = input.width;
-  /** @type {{name: string, values?: Float32Array, reading?: string, blank?: boolean, error?: string, image?: ImageData}[]} */
+  /** @type {{name: string, values?: Float32Array, reading?: string, blank?: boolean, error?: string}[]} */
   const read = [];
   for (const file of files) {
     try {
       const bitmap = await createImageBitmap(file, { premultiplyAlpha: "none", colorSpaceConversion: "none" });
-      if (bitmap.width !== side || bitmap.height !== side) {
-        read.push({ name: file.name, error: `the image is ${bitmap.width}x${bitmap.height}, the model takes ${side}x${side} (resize it first)` });
+      if (bitmap.width > MAX_SIDE || bitmap.height > MAX_SIDE) {
+        read.push({ name: file.name, error: `the image is ${bitmap.width}x${bitmap.height}, larger than the ${MAX_SIDE}x${MAX_SIDE} pixels read` });
         continue;
       }
-      const c = new OffscreenCanvas(side, side);
+      const c = new OffscreenCanvas(bitmap.width, bitmap.height);
       const cx = /** @type {OffscreenCanvasRenderingContext2D} */ (c.getContext("2d", { willReadFrequently: true }));
       cx.drawImage(bitmap, 0, 0);
-      const image = cx.getImageData(0, 0, side, side);
-      const { values, reading } = pixels(image.data, invert.checked);
-      read.push({ name: file.name, values, reading, blank: isBlank(values), image });
+      const picture = readPicture(cx.getImageData(0, 0, bitmap.width, bitmap.height));
+      read.push({ name: file.name, ...picture });
     } catch (e) {
       read.push({ name: file.name, error: `cannot be decoded as an image (${e})` });
     }
@@ -370,6 +386,8 @@ async function classifyFiles(files) {
   const probs = ok.length > 0 ? await state.classify(inputs) : new Float32Array();
   const table = $("files-result");
   table.replaceChildren();
+  /** @type {typeof state.results} */
+  const results = [];
   let i = 0;
   for (const r of read) {
     const row = document.createElement("tr");
@@ -377,20 +395,24 @@ async function classifyFiles(files) {
       const p = Array.from(probs.subarray(i * 10, i * 10 + 10));
       i++;
       const best = argmax(p);
-      state.results.push({ name: r.name, reading: r.reading, blank: r.blank, prediction: best, probabilities: p });
+      results.push({ name: r.name, reading: r.reading, blank: r.blank, prediction: best, probabilities: p });
       row.innerHTML = `<td></td><td>${best}</td><td>${(100 * p[best]).toFixed(1)}%</td><td>${r.blank ? "blank after conversion" : ""}</td>`;
       if (r === ok[ok.length - 1]) {
-        inputCtx.putImageData(/** @type {ImageData} */ (r.image), 0, 0);
+        const image = inputCtx.createImageData(side, side);
+        r.values.forEach((v, j) => image.data.set([255, 255, 255, Math.round(v * 255)], 4 * j));
+        inputCtx.putImageData(image, 0, 0);
         show(p, `${r.name} (read as ${r.reading === "opaque" ? "an opaque image" : r.reading === "drawing" ? "a drawing on transparency" : "an image with transparency"}).`);
       }
     } else {
-      state.results.push({ name: r.name, error: r.error });
+      results.push({ name: r.name, error: r.error });
       row.innerHTML = `<td></td><td colspan="3" class="error"></td>`;
       /** @type {HTMLElement} */ (row.children[1]).textContent = r.error ?? "";
     }
     /** @type {HTMLElement} */ (row.children[0]).textContent = r.name;
     table.append(row);
   }
+  state.results = results;
+  state.runs += 1;
 }
 
 const files = /** @type {HTMLInputElement} */ ($("files"));
@@ -401,7 +423,7 @@ document.addEventListener("drop", (e) => {
   classifyFiles(Array.from(e.dataTransfer?.files ?? []));
 });
 
-show(null, "Draw a digit in the black square, or drop 28 x 28 PNG files.");
+show(null, "Draw a digit in the black square, or drop pictures of digits.");
 state.ready = start().catch((e) => {
   document.body.dataset.webgpu = e instanceof NoWebGpu ? "missing" : "failed";
   say(e instanceof NoWebGpu ? e.message : `The model could not be started: ${e.message ?? e}`, "error");

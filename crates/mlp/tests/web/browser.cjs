@@ -5,9 +5,13 @@
 //
 // Serves PAGE_DIR on 127.0.0.1 (a port the system picks), opens it in Chromium with WebGPU on
 // SwiftShader, and prints one JSON object: the adapter, the page's results for the images
-// (chosen in its file input, as a user would), the prediction after strokes drawn on its
-// canvas with the mouse (pointer events), the message the page shows when the browser has
-// no WebGPU, and the one it shows when model.json names a kernel that kernels.js lacks. Every wait is bounded; any failure exits non-zero with the reason.
+// (chosen in its file input, as a user would), and again after "Opaque images" is ticked
+// (`inverted`) and unticked (`restored`); for each digit drawn on its canvas with the mouse
+// (pointer events; `drawings`) the prediction and the model's 28 x 28 input as a PNG data URL;
+// where the canvas and the probabilities stand at two common window sizes (`layout`; a
+// screenshot of each, SCREENSHOT with the size before .png); the message the page shows when
+// the browser has no WebGPU, and the one it shows when model.json names a kernel that
+// kernels.js lacks. Every wait is bounded; any failure exits non-zero with the reason.
 
 "use strict";
 
@@ -82,28 +86,61 @@ async function main() {
     }
     out.status = await page.textContent("#status");
 
-    // The test images, chosen in the file input.
+    // The test images, chosen in the file input; then read again with "Opaque images" ticked,
+    // and unticked.
     await page.setInputFiles("#files", images);
-    await page.waitForFunction((n) => window.mnist.results.length >= n, images.length, { timeout: TIMEOUT });
+    await page.waitForFunction((n) => window.mnist.runs >= 1 && window.mnist.results.length >= n, images.length, { timeout: TIMEOUT });
     out.files = await page.evaluate(() => window.mnist.results);
+    await page.check("#invert");
+    await page.waitForFunction(() => window.mnist.runs >= 2, null, { timeout: TIMEOUT });
+    out.inverted = await page.evaluate(() => window.mnist.results);
+    await page.uncheck("#invert");
+    await page.waitForFunction(() => window.mnist.runs >= 3, null, { timeout: TIMEOUT });
+    out.restored = await page.evaluate(() => window.mnist.results);
 
-    // Strokes on the canvas: a "1" (a slanted stroke), through the mouse's pointer events.
-    await page.click("#clear");
-    const box = await page.locator("#canvas").boundingBox();
-    const p = (fx, fy) => [box.x + fx * box.width, box.y + fy * box.height];
-    const strokes = [
-      [[0.56, 0.15], [0.44, 0.85]],
-    ];
-    for (const s of strokes) {
-      await page.mouse.move(...p(...s[0]));
-      await page.mouse.down();
-      for (const q of s.slice(1)) await page.mouse.move(...p(...q), { steps: 12 });
-      await page.mouse.up();
+    // Digits drawn on the canvas with the mouse (pointer events), each in a part of the
+    // canvas and at a size of its own: the page centres them as MNIST's digits were made. Each
+    // stroke is a polyline in fractions of the canvas.
+    const drawings = {
+      one: [[[0.56, 0.15], [0.44, 0.85]]],
+      // A 7 in the upper left, its bar long and heavy (the drawing of issue 34).
+      seven: [[[0.1, 0.12], [0.55, 0.12], [0.3, 0.62]]],
+      zero: [[[0.5, 0.2], [0.68, 0.3], [0.72, 0.5], [0.68, 0.7], [0.5, 0.8], [0.32, 0.7], [0.28, 0.5], [0.32, 0.3], [0.5, 0.2]]],
+    };
+    out.drawings = {};
+    for (const [name, strokes] of Object.entries(drawings)) {
+      await page.click("#clear");
+      const box = await page.locator("#canvas").boundingBox();
+      const p = (fx, fy) => [box.x + fx * box.width, box.y + fy * box.height];
+      for (const s of strokes) {
+        await page.mouse.move(...p(...s[0]));
+        await page.mouse.down();
+        for (const q of s.slice(1)) await page.mouse.move(...p(...q), { steps: 12 });
+        await page.mouse.up();
+      }
+      await page.waitForFunction(() => window.mnist.canvas !== null, null, { timeout: TIMEOUT });
+      // Let the last frame's prediction finish: two animation frames, then the queue.
+      await page.evaluate(async () => {
+        for (let i = 0; i < 2; i++) await new Promise((r) => requestAnimationFrame(r));
+        await window.mnist.classify(new Float32Array(784));
+        await new Promise((r) => setTimeout(r, 50));
+      });
+      const c = await page.evaluate(() => window.mnist.canvas);
+      c.shown = await page.textContent("#prediction");
+      c.png = await page.evaluate(() => document.getElementById("input").toDataURL("image/png"));
+      out.drawings[name] = c;
     }
-    await page.waitForFunction(() => window.mnist.canvas !== null, null, { timeout: TIMEOUT });
-    out.canvas = await page.evaluate(() => window.mnist.canvas);
-    out.shown = await page.textContent("#prediction");
     await page.screenshot({ path: screenshot });
+
+    // Where the results stand at common window sizes.
+    out.layout = [];
+    for (const [width, height] of [[900, 700], [1400, 800]]) {
+      await page.setViewportSize({ width, height });
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const where = async (sel) => page.locator(sel).boundingBox();
+      out.layout.push({ width, height, canvas: await where("#canvas"), bars: await where("#bars"), prediction: await where("#prediction") });
+      await page.screenshot({ path: screenshot.replace(/\.png$/, `-${width}x${height}.png`) });
+    }
 
     // No WebGPU: the same page with navigator.gpu removed says so.
     const bare = await context.newPage();
