@@ -39,6 +39,14 @@ fn is_indicator(p: &NodeRef) -> bool {
     matches!(&p.kind, ExprKind::Select { reject, .. } if zero(reject))
 }
 
+fn finite_literal(p: &NodeRef) -> bool {
+    let lit = |n: &NodeRef| match &n.kind {
+        ExprKind::Literal(crate::exp::Lit::F32(v)) => v.is_finite(),
+        _ => false,
+    };
+    lit(p) || matches!(&p.kind, ExprKind::Splat(_, s) if lit(s))
+}
+
 fn lit_zero(l: &crate::exp::Lit) -> bool {
     use crate::exp::Lit;
     match *l {
@@ -50,6 +58,12 @@ fn lit_zero(l: &crate::exp::Lit) -> bool {
 
 /// True if `lin` multiplies by a factor that depends on values (which may be non-finite).
 fn multiplies(lin: &Lin) -> bool {
+    // A finite constant factor carries a zero as a zero (leaky ReLU's slope).
+    if let Lin::Scale(Some(p)) = lin
+        && finite_literal(p)
+    {
+        return false;
+    }
     !matches!(
         lin,
         Lin::Scale(None)

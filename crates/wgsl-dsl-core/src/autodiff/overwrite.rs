@@ -261,7 +261,7 @@ impl Overwrites {
             killed = Some(match killed {
                 None => this,
                 Some(k) => node(
-                    ExprKind::Binary(naga::BinaryOperator::LogicalOr, k, this),
+                    ExprKind::Binary(naga::BinaryOperator::InclusiveOr, k, this),
                     bool_ty.clone(),
                     site,
                 ),
