@@ -105,7 +105,7 @@ fn misnamed(
         y[i] = x[i] * 2.0;
     }
 }
-const MISNAMED_LINE: u32 = line!() - 11;
+const MISNAMED_LINE: u32 = line!() - 11; // the attribute
 
 #[test]
 fn a_misnamed_option_is_an_error_at_the_attribute() {
@@ -142,7 +142,7 @@ fn running_sum(
         y[i] = acc;
     }
 }
-const WHILE_LINE: u32 = line!() - 9;
+const WHILE_LINE: u32 = line!() - 8; // the `while`
 
 #[test]
 fn a_while_on_a_run_time_value_is_refused_at_its_line() {

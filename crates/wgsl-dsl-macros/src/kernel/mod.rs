@@ -255,6 +255,8 @@ fn backward_fn(
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
+    // Mixed-site: a parameter of the same name is another variable.
+    let local = syn::Ident::new("__derive_options", Span::mixed_site());
     let doc = format!(
         "The backward pass of kernel [`{ident}`], derived (`#[kernel(differentiable)]`): \
          `wgsl_dsl::autodiff::derive` with the `Derive` of its attribute (by default read-only float buffers are \
@@ -271,10 +273,11 @@ fn backward_fn(
             -> ::core::result::Result<::wgsl_dsl::autodiff::Backward, ::wgsl_dsl::BuildError>
             #where_clause
         {
-            ::wgsl_dsl::autodiff::derive(
-                &#ident #turbofish (#(#names),*),
-                &::wgsl_dsl::autodiff::Derive::new() #(#options)*,
-            )
+            // Built in a closure (not `track_caller`): an option's error names its line in
+            // the attribute, not the caller of this function.
+            #[allow(clippy::redundant_closure, clippy::redundant_closure_call)]
+            let #local = (|| ::wgsl_dsl::autodiff::Derive::new() #(#options)*)();
+            ::wgsl_dsl::autodiff::derive(&#ident #turbofish (#(#names),*), &#local)
         }
     }
 }
