@@ -163,6 +163,20 @@ pub enum BuildError {
         /// The call of `vjp`, `jvp` or `grad` (or the kernel derived) that needed it.
         differentiated_at: CallSite,
     },
+    /// An option given to kernel AD ([`crate::autodiff::Derive`]) names no binding of the
+    /// kernel, or one it cannot apply to (an accumulation for a binding that is not a
+    /// differentiable input).
+    #[error("{site}: Derive::{option}(\"{binding}\"): {reason}")]
+    DeriveOption {
+        /// `no_diff` or `accumulate`.
+        option: &'static str,
+        /// The name given.
+        binding: String,
+        /// What is wrong.
+        reason: String,
+        /// Where the option was given.
+        site: CallSite,
+    },
     /// A [`debug_print`](crate::KernelBuilder::debug_print) (or `debug_print!`) whose format string
     /// does not fit its arguments: a count of `{}` placeholders other than the number of
     /// arguments, or a brace that is neither `{}`, `{{` nor `}}`.

@@ -1,9 +1,11 @@
 //! How a derived kernel adds an adjoint into a gradient buffer without races
 //! ([`Accumulation`]):
 //!
-//! - **Exclusive**: `d_x[i] = d_x[i] + a`, a plain read-modify-write. Chosen when every read
-//!   of `x` is at the invocation's own index (`global_invocation_id().x`, through `let`s), so
-//!   no two invocations touch one element.
+//! - **Exclusive**: `d_x[i] = d_x[i] + a`, a plain read-modify-write. Chosen where it is
+//!   proven that no two invocations of the grid read one element of `x`: every read of `x` is
+//!   at the index of an element of one output that the reading invocation stores (and the
+//!   forward kernel stores each element from one invocation at most), see
+//!   [`super::exclusive`].
 //! - **Atomic**: a compare-exchange loop on the `f32`'s bits, the gradient buffer an
 //!   `array<atomic<u32>>` (WGSL has no float atomics, §6.2.8):
 //!   ```text
@@ -37,7 +39,8 @@ use crate::types::{ScalarTy, Ty};
 /// kernels' (or dispatches') gradients accumulate; zero it for a fresh gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accumulation {
-    /// `d_x[i] = d_x[i] + a`: every invocation adds only to its own elements.
+    /// `d_x[i] = d_x[i] + a`: every invocation adds only to its own elements (derived where
+    /// every read of `x` is at an element of one output that the reading invocation stores).
     Exclusive,
     /// A compare-exchange loop on the bits of `f32`s, into an `array<atomic<u32>>`.
     Atomic,
@@ -260,27 +263,4 @@ fn cas_add(grad: GlobalHandle, word: NodeRef, value: NodeRef, site: CallSite, ou
         },
         site,
     ));
-}
-
-/// True if `index`, through the `let`s of `defs`, is `global_invocation_id().x`.
-pub(crate) fn own_index(
-    index: &NodeRef,
-    defs: &HashMap<ValueId, crate::kernel::values::ValueDef>,
-) -> bool {
-    let mut n = index.clone();
-    loop {
-        match &n.kind {
-            ExprKind::Bound(id) => match defs.get(id) {
-                Some(crate::kernel::values::ValueDef::Let { value, .. }) => n = value.clone(),
-                _ => return false,
-            },
-            ExprKind::AccessIndex(base, 0) => {
-                return matches!(
-                    base.kind,
-                    ExprKind::Builtin(crate::exp::BuiltinValue::GlobalInvocationId)
-                );
-            }
-            _ => return false,
-        }
-    }
 }

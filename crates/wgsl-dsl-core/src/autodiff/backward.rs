@@ -39,6 +39,10 @@ pub(crate) struct Emit<'a> {
     pub names: HashMap<ValueId, (String, usize)>,
     /// The values a differentiable input reaches ([`active`]): the reverse pass's variables.
     pub active: std::collections::HashSet<ValueId>,
+    /// The values whose adjoints may be masked zeros ([`super::masked`]).
+    pub masked: std::cell::RefCell<std::collections::HashSet<ValueId>>,
+    /// Which output stores are overwritten later ([`super::overwrite`]).
+    pub overwrites: super::overwrite::Overwrites,
 }
 
 /// The values of `items` that depend on a load of a differentiable input (through other
@@ -230,8 +234,14 @@ impl Emit<'_> {
         for item in items.iter().rev() {
             match item {
                 Item::Output { seed, value, site } => {
-                    let s = bind(out, "seed", load(seed, *site), *site);
-                    self.propagate(value, s, pending, out)?;
+                    // Last store wins: the seed of a store overwritten later is zero.
+                    let Some((s, masked)) =
+                        self.overwrites.seed(seed, load(seed, *site), *site, out)
+                    else {
+                        continue;
+                    };
+                    let s = bind(out, "seed", s, *site);
+                    self.propagate(value, s, masked, pending, out)?;
                 }
                 Item::Let {
                     id,
@@ -243,7 +253,8 @@ impl Emit<'_> {
                         && let Some(adjoint) = At(*site).sum(terms)
                     {
                         let a = bind(out, &format!("d_{name}"), adjoint, *site);
-                        self.propagate(value, a, pending, out)?;
+                        let masked = self.masked.borrow().contains(id);
+                        self.propagate(value, a, masked, pending, out)?;
                     }
                 }
                 Item::If {
@@ -276,8 +287,9 @@ impl Emit<'_> {
                 && let Some(adjoint) = At(site).sum(terms)
             {
                 let a = bind(out, &format!("d_{}", m.name), adjoint, site);
-                then_seeds.push((m.then_value.clone(), a.clone()));
-                else_seeds.push((m.else_value.clone(), a));
+                let masked = self.masked.borrow().contains(&m.id);
+                then_seeds.push((m.then_value.clone(), a.clone(), masked));
+                else_seeds.push((m.else_value.clone(), a, masked));
             }
         }
         if then_seeds.is_empty() && !has_output(then) && !has_output(otherwise) {
@@ -351,12 +363,12 @@ impl Emit<'_> {
     fn branch(
         &self,
         items: &[Item],
-        seeds: &[(NodeRef, NodeRef)],
+        seeds: &[(NodeRef, NodeRef, bool)],
     ) -> Result<(Block, Vec<(ValueId, Vec<NodeRef>)>), NotDifferentiable> {
         let mut block = forward(items);
         let mut pending = Pending::new();
-        for (value, adjoint) in seeds {
-            self.propagate(value, adjoint.clone(), &mut pending, &mut block)?;
+        for (value, adjoint, masked) in seeds {
+            self.propagate(value, adjoint.clone(), *masked, &mut pending, &mut block)?;
         }
         self.reverse(items, &mut pending, &mut block)?;
         let mut left: Vec<(ValueId, Vec<NodeRef>)> = pending.into_iter().collect();
@@ -371,11 +383,13 @@ impl Emit<'_> {
 
     /// Reverse mode through `root` (one expression of the symbolic program) with `seed`:
     /// adjoints of the values it uses go to `pending`, those of the loads of differentiable
-    /// inputs into their gradients (statements into `out`).
+    /// inputs into their gradients (statements into `out`). `masked`: `seed` may be a masked
+    /// zero ([`super::masked`]).
     fn propagate(
         &self,
         root: &NodeRef,
         seed: NodeRef,
+        masked: bool,
         pending: &mut Pending,
         out: &mut Block,
     ) -> Result<(), NotDifferentiable> {
@@ -383,13 +397,19 @@ impl Emit<'_> {
         let g = Graph::new(self.b, std::slice::from_ref(root), &leaves);
         let mut bind_shared =
             |n: &NodeRef, a: NodeRef| bind(out, &super::graph::adjoint_name(&g, n), a, n.site);
-        let adjoints = super::reverse::reverse(&g, &[(root.clone(), seed)], &mut bind_shared)?;
+        let (adjoints, masked_keys) =
+            super::reverse::reverse_masked(&g, &[(root.clone(), seed, masked)], &mut bind_shared)?;
         for leaf in &leaves {
             let Some(adjoint) = adjoints.get(&key(leaf)) else {
                 continue;
             };
             match &leaf.kind {
-                ExprKind::Bound(id) => pending.entry(*id).or_default().push(adjoint.clone()),
+                ExprKind::Bound(id) => {
+                    if masked_keys.contains(&key(leaf)) {
+                        self.masked.borrow_mut().insert(*id);
+                    }
+                    pending.entry(*id).or_default().push(adjoint.clone())
+                }
                 ExprKind::Load(place) => {
                     self.gradients
                         .accumulate(place, adjoint.clone(), leaf.site, out)?;

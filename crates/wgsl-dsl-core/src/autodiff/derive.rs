@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 
-use super::accumulate::{Accumulation, Gradients, own_index};
+use super::accumulate::{Accumulation, Gradients};
 use super::backward::{Emit, forward, names};
+use super::exclusive::Proof;
 use super::graph::Root;
-use super::symbolic::{GlobalRole, Item, Symbolic};
+use super::overwrite::Overwrites;
+use super::symbolic::{GlobalRole, Symbolic};
 use crate::error::BuildError;
-use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceRef};
 use crate::handle::GlobalHandle;
 use crate::kernel::{BindingKind, GlobalKind, KernelBuilder};
 use crate::site::CallSite;
@@ -19,10 +20,14 @@ use crate::types::{ScalarTy, Ty};
 /// By default every read-only storage buffer of `f32`s (`array<f32>`) is a differentiable
 /// input, and every read-write `array<f32>` the kernel stores into is an output. Uniforms,
 /// integer buffers and the rest are data (constants).
+///
+/// The names given are checked by [`derive()`]: a name that is no binding of the kernel, or an
+/// accumulation for a binding that is not a differentiable input, is a
+/// [`BuildError::DeriveOption`] at the Rust line of the option.
 #[derive(Clone, Debug, Default)]
 pub struct Derive {
-    no_diff: Vec<String>,
-    schemes: Vec<(String, Accumulation)>,
+    no_diff: Vec<(String, CallSite)>,
+    schemes: Vec<(String, Accumulation, CallSite)>,
 }
 
 impl Derive {
@@ -31,20 +36,99 @@ impl Derive {
         Derive::default()
     }
 
-    /// Treat the binding `name` as data: no gradient for it (Slang's `no_diff`).
+    /// Treat the binding `name` as data: no gradient for it (Slang's `no_diff`). `name` must
+    /// be a binding of the kernel (checked by [`derive()`]).
+    #[track_caller]
     pub fn no_diff(mut self, name: &str) -> Self {
-        self.no_diff.push(name.to_string());
+        self.no_diff.push((name.to_string(), CallSite::caller()));
         self
     }
 
     /// Accumulate the gradient of the input `name` with `scheme` instead of the one chosen
-    /// (exclusive where every read is at the invocation's own index, atomic otherwise).
-    /// [`Accumulation::Exclusive`] for an input read at other indices is a data race
-    /// (the interpreter reports it).
+    /// (exclusive where proven race-free, atomic otherwise: [`Accumulation`]).
+    /// [`Accumulation::Exclusive`] for an input whose elements several invocations read is a
+    /// data race (the interpreter reports it). `name` must be a differentiable input: a
+    /// read-only `array<f32>` not marked [`Derive::no_diff`] (checked by [`derive()`]).
+    #[track_caller]
     pub fn accumulate(mut self, name: &str, scheme: Accumulation) -> Self {
-        self.schemes.push((name.to_string(), scheme));
+        self.schemes
+            .push((name.to_string(), scheme, CallSite::caller()));
         self
     }
+
+    /// Every name given is a binding of `primal`, and every accumulation is for one of its
+    /// differentiable inputs.
+    fn check(&self, primal: &KernelBuilder) -> Result<(), BuildError> {
+        let binding = |name: &str| {
+            primal
+                .globals
+                .iter()
+                .find(|g| g.name == name && matches!(g.kind, GlobalKind::Binding(..)))
+        };
+        for (name, site) in &self.no_diff {
+            if binding(name).is_none() {
+                return Err(BuildError::DeriveOption {
+                    option: "no_diff",
+                    binding: name.clone(),
+                    reason: format!("the kernel `{}` has no binding of that name", primal.name),
+                    site: *site,
+                });
+            }
+        }
+        for (name, scheme, site) in &self.schemes {
+            let reason = match binding(name) {
+                None => format!("the kernel `{}` has no binding of that name", primal.name),
+                Some(_) if self.no_diff.iter().any(|(n, _)| n == name) => {
+                    "it is also marked `no_diff`: it has no gradient".to_string()
+                }
+                Some(g) => match g.kind {
+                    GlobalKind::Binding(BindingKind::StorageRead, _) if float_buffer(&g.ty) => {
+                        if *scheme == Accumulation::Write {
+                            "a derived kernel adds its gradients (`Exclusive` or `Atomic`); \
+                             `Write` is for custom derivatives"
+                                .to_string()
+                        } else {
+                            continue;
+                        }
+                    }
+                    _ => format!(
+                        "it is not a differentiable input (a read-only `array<f32>`): it is {} \
+                         `{}`, data without a gradient",
+                        binding_kind_words(&g.kind),
+                        g.ty.wgsl_name()
+                    ),
+                },
+            };
+            return Err(BuildError::DeriveOption {
+                option: "accumulate",
+                binding: name.clone(),
+                reason,
+                site: *site,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn binding_kind_words(kind: &GlobalKind) -> &'static str {
+    match kind {
+        GlobalKind::Binding(BindingKind::StorageRead, _) => "a read-only storage buffer of",
+        GlobalKind::Binding(BindingKind::StorageReadWrite, _) => "a read-write storage buffer of",
+        GlobalKind::Binding(BindingKind::Uniform, _) => "a uniform of",
+        GlobalKind::Binding(..) => "a binding of",
+        GlobalKind::Workgroup => "workgroup memory of",
+    }
+}
+
+/// Why a derived kernel accumulates an input's gradient as it does ([`Backward::choices`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The forward kernel's input binding.
+    pub input: String,
+    /// The scheme.
+    pub accumulation: Accumulation,
+    /// Why: the proof of exclusivity, the read that may be shared, or the author's override.
+    pub reason: String,
 }
 
 /// What a binding of a backward kernel holds.
@@ -87,6 +171,9 @@ pub struct Backward {
     pub kernels: Vec<BackwardKernel>,
     /// True if [`derive()`] made it.
     pub derived: bool,
+    /// For each gradient a derived kernel accumulates, the scheme and why it was chosen
+    /// (empty for custom passes). [`Backward`]'s `Display` prints them.
+    pub choices: Vec<Choice>,
 }
 
 impl Backward {
@@ -99,6 +186,7 @@ impl Backward {
         Backward {
             kernels,
             derived: false,
+            choices: Vec::new(),
         }
     }
 }
@@ -125,7 +213,12 @@ impl std::fmt::Display for Backward {
                     Role::InputGradient {
                         input,
                         accumulation,
-                    } => writeln!(f, "  {name}: gradient of `{input}`, {accumulation}")?,
+                    } => {
+                        writeln!(f, "  {name}: gradient of `{input}`, {accumulation}")?;
+                        if let Some(c) = self.choices.iter().find(|c| c.input == *input) {
+                            writeln!(f, "    because {}", c.reason)?;
+                        }
+                    }
                 }
             }
         }
@@ -151,8 +244,15 @@ fn float_buffer(ty: &Ty) -> bool {
 /// the reverse pass), `return` anywhere outside loops, helper functions (inlined), loops whose
 /// trip count is known when the kernel is built (**unrolled**: no loop-carried value is
 /// stored; each iteration's values are `let`s), `switch` on build-time values. Each output
-/// element must be written at most once per dispatch (as a race-free kernel does) and never
-/// read. The expression rules are [`crate::autodiff`]'s.
+/// element must be stored by one invocation at most (as a race-free kernel does) and never
+/// read; one invocation may store it several times: the last store wins (the adjoint of a
+/// value overwritten is zero, through `if`s and unrolled loops, at indices compared at run
+/// time where they may be equal). The expression rules are [`crate::autodiff`]'s; the
+/// untaken operand of a `select` gets an exact zero that reaches no non-finite derivative.
+///
+/// Each gradient is [`Accumulation::Exclusive`] where every read of its input is at an
+/// element of one output that the reading invocation stores, [`Accumulation::Atomic`]
+/// otherwise; [`Backward::choices`] says which and why.
 ///
 /// # Errors
 /// [`BuildError::NotDifferentiable`] at the Rust call site of what cannot be derived:
@@ -160,13 +260,16 @@ fn float_buffer(ty: &Ty) -> bool {
 /// subgroup and cooperative-matrix operations, textures, loops whose trip count is not known
 /// when the kernel is built, reads of outputs, stores into part of a `var`, and every
 /// expression [`KernelBuilder::vjp`] refuses; and any mistake recorded in `primal` (the
-/// derivation needs a kernel that builds). Build the result with `kernels[0].kernel.build()`.
+/// derivation needs a kernel that builds). [`BuildError::DeriveOption`] for a name in
+/// `options` that is no binding of `primal`, or an accumulation for one that is not a
+/// differentiable input. Build the result with `kernels[0].kernel.build()`.
 #[track_caller]
 pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, BuildError> {
     let site = CallSite::caller();
     if let Some(e) = primal.errors.first() {
         return Err(e.clone());
     }
+    options.check(primal)?;
     let mut b = KernelBuilder::new(format!("{}_backward", primal.name), primal.workgroup_size);
     b.site = site;
     b.capabilities |= primal.capabilities;
@@ -185,7 +288,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     let mut outputs = Vec::new();
     let mut inputs = Vec::new();
     for (index, g) in primal.globals.iter().enumerate() {
-        let diff = !options.no_diff.contains(&g.name);
+        let diff = !options.no_diff.iter().any(|(n, _)| *n == g.name);
         let role = match g.kind {
             GlobalKind::Workgroup => GlobalRole::Refused(
                 "kernels with workgroup memory are not derived; give the kernel a custom \
@@ -253,37 +356,50 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     let items = symbolic.entry().map_err(|e| e.at(site))?;
     let defs = std::mem::take(&mut symbolic.defs);
 
-    // The inputs' gradients: exclusive where every read is at the invocation's own index.
-    let mut reads: HashMap<usize, Vec<PlaceRef>> = HashMap::new();
-    collect_reads(&items, &mut reads);
+    // The inputs' gradients: exclusive where proven race-free (`exclusive`), else atomic.
     let mut gradients = Gradients::default();
+    let mut choices = Vec::new();
     for &(index, h) in &inputs {
         let g = &primal.globals[index];
-        let places = reads.get(&h.index).map(Vec::as_slice).unwrap_or(&[]);
-        let own = places
-            .iter()
-            .all(|p| element_index(p).is_some_and(|i| own_index(&i, &defs)));
-        let chosen = if own {
-            Accumulation::Exclusive
-        } else {
-            Accumulation::Atomic
+        let (chosen, why) = match super::exclusive::prove(&items, h.index) {
+            Proof::Owned { output, reads } => (
+                Accumulation::Exclusive,
+                format!(
+                    "each of its {reads} reads is at an element of `{}` that the reading \
+                     invocation stores, and the forward kernel stores each element from one \
+                     invocation at most: no two invocations add to one element of `d_{}`",
+                    b.globals[output].name.trim_start_matches("d_"),
+                    g.name
+                ),
+            ),
+            Proof::Unread => (
+                Accumulation::Exclusive,
+                "it is never read: nothing is added".to_string(),
+            ),
+            Proof::Shared(at) => (
+                Accumulation::Atomic,
+                format!(
+                    "the read of `{}` at {at} is not proven to be made by one invocation only \
+                     (it is not at the index of an output element that the reading invocation \
+                     stores), so invocations may add to one element of `d_{}`",
+                    g.name, g.name
+                ),
+            ),
         };
-        let scheme = options
-            .schemes
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == g.name)
-            .map_or(chosen, |(_, s)| *s);
-        if scheme == Accumulation::Write {
-            return Err(BuildError::NotDifferentiable {
-                operation: format!("the gradient of `{}`", g.name),
-                reason: "a derived kernel adds its gradients (`Exclusive` or `Atomic`); \
-                         `Write` is for custom derivatives"
-                    .into(),
-                site: g.site,
-                differentiated_at: site,
-            });
-        }
+        let (scheme, reason) = match options.schemes.iter().rev().find(|(n, _, _)| *n == g.name) {
+            Some((_, s, at)) if *s != chosen => (
+                *s,
+                format!(
+                    "`Derive::accumulate` at {at} chose it (derive would have chosen {chosen:?}: {why})"
+                ),
+            ),
+            _ => (chosen, why),
+        };
+        choices.push(Choice {
+            input: g.name.clone(),
+            accumulation: scheme,
+            reason,
+        });
         let name = format!("d_{}", g.name);
         let ty = match scheme {
             Accumulation::Atomic => Ty::Array {
@@ -306,7 +422,9 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     b.value_defs.extend(defs);
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
+    let mut overwrites = Overwrites::plan(&items).map_err(|e| e.at(site))?;
     let mut body = forward(&items);
+    overwrites.declare(&mut body);
     {
         let mut active = std::collections::HashSet::new();
         super::backward::active(&items, &gradients, &mut active);
@@ -315,6 +433,8 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
             gradients: &gradients,
             names: value_names,
             active,
+            masked: Default::default(),
+            overwrites,
         };
         let mut pending = HashMap::new();
         emit.reverse(&items, &mut pending, &mut body)
@@ -329,85 +449,8 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
             roles: role_list,
         }],
         derived: true,
+        choices,
     })
-}
-
-/// The index of the buffer element a place reads: `i` of `x[i]`.
-fn element_index(place: &PlaceRef) -> Option<NodeRef> {
-    match &place.kind {
-        PlaceKind::Index(base, i) if matches!(base.kind, PlaceKind::Global(_)) => Some(i.clone()),
-        _ => None,
-    }
-}
-
-/// Every load of a global in the items, by the global's index.
-fn collect_reads(items: &[Item], out: &mut HashMap<usize, Vec<PlaceRef>>) {
-    let mut reads = Reads {
-        seen: std::collections::HashSet::new(),
-        out,
-    };
-    reads.walk(items);
-}
-
-struct Reads<'a> {
-    seen: std::collections::HashSet<*const crate::exp::Node>,
-    out: &'a mut HashMap<usize, Vec<PlaceRef>>,
-}
-
-impl Reads<'_> {
-    fn visit(&mut self, root: &NodeRef) {
-        let mut stack = vec![root.clone()];
-        while let Some(n) = stack.pop() {
-            if !self.seen.insert(std::rc::Rc::as_ptr(&n)) {
-                continue;
-            }
-            if let ExprKind::Load(p) = &n.kind
-                && let Some(g) = global_of(p)
-            {
-                self.out.entry(g).or_default().push(p.clone());
-            }
-            stack.extend(super::subst::operands(&n));
-        }
-    }
-
-    fn walk(&mut self, items: &[Item]) {
-        for item in items {
-            match item {
-                Item::Let { value, .. } => self.visit(value),
-                Item::Output { seed, value, .. } => {
-                    self.visit(value);
-                    let mut idx = Vec::new();
-                    super::subst::place_indices(seed, &mut idx);
-                    for i in &idx {
-                        self.visit(i);
-                    }
-                }
-                Item::If {
-                    condition,
-                    then,
-                    otherwise,
-                    merges,
-                    ..
-                } => {
-                    self.visit(condition);
-                    self.walk(then);
-                    self.walk(otherwise);
-                    for m in merges {
-                        self.visit(&m.then_value);
-                        self.visit(&m.else_value);
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn global_of(place: &PlaceRef) -> Option<usize> {
-    match &place.kind {
-        PlaceKind::Index(b, _) | PlaceKind::Field(b, _) => global_of(b),
-        PlaceKind::Global(g) => Some(g.index),
-        PlaceKind::Local(_) => None,
-    }
 }
 
 impl KernelBuilder {

@@ -132,18 +132,22 @@
 mod accumulate;
 mod backward;
 mod derive;
+mod element;
 mod error;
+mod exclusive;
 mod forward;
 mod graph;
 mod linear;
 mod make;
+mod masked;
+mod overwrite;
 mod reverse;
 mod rules;
 mod subst;
 mod symbolic;
 
 pub use accumulate::Accumulation;
-pub use derive::{Backward, BackwardKernel, Derive, Role, derive};
+pub use derive::{Backward, BackwardKernel, Choice, Derive, Role, derive};
 pub use symbolic::MAX_UNROLLED;
 
 use crate::error::BuildError;

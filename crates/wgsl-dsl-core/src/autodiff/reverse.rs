@@ -26,13 +26,31 @@ pub(crate) fn reverse(
     roots: &[(NodeRef, NodeRef)],
     bind: BindAdjoint<'_>,
 ) -> Result<HashMap<Key, NodeRef>, NotDifferentiable> {
+    let roots: Vec<(NodeRef, NodeRef, bool)> = roots
+        .iter()
+        .map(|(r, s)| (r.clone(), s.clone(), false))
+        .collect();
+    reverse_masked(g, &roots, bind).map(|(adjoints, _)| adjoints)
+}
+
+/// [`reverse`], each root with a flag saying that its seed may be a masked zero (see
+/// [`super::masked`]); also returns the keys of the variables whose adjoints may be.
+pub(crate) fn reverse_masked(
+    g: &Graph<'_>,
+    roots: &[(NodeRef, NodeRef, bool)],
+    bind: BindAdjoint<'_>,
+) -> Result<(HashMap<Key, NodeRef>, std::collections::HashSet<Key>), NotDifferentiable> {
     let mut contributions: HashMap<Key, Vec<NodeRef>> = HashMap::default();
-    for (root, seed) in roots {
+    let mut masked = std::collections::HashSet::new();
+    for (root, seed, is_masked) in roots {
         if g.depends(root) {
             contributions
                 .entry(key(root))
                 .or_default()
                 .push(seed.clone());
+            if *is_masked {
+                masked.insert(key(root));
+            }
         }
     }
     let mut adjoints = HashMap::default();
@@ -57,10 +75,21 @@ pub(crate) fn reverse(
         } else {
             adjoint
         };
+        let from_masked = masked.contains(&k);
         for (operand, lin) in terms {
-            let c = lin.transpose(&adjoint, &operand.ty, &n.ty, at);
+            let mut c = lin.transpose(&adjoint, &operand.ty, &n.ty, at);
+            if from_masked {
+                c = super::masked::guard(&lin, &adjoint, c, at);
+            }
+            if from_masked || super::masked::masks(&lin) {
+                masked.insert(key(&operand));
+            }
             contributions.entry(key(&operand)).or_default().push(c);
         }
     }
-    Ok(adjoints)
+    let masked = masked
+        .into_iter()
+        .filter(|k| adjoints.contains_key(k))
+        .collect();
+    Ok((adjoints, masked))
 }

@@ -333,6 +333,11 @@ impl<'k> Symbolic<'k> {
         let after_then = std::mem::replace(&mut self.env, before.clone());
         let (else_items, else_flow) = self.block(otherwise)?;
         let after_else = std::mem::take(&mut self.env);
+        // `if c { break }`: how `while`, `for` and `for_range` end a loop (or the author's own
+        // exit): refused for the loop's trip count, at the line of the loop (or the `if`).
+        if matches!(then, [(Stmt::Break, _)]) && otherwise.is_empty() {
+            return Err(unknown_trip_count(site));
+        }
         for flow in [then_flow, else_flow] {
             if matches!(flow, Flow::Break | Flow::Continue) {
                 return Err(refuse(
@@ -689,8 +694,10 @@ impl<'k> Symbolic<'k> {
 fn unknown_trip_count(site: CallSite) -> NotDifferentiable {
     refuse(
         "a loop whose trip count is not known when the kernel is built",
-        "kernel AD unrolls loops, so their bounds must be Rust constants (literals), not values \
-         read at run time",
+        "kernel AD unrolls loops, so a loop must end on values known when the kernel is built \
+         (bounds that are Rust constants or literals), not on values read at run time (a \
+         uniform, a buffer element, a value computed from them); give such a kernel a custom \
+         derivative (`Backward::custom`)",
         site,
     )
 }

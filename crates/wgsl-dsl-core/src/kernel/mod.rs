@@ -588,11 +588,30 @@ impl KernelBuilder {
     /// iteration.
     #[track_caller]
     pub fn while_(&mut self, condition: impl IntoExp<bool>, body: impl FnOnce(&mut Self)) {
+        // Every statement made here is the caller's (closures do not pass `track_caller` on):
+        // a message about the loop names the author's line.
+        let site = CallSite::caller();
         let condition = condition.into_exp();
-        self.loop_(|k| {
-            k.if_(condition.not(), |k| k.break_());
-            body(k);
-        });
+        let stop = Exp::<bool>::from_kind(
+            ExprKind::Unary(naga::UnaryOperator::LogicalNot, condition.node),
+            site,
+        );
+        let mut stmts = vec![(
+            Stmt::If {
+                condition: stop.node,
+                accept: vec![(Stmt::Break, site)],
+                reject: Vec::new(),
+            },
+            site,
+        )];
+        stmts.extend(self.block(body));
+        self.push(
+            Stmt::Loop {
+                body: stmts,
+                continuing: Vec::new(),
+            },
+            site,
+        );
     }
 
     /// `break;` (WGSL spec §9.4.6).

@@ -35,6 +35,9 @@ struct Args {
     def: Option<syn::Ident>,
     /// `differentiable`: also generate `<name>_backward`, the derived backward pass.
     differentiable: Option<Span>,
+    /// `differentiable(no_diff(a, ..), accumulate(w = Atomic, ..))`: the `Derive` options,
+    /// as calls chained on `Derive::new()` (each spanned at its name in the attribute).
+    derive_options: Vec<TokenStream>,
 }
 
 fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
@@ -52,9 +55,13 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
             args.def = Some(m.value()?.parse()?);
         } else if m.path.is_ident("differentiable") {
             args.differentiable = Some(m.path.span());
+            if m.input.peek(syn::token::Paren) {
+                let options = &mut args.derive_options;
+                m.parse_nested_meta(|o| derive_option(&o, options))?;
+            }
         } else {
             return Err(m.error(
-                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"`, `grid = |size: T| [x, y, z]`, `def = Name`, `differentiable` or `helper`",
+                "unknown `#[kernel]` argument; expected `workgroup_size = [x, y, z]`, `name = \"..\"`, `grid = |size: T| [x, y, z]`, `def = Name`, `differentiable` (or `differentiable(no_diff(..), accumulate(name = Atomic, ..))`) or `helper`",
             ));
         }
         Ok(())
@@ -63,6 +70,41 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
         errs.add(e);
     }
     args
+}
+
+/// One option of `differentiable(..)`: `no_diff(a, b)` or `accumulate(w = Atomic, ..)`.
+fn derive_option(
+    o: &syn::meta::ParseNestedMeta<'_>,
+    out: &mut Vec<TokenStream>,
+) -> syn::Result<()> {
+    if o.path.is_ident("no_diff") {
+        o.parse_nested_meta(|b| {
+            let name = b.path.require_ident()?;
+            let text = name.to_string();
+            out.push(quote_spanned!(name.span()=> .no_diff(#text)));
+            Ok(())
+        })
+    } else if o.path.is_ident("accumulate") {
+        o.parse_nested_meta(|b| {
+            let name = b.path.require_ident()?;
+            let text = name.to_string();
+            let scheme: syn::Ident = b.value()?.parse()?;
+            if !["Exclusive", "Atomic", "Write"].contains(&scheme.to_string().as_str()) {
+                return Err(syn::Error::new(
+                    scheme.span(),
+                    "expected an `Accumulation`: `Exclusive`, `Atomic` or `Write`",
+                ));
+            }
+            out.push(quote_spanned!(name.span()=>
+                .accumulate(#text, ::wgsl_dsl::autodiff::Accumulation::#scheme)));
+            Ok(())
+        })
+    } else {
+        Err(o.error(
+            "unknown `differentiable` option; expected `no_diff(binding, ..)` or \
+             `accumulate(binding = Exclusive | Atomic, ..)`",
+        ))
+    }
 }
 
 /// Expand `#[kernel(attr)] item`.
@@ -161,7 +203,7 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
     let interface = typed_interface(f, args, &sig, &size, &mut ctx);
     let backward = args
         .differentiable
-        .map(|span| backward_fn(f, &sig, span))
+        .map(|span| backward_fn(f, &sig, span, &args.derive_options))
         .unwrap_or_default();
     let doc_span = f.sig.ident.span();
     // Mixed-site, as every local the expansion declares: a parameter of the same name is
@@ -187,8 +229,14 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
 }
 
 /// `#[kernel(differentiable)]`: `fn <name>_backward(<rust params>)`, the kernel's derived
-/// backward pass (`wgsl_dsl::autodiff::derive` with the default `Derive`).
-fn backward_fn(f: &syn::ItemFn, sig: &params::Signature, span: Span) -> TokenStream {
+/// backward pass (`wgsl_dsl::autodiff::derive` with the default `Derive`, or the options of
+/// `differentiable(no_diff(..), accumulate(..))`).
+fn backward_fn(
+    f: &syn::ItemFn,
+    sig: &params::Signature,
+    span: Span,
+    options: &[TokenStream],
+) -> TokenStream {
     let ident = &f.sig.ident;
     let vis = &f.vis;
     let backward = syn::Ident::new(&format!("{ident}_backward"), ident.span());
@@ -207,9 +255,11 @@ fn backward_fn(f: &syn::ItemFn, sig: &params::Signature, span: Span) -> TokenStr
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
+    // Mixed-site: a parameter of the same name is another variable.
+    let local = syn::Ident::new("__derive_options", Span::mixed_site());
     let doc = format!(
         "The backward pass of kernel [`{ident}`], derived (`#[kernel(differentiable)]`): \
-         `wgsl_dsl::autodiff::derive` with the default `Derive` (read-only float buffers are \
+         `wgsl_dsl::autodiff::derive` with the `Derive` of its attribute (by default read-only float buffers are \
          the inputs, float buffers the kernel writes the outputs)."
     );
     quote_spanned! {span=>
@@ -223,10 +273,11 @@ fn backward_fn(f: &syn::ItemFn, sig: &params::Signature, span: Span) -> TokenStr
             -> ::core::result::Result<::wgsl_dsl::autodiff::Backward, ::wgsl_dsl::BuildError>
             #where_clause
         {
-            ::wgsl_dsl::autodiff::derive(
-                &#ident #turbofish (#(#names),*),
-                &::wgsl_dsl::autodiff::Derive::new(),
-            )
+            // Built in a closure (not `track_caller`): an option's error names its line in
+            // the attribute, not the caller of this function.
+            #[allow(clippy::redundant_closure, clippy::redundant_closure_call)]
+            let #local = (|| ::wgsl_dsl::autodiff::Derive::new() #(#options)*)();
+            ::wgsl_dsl::autodiff::derive(&#ident #turbofish (#(#names),*), &#local)
         }
     }
 }
