@@ -252,9 +252,9 @@ fn the_tangent_kernel_follows_the_last_store() {
     let xs = random(4, 37);
     let vs = random(6, 37);
     let hx = wgsl_dsl::interp::HostBuffer::from_slice(&xs);
-    let hy = wgsl_dsl::interp::HostBuffer::from_slice(&vec![f32::NAN; 37]);
+    let hy = wgsl_dsl::interp::HostBuffer::from_slice(&[f32::NAN; 37]);
     let hv = wgsl_dsl::interp::HostBuffer::from_slice(&vs);
-    let ht = wgsl_dsl::interp::HostBuffer::from_slice(&vec![f32::NAN; 37]);
+    let ht = wgsl_dsl::interp::HostBuffer::from_slice(&[f32::NAN; 37]);
     wgsl_dsl::interp::Interpreter::new()
         .dispatch(&program, &[&hx, &hy, &hv, &ht], [1, 1, 1])
         .expect("runs");
