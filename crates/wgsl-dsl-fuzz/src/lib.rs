@@ -23,6 +23,7 @@
 //! bounds every output; [`emit`] builds it with the DSL; [`oracle`] runs the checks.
 
 pub mod accuracy;
+pub mod ad;
 pub mod analysis;
 mod analysis_math;
 pub mod ast;

@@ -67,7 +67,8 @@ pub mod autodiff {
     use crate::KernelBuilder;
     #[cfg(feature = "runtime")]
     pub use crate::gradcheck::{
-        CheckError, CheckOptions, Data, Executor, GradientReport, WorstError, check,
+        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport,
+        IDENTITY_ULPS, Verdict, WorstError, check,
     };
     #[doc(inline)]
     pub use wgsl_dsl_core::autodiff::*;

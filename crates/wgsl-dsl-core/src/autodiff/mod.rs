@@ -145,10 +145,12 @@ mod reverse;
 mod rules;
 mod subst;
 mod symbolic;
+mod tangent;
 
 pub use accumulate::Accumulation;
 pub use derive::{Backward, BackwardKernel, Choice, Derive, Role, derive};
 pub use symbolic::MAX_UNROLLED;
+pub use tangent::{TangentKernel, TangentRole, derive_tangent};
 
 use crate::error::BuildError;
 use crate::exp::{Exp, ExprKind, IntoExp, NodeRef};

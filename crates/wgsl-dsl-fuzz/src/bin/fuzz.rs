@@ -34,6 +34,108 @@ struct Args {
     /// Statements per kernel (at most).
     #[arg(long, default_value_t = GenOptions::default().statements)]
     statements: i32,
+    /// Run the AD fuzzer instead (`wgsl_dsl_fuzz::ad`): differentiable kernels, their
+    /// derived backward passes checked by the adjoint identity (`--seconds`, `--cases`,
+    /// `--seed`, `--no-gpu`, `--no-shrink`, `--replay` apply to it).
+    #[arg(long)]
+    ad: bool,
+    /// With `--ad`: every how many cases one also runs on the GPU.
+    #[arg(long, default_value_t = 4)]
+    ad_gpu_every: u64,
+}
+
+/// The AD fuzzer's statements per kernel (at most).
+const AD_STATEMENTS: i32 = 14;
+
+fn ad_main(args: &Args) {
+    use wgsl_dsl_fuzz::ad;
+    let gpu = if args.no_gpu {
+        None
+    } else {
+        match wgsl_dsl::runtime::Gpu::new() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("error: no GPU adapter ({e}); pass --no-gpu for the interpreter only");
+                std::process::exit(2);
+            }
+        }
+    };
+    if let Some(s) = args.replay {
+        let p = ad::program::generate(s, AD_STATEMENTS);
+        println!("{}", ad::emit::print(&p));
+        match ad::check(&p, s, gpu.as_ref()) {
+            Ok(passed) => println!("case {s}: passed ({passed:?})"),
+            Err(f) => {
+                println!("case {s}: FAILED {f}");
+                if !args.no_shrink {
+                    let small = ad::shrink(&p, s, f.kind, gpu.as_ref(), 2000);
+                    let sf = ad::check(&small, s, gpu.as_ref()).err().unwrap_or(f);
+                    println!("shrunk ({sf}):\n{}", ad::emit::print(&small));
+                }
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let budget = match (args.seconds, args.cases) {
+        (_, Some(n)) => Budget::Cases(n),
+        (Some(s), None) => Budget::Time(Duration::from_secs_f64(s)),
+        (None, None) => Budget::Time(Duration::from_secs(60)),
+    };
+    let mut last = std::time::Instant::now();
+    let report = ad::run(
+        args.seed,
+        budget,
+        AD_STATEMENTS,
+        gpu.as_ref(),
+        args.ad_gpu_every,
+        !args.no_shrink,
+        &mut |r| {
+            if last.elapsed() >= Duration::from_secs(30) {
+                last = std::time::Instant::now();
+                println!(
+                    "[{:>6.0} s] {} kernels, {:.1} kernels/s, {} refused, {} failures",
+                    r.elapsed.as_secs_f64(),
+                    r.cases,
+                    r.rate(),
+                    r.refused,
+                    r.failures.len()
+                );
+            }
+        },
+    );
+    for f in &report.failures {
+        println!("\nFAILED case {}: {}", f.seed, f.failure);
+        if let Some((sf, code)) = &f.shrunk {
+            println!("shrunk ({sf}):\n{code}");
+        }
+        println!(
+            "replay: cargo run -p wgsl-dsl-fuzz --release --bin fuzz -- --ad --replay {}",
+            f.seed
+        );
+    }
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for f in &report.failures {
+        let k = format!("{:?}", f.failure.kind);
+        match kinds.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((k, 1)),
+        }
+    }
+    println!(
+        "\nAD: {} kernels in {:.1} s: {:.2} kernels/s; {} on the GPU too, {} derivations refused (located), {} with differences off at kinks while the identity held; {} failures {:?}",
+        report.cases,
+        report.elapsed.as_secs_f64(),
+        report.rate(),
+        report.gpu_cases,
+        report.refused,
+        report.differences_disagree,
+        report.failures.len(),
+        kinds
+    );
+    if !report.failures.is_empty() {
+        std::process::exit(1);
+    }
 }
 
 fn targets(no_gpu: bool) -> Targets {
@@ -53,6 +155,10 @@ fn targets(no_gpu: bool) -> Targets {
 
 fn main() {
     let args = Args::parse();
+    if args.ad {
+        ad_main(&args);
+        return;
+    }
     let opts = GenOptions {
         statements: args.statements,
         ..GenOptions::default()
