@@ -14,7 +14,7 @@ const STATEMENTS: i32 = 10;
 const SEED: u64 = 0xad_2026;
 
 #[test]
-#[ignore = "issue 30 items 1 and 3 are open: a double store (AD fuzzer seed 9018883062403043925) and NaN through select (seed 7313543279846440201) fail the adjoint identity; run with --ignored once the fixes land"]
+
 fn differentiable_kernels_pass_the_adjoint_identity() {
     let gpu_on = std::env::var("WGSL_DSL_GPU").map_or(true, |v| v != "off");
     let gpu = gpu_on.then(|| {

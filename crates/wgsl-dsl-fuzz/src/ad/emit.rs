@@ -58,7 +58,7 @@ fn helper_exp(e: &E, params: &[Exp<f32>]) -> Exp<f32> {
         E::Select(c, a, b) => select(r(b), r(a), compare(r(&c.a), c.less, r(&c.b))),
         E::GuardedSqrt(a) => {
             let a = r(a);
-            select(0.0f32, sqrt(a.clone()), a.gt(0.0f32))
+            select(0.0f32, sqrt(max(a.clone(), 0.0f32)), a.gt(0.0f32))
         }
         E::Lit(v) => lit(*v),
         _ => lit(0.5f32),
@@ -102,7 +102,7 @@ impl Ctx<'_> {
             }
             E::GuardedSqrt(a) => {
                 let a = self.exp(k, a);
-                select(0.0f32, sqrt(a.clone()), a.gt(0.0f32))
+                select(0.0f32, sqrt(max(a.clone(), 0.0f32)), a.gt(0.0f32))
             }
             E::Call(h, a, b) => {
                 let (a, b) = (self.exp(k, a), self.exp(k, b));
@@ -305,7 +305,7 @@ impl Printer<'_> {
             }
             E::GuardedSqrt(a) => {
                 let a = self.exp(a);
-                format!("select(0.0f32, sqrt({a}), ({a}).gt(0.0f32))")
+                format!("select(0.0f32, sqrt(max({a}, 0.0f32)), ({a}).gt(0.0f32))")
             }
             E::Call(h, a, b) => format!("k.call(&h{h}, ({}, {}))", self.exp(a), self.exp(b)),
         }
@@ -496,7 +496,7 @@ fn helper_print(e: &E) -> String {
         ),
         E::GuardedSqrt(a) => {
             let a = r(a);
-            format!("select(0.0f32, sqrt({a}), ({a}).gt(0.0f32))")
+            format!("select(0.0f32, sqrt(max({a}, 0.0f32)), ({a}).gt(0.0f32))")
         }
         E::Lit(v) => format!("{v:?}f32"),
         _ => "lit(0.5f32)".into(),

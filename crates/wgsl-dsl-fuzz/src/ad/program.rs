@@ -10,7 +10,7 @@
 //! `if`/`else` on comparisons of values (kinks), `switch` on `g % m`, loops of a build-time
 //! trip count, helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
 //! (kinks). Every operation is defined on every value it can meet (`a / (1 + b^2)`,
-//! `sqrt(1 + a^2)`, `exp(tanh a)`; the guarded `select(0, sqrt(a), a > 0)`): no NaN in the
+//! `sqrt(1 + a^2)`, `exp(tanh a)`; the guarded `select(0, sqrt(max(a, 0)), a > 0)`): no NaN in the
 //! forward kernel.
 
 use rand::{Rng, SeedableRng};
@@ -80,7 +80,8 @@ pub enum E {
     Bin(Bin, Box<E>, Box<E>),
     /// `select(b, a, cond)`: `a` where `cond`, else `b`.
     Select(Box<Cond>, Box<E>, Box<E>),
-    /// `select(0.0, sqrt(a), a > 0.0)`: the untaken `sqrt`'s derivative is not finite.
+    /// `select(0.0, sqrt(max(a, 0.0)), a > 0.0)`: the untaken `sqrt`'s derivative is not finite
+    /// (`max` keeps a constant negative `a` from being a const-expression error, WGSL §8.1.1).
     GuardedSqrt(Box<E>),
     /// A helper function of two arguments.
     Call(usize, Box<E>, Box<E>),
@@ -388,6 +389,12 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
             _ => rng.random_range(1..=5),
         };
         workgroup[d] = [1, 2, 4, 8][rng.random_range(0..4)];
+    }
+    // At most 256 invocations per workgroup (WebGPU's default maxComputeInvocationsPerWorkgroup):
+    // 8 x 8 x 8 is halved along z.
+    while workgroup.iter().product::<u32>() > 256 {
+        let d = (0..3).max_by_key(|&d| (workgroup[d], d)).unwrap_or(2);
+        workgroup[d] /= 2;
     }
     let n: u32 = extent.iter().product();
     let inputs: Vec<u32> = (0..rng.random_range(1..=3))
