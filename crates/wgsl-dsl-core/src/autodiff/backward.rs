@@ -89,6 +89,7 @@ pub(crate) fn active(
                 }
             }
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::active(l, gradients, out),
         }
     }
 }
@@ -127,17 +128,19 @@ pub(crate) fn names(items: &[Item], out: &mut HashMap<ValueId, (String, usize)>)
                 }
             }
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::names(l, out),
         }
     }
 }
 
-fn has_output(items: &[Item]) -> bool {
+pub(crate) fn has_output(items: &[Item]) -> bool {
     items.iter().any(|i| match i {
         Item::Output { .. } => true,
         Item::If {
             then, otherwise, ..
         } => has_output(then) || has_output(otherwise),
         Item::Let { .. } => false,
+        Item::Loop(l) => has_output(&l.body),
     })
 }
 
@@ -160,6 +163,7 @@ pub(crate) fn forward(items: &[Item]) -> Block {
                 *site,
             )),
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::forward_loop(l, &mut out),
             // The forward pass has no effects: an `if` that leaves no value after it is
             // recomputed where the reverse pass needs its values, not here.
             Item::If { merges, .. } if merges.is_empty() => {}
@@ -253,6 +257,7 @@ impl Emit<'_> {
                     merges,
                     site,
                 } => self.reverse_if(condition, then, otherwise, merges, *site, pending, out)?,
+                Item::Loop(l) => self.reverse_loop(l, pending, out)?,
             }
         }
         Ok(())
@@ -365,14 +370,14 @@ impl Emit<'_> {
     }
 
     /// The program order of a value (deterministic, unlike its id).
-    fn order_of(&self, id: ValueId) -> usize {
+    pub(crate) fn order_of(&self, id: ValueId) -> usize {
         self.names.get(&id).map_or(usize::MAX, |(_, n)| *n)
     }
 
     /// Reverse mode through `root` (one expression of the symbolic program) with `seed`:
     /// adjoints of the values it uses go to `pending`, those of the loads of differentiable
     /// inputs into their gradients (statements into `out`).
-    fn propagate(
+    pub(crate) fn propagate(
         &self,
         root: &NodeRef,
         seed: NodeRef,

@@ -68,6 +68,15 @@ pub enum Role {
         /// How the kernel writes it.
         accumulation: Accumulation,
     },
+    /// The iteration-limit flag of the kernel's bounded loops
+    /// ([`crate::KernelBuilder::max_iterations`]): one `u32` (an `array<atomic<u32>>` of
+    /// length 1), zeroed before the dispatch. After it, 0: every loop stayed within its
+    /// bound; `k > 0`: the loop `loops[k - 1]` ran past its bound in some invocation, whose
+    /// gradients are then missing ([`BackwardKernel::check_iteration_limit`] says so).
+    IterationLimit {
+        /// The bounded loops, by number.
+        loops: Vec<super::loops::BoundedLoop>,
+    },
 }
 
 /// One kernel of a backward pass, with the role of each of its bindings (in binding order).
@@ -126,6 +135,11 @@ impl std::fmt::Display for Backward {
                         input,
                         accumulation,
                     } => writeln!(f, "  {name}: gradient of `{input}`, {accumulation}")?,
+                    Role::IterationLimit { loops } => writeln!(
+                        f,
+                        "  {name}: iteration-limit flag of {} bounded loop(s)",
+                        loops.len()
+                    )?,
                 }
             }
         }
@@ -250,7 +264,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     }
 
     let mut symbolic = Symbolic::new(primal, roles.clone());
-    let items = symbolic.entry().map_err(|e| e.at(site))?;
+    let mut items = symbolic.entry().map_err(|e| e.at(site))?;
     let defs = std::mem::take(&mut symbolic.defs);
 
     // The inputs' gradients: exclusive where every read is at the invocation's own index.
@@ -303,6 +317,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
         ));
     }
 
+    super::loops::declare_flag(&mut b, &mut items, &mut role_list);
     b.value_defs.extend(defs);
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
@@ -396,6 +411,12 @@ impl Reads<'_> {
                         self.visit(&m.then_value);
                         self.visit(&m.else_value);
                     }
+                }
+                Item::Loop(l) => {
+                    for n in super::loops::roots(l) {
+                        self.visit(&n);
+                    }
+                    self.walk(&l.body);
                 }
             }
         }

@@ -136,6 +136,7 @@ mod error;
 mod forward;
 mod graph;
 mod linear;
+mod loops;
 mod make;
 mod reverse;
 mod rules;
@@ -144,6 +145,7 @@ mod symbolic;
 
 pub use accumulate::Accumulation;
 pub use derive::{Backward, BackwardKernel, Derive, Role, derive};
+pub use loops::{BoundedLoop, IterationLimitExceeded};
 pub use symbolic::MAX_UNROLLED;
 
 use crate::error::BuildError;

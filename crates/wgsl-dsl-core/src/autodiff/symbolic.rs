@@ -26,6 +26,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+mod runtime_loop;
+
 use super::error::NotDifferentiable;
 use super::make::{At, node};
 use super::subst::{Rewrite, rebuild};
@@ -66,6 +68,9 @@ pub(crate) enum Item {
         merges: Vec<Merge>,
         site: CallSite,
     },
+    /// A loop whose trip count is known only at run time, bounded by its author
+    /// ([`super::loops`]).
+    Loop(Box<super::loops::Loop>),
 }
 
 /// A value an `if`'s branches leave different: `id` after the `if`, `var` in the derived
@@ -337,8 +342,10 @@ impl<'k> Symbolic<'k> {
             if matches!(flow, Flow::Break | Flow::Continue) {
                 return Err(refuse(
                     "a `break` or `continue` under a condition known only at run time",
-                    "loops are unrolled when the kernel is derived, so their trip count must be \
-                     known when it is built",
+                    "a loop without a stated bound is unrolled when the kernel is derived, so its \
+                     trip count must be known when it is built (state the most iterations it \
+                     runs with `k.max_iterations(n)` before it); in a bounded loop only its \
+                     first statement, `if c { break; }`, may leave it",
                     site,
                 ));
             }
@@ -430,13 +437,21 @@ impl<'k> Symbolic<'k> {
                 return Ok(flow);
             }
             Stmt::Loop { body, continuing } => {
+                if let Some(&n) = self.k.loop_bounds.get(&site) {
+                    return self.runtime_loop(body, continuing, None, n, site, items);
+                }
                 return self.unroll(body, continuing, None, site, items);
             }
             Stmt::LoopBreakIf {
                 body,
                 continuing,
                 break_if,
-            } => return self.unroll(body, continuing, Some(break_if), site, items),
+            } => {
+                if let Some(&n) = self.k.loop_bounds.get(&site) {
+                    return self.runtime_loop(body, continuing, Some(break_if), n, site, items);
+                }
+                return self.unroll(body, continuing, Some(break_if), site, items);
+            }
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
             Stmt::Return(value) => {
@@ -689,8 +704,8 @@ impl<'k> Symbolic<'k> {
 fn unknown_trip_count(site: CallSite) -> NotDifferentiable {
     refuse(
         "a loop whose trip count is not known when the kernel is built",
-        "kernel AD unrolls loops, so their bounds must be Rust constants (literals), not values \
-         read at run time",
+        "kernel AD unrolls loops whose bounds are Rust constants (literals); for a bound read at \
+         run time, state the most iterations the loop runs: `k.max_iterations(n)` before it",
         site,
     )
 }
