@@ -433,11 +433,11 @@ fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
         let mut line = 0;
         k.if_(i.lt(y.len()), |k| {
             let s = k.var("s", 0.0f32);
+            let bounded = k.max_iterations(bound);
             line = line!() + 1;
-            k.max_iterations(bound)
-                .for_range("j", 0u32, n.load(), |k, j| {
-                    k.store(&s, s.load() + sin(x.at(&i * n.load() + &j).load()))
-                });
+            bounded.for_range("j", 0u32, n.load(), |k, j| {
+                k.store(&s, s.load() + sin(x.at(&i * n.load() + &j).load()))
+            });
             k.store(&y.at(&i), s.load());
         });
         (k, line)
