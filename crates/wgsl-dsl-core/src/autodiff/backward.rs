@@ -90,6 +90,16 @@ pub(crate) fn active(
             }
             Item::Output { .. } => {}
             Item::Loop(l) => super::loops::active(l, gradients, out),
+            Item::Shared(s) => {
+                if let super::shared::Shared::Load {
+                    id,
+                    adjoint: Some(_),
+                    ..
+                } = &**s
+                {
+                    out.insert(*id);
+                }
+            }
         }
     }
 }
@@ -129,6 +139,12 @@ pub(crate) fn names(items: &[Item], out: &mut HashMap<ValueId, (String, usize)>)
             }
             Item::Output { .. } => {}
             Item::Loop(l) => super::loops::names(l, out),
+            Item::Shared(s) => {
+                if let super::shared::Shared::Load { id, name, .. } = &**s {
+                    let n = out.len();
+                    out.insert(*id, (name.clone(), n));
+                }
+            }
         }
     }
 }
@@ -141,11 +157,29 @@ pub(crate) fn has_output(items: &[Item]) -> bool {
         } => has_output(then) || has_output(otherwise),
         Item::Let { .. } => false,
         Item::Loop(l) => has_output(&l.body),
+        Item::Shared(s) => matches!(
+            &**s,
+            super::shared::Shared::Store {
+                adjoint: Some(_),
+                ..
+            }
+        ),
     })
 }
 
-/// The forward pass of `items`: their values, without the stores into outputs.
+/// The forward pass of `items`: their values, without the stores into outputs (a
+/// recomputation: workgroup loads read their saved values, see [`super::shared`]).
 pub(crate) fn forward(items: &[Item]) -> Block {
+    forward_in(items, false)
+}
+
+/// The derived kernel's first forward pass: [`forward`], and the primal's workgroup stores
+/// and barriers, its workgroup loads saved.
+pub(crate) fn forward_primal(items: &[Item]) -> Block {
+    forward_in(items, true)
+}
+
+fn forward_in(items: &[Item], primal: bool) -> Block {
     let mut out = Vec::new();
     for item in items {
         match item {
@@ -164,9 +198,19 @@ pub(crate) fn forward(items: &[Item]) -> Block {
             )),
             Item::Output { .. } => {}
             Item::Loop(l) => super::loops::forward_loop(l, &mut out),
+            Item::Shared(s) => super::shared::forward(s, primal, &mut out),
             // The forward pass has no effects: an `if` that leaves no value after it is
-            // recomputed where the reverse pass needs its values, not here.
-            Item::If { merges, .. } if merges.is_empty() => {}
+            // recomputed where the reverse pass needs its values, not here (unless it holds
+            // the primal's workgroup operations).
+            Item::If {
+                merges,
+                then,
+                otherwise,
+                ..
+            } if merges.is_empty()
+                && !(primal
+                    && (super::shared::has_shared(then)
+                        || super::shared::has_shared(otherwise))) => {}
             Item::If {
                 condition,
                 then,
@@ -186,7 +230,7 @@ pub(crate) fn forward(items: &[Item]) -> Block {
                     ));
                 }
                 let arm = |items: &[Item], value: fn(&Merge) -> &NodeRef| {
-                    let mut block = forward(items);
+                    let mut block = forward_in(items, primal);
                     for m in merges {
                         block.push((
                             Stmt::Store {
@@ -258,6 +302,7 @@ impl Emit<'_> {
                     site,
                 } => self.reverse_if(condition, then, otherwise, merges, *site, pending, out)?,
                 Item::Loop(l) => self.reverse_loop(l, pending, out)?,
+                Item::Shared(s) => self.reverse_shared(s, pending, out)?,
             }
         }
         Ok(())

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::accumulate::{Accumulation, Gradients, own_index};
-use super::backward::{Emit, forward, names};
+use super::backward::{Emit, names};
 use super::graph::Root;
 use super::symbolic::{GlobalRole, Item, Symbolic};
 use crate::error::BuildError;
@@ -164,15 +164,19 @@ fn float_buffer(ty: &Ty) -> bool {
 /// What is derived: straight-line code, `let`s and `var`s, `if` (its branches recomputed in
 /// the reverse pass), `return` anywhere outside loops, helper functions (inlined), loops whose
 /// trip count is known when the kernel is built (**unrolled**: no loop-carried value is
-/// stored; each iteration's values are `let`s), `switch` on build-time values. Each output
+/// stored; each iteration's values are `let`s), loops bounded by their author
+/// ([`KernelBuilder::max_iterations`]; a tape per loop, see `autodiff/loops.rs`), workgroup
+/// memory and barriers (phases reversed, adjoint arrays in workgroup memory, see
+/// `autodiff/shared.rs`), `switch` on build-time values. Each output
 /// element must be written at most once per dispatch (as a race-free kernel does) and never
 /// read. The expression rules are [`crate::autodiff`]'s.
 ///
 /// # Errors
 /// [`BuildError::NotDifferentiable`] at the Rust call site of what cannot be derived:
-/// workgroup memory and barriers (give such kernels a [`Backward::custom`]), atomics,
+/// barriers under a run-time condition, workgroup memory in a run-time loop, atomics,
 /// subgroup and cooperative-matrix operations, textures, loops whose trip count is not known
-/// when the kernel is built, reads of outputs, stores into part of a `var`, and every
+/// when the kernel is built and that have no `max_iterations`, reads of outputs, stores into
+/// part of a `var`, and every
 /// expression [`KernelBuilder::vjp`] refuses; and any mistake recorded in `primal` (the
 /// derivation needs a kernel that builds). Build the result with `kernels[0].kernel.build()`.
 #[track_caller]
@@ -201,10 +205,9 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     for (index, g) in primal.globals.iter().enumerate() {
         let diff = !options.no_diff.contains(&g.name);
         let role = match g.kind {
-            GlobalKind::Workgroup => GlobalRole::Refused(
-                "kernels with workgroup memory are not derived; give the kernel a custom \
-                 derivative (`Backward::custom`)",
-            ),
+            GlobalKind::Workgroup => {
+                GlobalRole::Workgroup(super::shared::redeclare(&mut b, &g.name, &g.ty, g.site))
+            }
             GlobalKind::Binding(kind, _) => {
                 let float = float_buffer(&g.ty);
                 match kind {
@@ -265,6 +268,8 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
 
     let mut symbolic = Symbolic::new(primal, roles.clone());
     let mut items = symbolic.entry().map_err(|e| e.at(site))?;
+    super::shared::check_placement(&items, 0).map_err(|e| e.at(site))?;
+    super::shared::check_loops_and_barriers(&items).map_err(|e| e.at(site))?;
     let defs = std::mem::take(&mut symbolic.defs);
 
     // The inputs' gradients: exclusive where every read is at the invocation's own index.
@@ -321,7 +326,9 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     b.value_defs.extend(defs);
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
-    let mut body = forward(&items);
+    let mut body = Vec::new();
+    super::shared::declare_saved(&items, &mut body);
+    body.extend(super::backward::forward_primal(&items));
     {
         let mut active = std::collections::HashSet::new();
         super::backward::active(&items, &gradients, &mut active);
@@ -417,6 +424,11 @@ impl Reads<'_> {
                         self.visit(&n);
                     }
                     self.walk(&l.body);
+                }
+                Item::Shared(s) => {
+                    for n in super::shared::roots(s) {
+                        self.visit(&n);
+                    }
                 }
             }
         }

@@ -140,6 +140,7 @@ mod loops;
 mod make;
 mod reverse;
 mod rules;
+mod shared;
 mod subst;
 mod symbolic;
 

@@ -17,7 +17,10 @@
 //! - Stores into an output binding are [`Item::Output`]s; loads of inputs stay loads (the
 //!   derivative's variables); uniforms and non-differentiable buffers are constants.
 //!
-//! Refused, each a `NotDifferentiable` at its Rust call site: workgroup memory, barriers,
+//! Workgroup memory and barriers: [`super::shared`]; loops bounded by their author:
+//! [`super::loops`].
+//!
+//! Refused, each a `NotDifferentiable` at its Rust call site: barriers under run-time conditions,
 //! atomics, subgroup operations, cooperative matrices, textures, reading an output (or a
 //! buffer the kernel writes), stores into part of a `var`, loops whose trip count is not known
 //! when the kernel is built, `break`/`continue`/`return` under such conditions inside loops,
@@ -71,6 +74,8 @@ pub(crate) enum Item {
     /// A loop whose trip count is known only at run time, bounded by its author
     /// ([`super::loops`]).
     Loop(Box<super::loops::Loop>),
+    /// A load, store or barrier of workgroup memory ([`super::shared`]).
+    Shared(Box<super::shared::Shared>),
 }
 
 /// A value an `if`'s branches leave different: `id` after the `if`, `var` in the derived
@@ -96,8 +101,8 @@ pub(crate) enum GlobalRole {
     /// redeclared at this handle. `written`: the primal kernel stores into it (the derived
     /// kernel does not, and cannot read it).
     Data { handle: GlobalHandle, written: bool },
-    /// Workgroup memory or a texture: refused where used.
-    Refused(&'static str),
+    /// A workgroup variable, redeclared ([`super::shared`]).
+    Workgroup(super::shared::Workgroup),
 }
 
 /// How control leaves a block.
@@ -142,6 +147,9 @@ pub(crate) struct Symbolic<'k> {
     places: HashMap<*const PlaceNode, PlaceRef>,
     /// The statement being executed.
     site: CallSite,
+    /// Loads of workgroup memory made while rewriting the current statement: `let`s put
+    /// before its items.
+    hoisted: Vec<Item>,
 }
 
 fn refuse(
@@ -174,6 +182,7 @@ impl<'k> Symbolic<'k> {
             memo: HashMap::new(),
             places: HashMap::new(),
             site: k.site,
+            hoisted: Vec::new(),
         }
     }
 
@@ -290,12 +299,25 @@ impl<'k> Symbolic<'k> {
         &mut self,
         stmts: &[(Stmt, CallSite)],
     ) -> Result<(Vec<Item>, Flow), NotDifferentiable> {
+        let outer = std::mem::take(&mut self.hoisted);
+        let result = self.block_items(stmts);
+        self.hoisted = outer;
+        result
+    }
+
+    fn block_items(
+        &mut self,
+        stmts: &[(Stmt, CallSite)],
+    ) -> Result<(Vec<Item>, Flow), NotDifferentiable> {
         let mut items = Vec::new();
         for (i, (stmt, site)) in stmts.iter().enumerate() {
             self.site = *site;
             self.memo.clear();
             self.places.clear();
-            let flow = self.stmt(stmt, *site, &mut items)?;
+            let mut own = Vec::new();
+            let flow = self.stmt(stmt, *site, &mut own)?;
+            items.append(&mut self.hoisted);
+            items.extend(own);
             match flow {
                 Flow::Normal => {}
                 Flow::Break | Flow::Continue | Flow::Return => return Ok((items, flow)),
@@ -500,13 +522,11 @@ impl<'k> Symbolic<'k> {
             // A print changes nothing the derivatives see; derived kernels have none (the
             // primal kernel keeps its own).
             Stmt::DebugPrint { .. } => {}
-            Stmt::Barrier(_) => {
-                return Err(refuse(
-                    "a barrier",
-                    "kernels with workgroup memory or barriers are not derived; give the kernel a \
-                     custom derivative (`Backward::custom`)",
+            Stmt::Barrier(barrier) => {
+                items.push(Item::Shared(Box::new(super::shared::Shared::Barrier {
+                    barrier: *barrier,
                     site,
-                ));
+                })))
             }
             Stmt::Atomic { .. } => {
                 return Err(refuse("an atomic operation", "it has no derivative", site));
@@ -592,7 +612,17 @@ impl<'k> Symbolic<'k> {
                     // The derived kernel computes gradients only: the primal's other writes
                     // are not repeated.
                     Some(GlobalRole::Data { .. }) => Ok(()),
-                    Some(GlobalRole::Refused(why)) => Err(refuse("a store", why, site)),
+                    Some(GlobalRole::Workgroup(w)) => {
+                        let place = self.place(place)?;
+                        let value = self.expr(value)?;
+                        items.push(Item::Shared(Box::new(super::shared::Shared::Store {
+                            place,
+                            value,
+                            adjoint: w.adjoint,
+                            site,
+                        })));
+                        Ok(())
+                    }
                     Some(GlobalRole::Input(_)) | None => Err(refuse(
                         "a store into a binding of another kernel",
                         "it is not a binding of the kernel derived",
@@ -751,8 +781,34 @@ impl Rewrite for Symbolic<'_> {
                                 n.site,
                             ));
                         }
-                        Some(GlobalRole::Refused(why)) => {
-                            return Err(refuse("a load", why, n.site));
+                        Some(GlobalRole::Workgroup(w)) => {
+                            let place = self.place(place)?;
+                            let (id, var) = (ValueId::fresh(), ValueId::fresh());
+                            let name = self.k.globals[index].name.clone();
+                            self.defs.insert(
+                                id,
+                                ValueDef::Let {
+                                    name: name.clone(),
+                                    value: node(
+                                        ExprKind::Load(place.clone()),
+                                        place.ty.clone(),
+                                        n.site,
+                                    ),
+                                },
+                            );
+                            self.hoisted.push(Item::Shared(Box::new(
+                                super::shared::Shared::Load {
+                                    id,
+                                    var,
+                                    name,
+                                    place,
+                                    adjoint: w.adjoint,
+                                    site: n.site,
+                                },
+                            )));
+                            let m = node(ExprKind::Bound(id), n.ty.clone(), n.site);
+                            self.memo.insert(ptr, m.clone());
+                            return Ok(m);
                         }
                         _ => {}
                     }
@@ -816,7 +872,7 @@ impl Rewrite for Symbolic<'_> {
                 let handle = match self.roles.get(g.index).copied() {
                     Some(GlobalRole::Input(h) | GlobalRole::Output(h))
                     | Some(GlobalRole::Data { handle: h, .. }) => h,
-                    Some(GlobalRole::Refused(why)) => return Err(refuse("a global", why, p.site)),
+                    Some(GlobalRole::Workgroup(w)) => w.handle,
                     None => {
                         return Err(refuse(
                             "a binding of another kernel",
