@@ -343,3 +343,68 @@ fn a_barrier_under_a_run_time_condition_is_refused_at_its_line() {
         other => panic!("expected NotDifferentiable, got {other:?}"),
     }
 }
+
+/// `y[i] = sin(x[i]) x[i]`, counting the invocations and a histogram of `x` with integer
+/// atomics on buffers that are not differentiated.
+fn counted() -> KernelBuilder {
+    let mut k = KernelBuilder::new("counted", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let count = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("count");
+    let hist = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("hist");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let v = k.let_("v", x.at(&i).load());
+        let _ = k.atomic_add(&count.at(0u32), 1u32);
+        let bin = k.let_("bin", clamp((&v + 2.0f32).to_u32(), 0u32, 3u32));
+        let _ = k.atomic_add(&hist.at(&bin), 1u32);
+        k.store(&y.at(&i), sin(&v) * &v);
+    });
+    k
+}
+
+/// Integer atomics on data that is not differentiated are effects the backward kernel does
+/// not repeat: the gradient is checked; using an atomic's result is refused at its line.
+#[test]
+fn integer_atomics_on_data_are_derived_and_their_results_refused() {
+    let r = &mut StdRng::seed_from_u64(33);
+    let n = 37;
+    let forward = counted();
+    let backward = derive(&forward, &Derive::new()).expect("derives");
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        let report = check(
+            &forward,
+            &backward,
+            &[
+                ("x", Data::F32(uniform(r, n, 1.9))),
+                ("count", Data::U32(vec![0])),
+                ("hist", Data::U32(vec![0; 4])),
+                ("y", Data::F32(vec![0.0; n])),
+            ],
+            [3, 1, 1],
+            on,
+            CheckOptions::default(),
+        )
+        .expect("checks");
+        assert!(!report.worst.is_empty());
+        assert!(report.max_error() < TOLERANCE, "{report}");
+    }
+
+    let mut k = KernelBuilder::new("slots", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let next = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("next");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    let (slot, line) = (k.atomic_add(&next.at(0u32), 1u32), line!());
+    k.store(&y.at(slot), x.at(&i).load());
+    match derive(&k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains("atomicAdd"), "{e}");
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}

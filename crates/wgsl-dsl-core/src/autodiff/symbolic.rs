@@ -528,8 +528,23 @@ impl<'k> Symbolic<'k> {
                     site,
                 })))
             }
+            // An atomic on data that is not differentiated (counters, histograms, flags): an
+            // effect the derived kernel does not repeat, as the primal's other writes. Its
+            // result (the old value, which depends on the order of the invocations) cannot be
+            // used: a use is refused where it is.
+            Stmt::Atomic { place, .. }
+                if matches!(
+                    base_root(place),
+                    Root::Global(index)
+                        if matches!(self.roles.get(index), Some(GlobalRole::Data { .. }))
+                ) => {}
             Stmt::Atomic { .. } => {
-                return Err(refuse("an atomic operation", "it has no derivative", site));
+                return Err(refuse(
+                    "an atomic operation on workgroup memory",
+                    "kernel AD takes atomics only on storage buffers it does not differentiate \
+                     (integer counters, flags)",
+                    site,
+                ));
             }
             Stmt::Subgroup { .. } => {
                 return Err(refuse(
@@ -818,6 +833,15 @@ impl Rewrite for Symbolic<'_> {
             ExprKind::Bound(id) => match self.bound.get(id) {
                 Some(v) => v.clone(),
                 None => {
+                    if let Some(ValueDef::Opaque { operation, .. }) = self.k.value_defs.get(id) {
+                        return Err(refuse(
+                            format!("the result of `{operation}`"),
+                            "it depends on the order in which invocations ran, which the \
+                             backward kernel does not replay (kernel AD takes atomics for their \
+                             effect on data it does not differentiate, not their results)",
+                            n.site,
+                        ));
+                    }
                     return Err(refuse(
                         "a value the derivation does not know",
                         "it is not a `let` or call result of this kernel",
