@@ -3,8 +3,11 @@
 and biases U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear), the same MNIST files resident on the GPU,
 shuffled every epoch, batches of --batch-size with the last one partial (469 steps at 128), SGD
 (momentum 0 unless given, as torch.optim.SGD) or Adam (as torch.optim.Adam); the whole epoch is
-one jitted `lax.scan` over its steps (compiled before the first epoch is timed). Float32 matmuls at
-full precision (`jax_default_matmul_precision = highest`: no TF32), as ours and PyTorch's.
+one jitted `lax.scan` over its steps (compiled before the first epoch is timed).
+
+--precision: `highest` (the default here) runs float32 matmuls at full precision
+(`jax_default_matmul_precision = highest`: no TF32), as ours and PyTorch's; `default` leaves
+JAX's own default, which on an H100/H200 is TF32 (tensor cores, 10-bit mantissa inputs).
 
     python3 benches/peer/mnist_jax.py --epochs 3 --batch-size 128 --lr 0.1 --optimizer sgd --unroll 4
 
@@ -26,8 +29,6 @@ import jax.numpy as jnp
 
 import mnist_peer
 from mnist_peer import wait_for_go
-
-jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def idx(path):
@@ -64,7 +65,11 @@ def main():
     p.add_argument("--limit-train", type=int, default=None)
     p.add_argument("--unroll", type=int, default=1,
                    help="steps per iteration of the epoch's lax.scan (its `unroll` argument)")
+    p.add_argument("--precision", choices=["highest", "default"], default="highest",
+                   help="float32 matmul precision: highest (no TF32) or JAX's default (TF32 on H200)")
     a = p.parse_args()
+    if a.precision == "highest":
+        jax.config.update("jax_default_matmul_precision", "highest")
     d = Path(a.data)
     xtr = idx(d / "train-images.idx3-ubyte.gz").reshape(-1, 784).astype(np.float32) / 255
     ytr = idx(d / "train-labels.idx1-ubyte.gz").astype(np.int32)

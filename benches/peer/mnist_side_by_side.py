@@ -19,7 +19,17 @@ Peers (--peers, comma-separated; `all` is every one below except torch-eager):
   unroll=N (`jax` is jax-u1, the repository's peer before the sweep).
 - burn: Burn on wgpu (fusion, autotune), benches/peer/burn.
 
---prepare-together starts every Python peer at once: each loads the data, compiles (JAX,
+--repeats N (the way to measure: BENCHMARKS.md's figures since 2026-12-03) runs every program
+alone, one after another, N times interleaved (ours, peer 1, peer 2, ..., ours, peer 1, ...): each
+process loads, compiles and warms up by itself with nothing else on the GPU or the CPUs, then
+times its epochs. A program's figure is the median of its repetitions' medians, shown when the
+repetitions agree within --agree (5%); otherwise the table shows the spread (min-max) and the
+ratio is marked `?`. The GPU's clocks, temperature and power (nvidia-smi) are printed before and
+after each setting.
+
+--prepare-together (withdrawn for reported figures: XLA's compilation and GEMM autotuning of peers
+still preparing ran beside timed epochs, which slowed the peers; see BENCHMARKS.md) starts every
+Python peer at once: each loads the data, compiles (JAX,
 torch.compile) or captures its graph (PyTorch), then waits; the timed epochs still run one
 program at a time, and only after every peer is prepared (or --prepare-deadline has passed:
 one not prepared by then is stopped and reported), so nothing compiles while anything is timed.
@@ -56,7 +66,10 @@ TORCH_PEERS = {
     "torch-compile-epoch": ["--mode", "epoch-graph", "--compile", "max-autotune-no-cudagraphs"],
 }
 UNROLLS = (1, 2, 4, 8, 16)
+# jax-uN: float32 matmuls at `highest` (no TF32, as ours); jax-uN-tf32: JAX's default precision,
+# which is TF32 (tensor cores) on the H200.
 JAX_PEERS = {f"jax-u{u}": ["--unroll", str(u)] for u in UNROLLS}
+JAX_PEERS.update({f"jax-u{u}-tf32": ["--unroll", str(u), "--precision", "default"] for u in UNROLLS})
 JAX_PEERS["jax"] = ["--unroll", "1"]
 ALL = [q for q in TORCH_PEERS if q != "torch-eager"] + [f"jax-u{u}" for u in UNROLLS] + ["burn"]
 PEERS = ["mnist"] + ALL
@@ -67,6 +80,7 @@ PYTHON_PEERS = tuple(TORCH_PEERS) + tuple(JAX_PEERS)
 # FX graph and autotuning caches) instead of compiling and autotuning the same products again
 # at the same time.
 AFTER = {**{f"jax-u{u}": "jax-u1" for u in UNROLLS if u != 1},
+         **{f"jax-u{u}-tf32": "jax-u1" for u in UNROLLS},
          "torch-compile-epoch": "torch-compile", "torch-compile-ro": "torch-compile"}
 # Optional: another build of mnist (e.g. main's, before a change), run like "mnist".
 BASELINE = "mnist-baseline"
@@ -154,7 +168,7 @@ def report(s, peer, out, t0, results, profiles):
     print(f"   ({time.time() - t0:.1f} s wall)", flush=True)
     if rows:
         later = [ms for e, ms, _ in rows if e >= 2] or [rows[0][1]]
-        results[(s, peer)] = (statistics.median(later), rows[-1][2], len(rows))
+        results.setdefault((s, peer), []).append((statistics.median(later), rows[-1][2], len(rows)))
     if is_ours(peer) and "GPU time per step" in out:
         profiles[(s, peer)] = parse_profile(out)
         for line in out.splitlines():
@@ -243,7 +257,13 @@ def main():
     p.add_argument("--prepare-jobs", type=int, default=12,
                    help="peers preparing at the same time (compilers are CPU-bound)")
     p.add_argument("--timeout", type=float, default=300, help="seconds one timed program may take")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="run every program this many times, alone and interleaved")
+    p.add_argument("--agree", type=float, default=0.05,
+                   help="repetitions agreeing within this fraction give one figure")
     a = p.parse_args()
+    if a.prepare_together and a.repeats > 1:
+        p.error("--repeats runs each program alone: it cannot be used with --prepare-together")
     # JAX preallocates 75% of the GPU per process: peers prepared together would run out.
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     # torch.compile's worker pools (one per CPU per process) would multiply the processes.
@@ -271,7 +291,10 @@ def main():
     for s in settings:
         title, opt, batch, lr, mom = SETTINGS[s]
         runs = [q for q in ours_columns if not q.startswith("mnist:") or s in variant_settings]
-        for peer in runs + others:
+        gpu_state(f"before {s}")
+        for rep, peer in [(r, q) for r in range(a.repeats) for q in runs + others]:
+            if a.repeats > 1:
+                print(f"## repetition {rep + 1} of {a.repeats}", flush=True)
             t0 = time.time()
             if (s, peer) in started:
                 cmd, proc, ready, go, log = started[(s, peer)]
@@ -306,6 +329,7 @@ def main():
                 out = ""
                 print(f"   failed: {e}", flush=True)
             report(s, peer, out, t0, results, profiles)
+        gpu_state(f"after {s}")
     for _, proc, _, _, _ in started.values():
         if proc.poll() is None:
             proc.kill()
@@ -319,11 +343,37 @@ def main():
     print_tables(a, settings, ours_columns, others, results)
 
 
+def gpu_state(when):
+    """The GPU's clocks, temperature and power now (nvidia-smi), one line."""
+    q = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,utilization.gpu"
+    try:
+        r = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+        print(f"## GPU {when}: {q} = {r.stdout.strip()}", flush=True)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"## GPU {when}: nvidia-smi failed: {e}", flush=True)
+
+
+def aggregate(a, reps):
+    """(figure ms, accuracy %, agree, text) of a program's repetitions [(median ms, acc, n)]."""
+    ms = [r[0] for r in reps]
+    lo, hi = min(ms), max(ms)
+    agree = hi <= lo * (1 + a.agree)
+    fig = statistics.median(ms)
+    each = " / ".join(f"{m:.2f}" for m in ms)
+    text = f"{fig:.2f} ms" if agree else f"{lo:.2f}-{hi:.2f} ms (spread)"
+    if len(ms) > 1:
+        text += f" [{each}]"
+    return fig, reps[-1][1], agree, text
+
+
 def print_tables(a, settings, ours_columns, others, results):
+    results = {k: aggregate(a, v) for k, v in results.items()}
     """Per setting: each program's time and accuracy; then ours against the best peer."""
     print()
-    print(f"median epoch time over epochs 2..{a.epochs} (ms), test accuracy after epoch {a.epochs}; "
-          "ratio = ours / that program (below 1: ours is faster)")
+    print(f"median epoch time over epochs 2..{a.epochs} (ms; with --repeats, the median of the "
+          f"repetitions' medians, each in [..]), test accuracy after epoch {a.epochs}; "
+          "ratio = ours / that program (below 1: ours is faster; ? where repetitions disagree)")
     columns = ours_columns + others
     print("| setting | " + " | ".join(columns) + " |")
     print("|" + "---|" * (len(columns) + 1))
@@ -335,16 +385,17 @@ def print_tables(a, settings, ours_columns, others, results):
             if r is None:
                 cells.append("-")
                 continue
-            cell = f"{r[0]:.2f} ms, {r[1]:.2f}%"
+            cell = f"{r[3]}, {r[1]:.2f}%"
             if peer != "mnist" and ours:
-                cell += f" ({ours[0] / r[0]:.2f})"
+                cell += f" ({ours[0] / r[0]:.2f}{'' if ours[2] and r[2] else '?'})"
             cells.append(cell)
         print(f"| {SETTINGS[s][0]} | " + " | ".join(cells) + " |")
     print()
     print("ours against the best of each peer family and the best peer overall (ms per epoch; "
           "ours / best: below 1, ours is faster)")
     families = {"PyTorch": [q for q in others if q.startswith("torch")],
-                "JAX": [q for q in others if q.startswith("jax")],
+                "JAX": [q for q in others if q.startswith("jax") and not q.endswith("-tf32")],
+                "JAX TF32": [q for q in others if q.startswith("jax") and q.endswith("-tf32")],
                 "Burn": [q for q in others if q == "burn"]}
     families = {f: qs for f, qs in families.items() if qs}
     print("| setting | ours | " + " | ".join(f"best {f}" for f in families)
@@ -354,7 +405,7 @@ def print_tables(a, settings, ours_columns, others, results):
         ours = results.get((s, "mnist"))
         cells, overall = [], None
         for f, qs in families.items():
-            timed = [(results[(s, q)][0], q) for q in qs if (s, q) in results]
+            timed = [(results[(s, q)][0], q, results[(s, q)][2]) for q in qs if (s, q) in results]
             best = min(timed) if timed else None
             cells.append(f"{best[0]:.2f} ({best[1]})" if best else "-")
             if best and (overall is None or best < overall):
@@ -362,6 +413,8 @@ def print_tables(a, settings, ours_columns, others, results):
         ours_cell = f"{ours[0]:.2f}" if ours else "-"
         best_cell = f"{overall[0]:.2f} ({overall[1]})" if overall else "-"
         ratio = f"{ours[0] / overall[0]:.2f}" if ours and overall else "-"
+        if ours and overall and not (ours[2] and overall[2]):
+            ratio += " (repetitions disagree)"
         print(f"| {SETTINGS[s][0]} | {ours_cell} | " + " | ".join(cells)
               + f" | {best_cell} | {ratio} |")
 

@@ -23,6 +23,10 @@
 //! `tests/interp.rs`, and on the GPU by `gemm check`. Sizes are run-time data (a [`GemmDims`] uniform); the tile
 //! configuration is part of the kernel and of its name (`simt_abt_128x128x8_8x8_vec`).
 //!
+//! [`memory`] has the memory-bound kernels of the roofline benchmark (`gemm roofline`: copy,
+//! `y = a x + y`, GELU, row sum, row softmax, row layer norm, transpose), each with its `f64`
+//! specification, checked in `tests/memory.rs`.
+//!
 //! ```
 //! use wgsl_gemm::{Layout, Problem, SimtConfig};
 //! use wgsl_dsl::TargetLimits;
@@ -37,6 +41,7 @@
 pub mod config;
 pub mod coop;
 pub mod harness;
+pub mod memory;
 mod problem;
 pub mod run;
 pub mod simt;
@@ -51,7 +56,8 @@ pub use run::{Gemm, GemmError};
 /// for: for every layout, the configurations an H200 runs 4096^3 with (SIMT, and tensor cores
 /// on `f16` buffers), the tensor-core kernel loading fragments directly at 4096^3, the
 /// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, and both
-/// kernels with scalar accesses for odd sizes.
+/// kernels with scalar accesses for odd sizes; and the memory-bound kernels of
+/// [`memory`] (`gemm roofline`).
 pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimits)> {
     let target = h200_limits();
     let mut v = Vec::new();
@@ -78,5 +84,8 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
         coop::build(&CoopConfig::choose(&odd, CoopInput::F16, &target, 32)),
         target,
     ));
+    for kind in memory::MemKernel::ALL {
+        v.push((kind.build(), wgsl_dsl::TargetLimits::default()));
+    }
     v
 }

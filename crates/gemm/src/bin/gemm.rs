@@ -6,6 +6,7 @@
 //! gemm check                     every kernel on odd sizes and every layout, against the spec
 //! gemm bench [--json FILE]       TFLOP/s on square sizes and the MLP's shapes
 //! gemm sweep --size 4096         every tile configuration at one size
+//! gemm roofline                  GB/s of the memory-bound kernels (wgsl_gemm::memory)
 //! ```
 //!
 //! Timing: GPU timestamps around one compute pass of `reps` dispatches (after warm-up), `reps`
@@ -52,6 +53,19 @@ enum Command {
         /// Write one JSON object per measurement to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        timing: TimingArgs,
+    },
+    /// GB/s of the memory-bound kernels (copy, y = a x + y, GELU, row sum, row softmax, row
+    /// layer norm, transpose) on one `[rows, cols]` f32 matrix, each checked against its f64
+    /// specification first.
+    Roofline {
+        /// Rows of the matrix.
+        #[arg(long, default_value_t = 8192)]
+        rows: u32,
+        /// Columns of the matrix.
+        #[arg(long, default_value_t = 4096)]
+        cols: u32,
         #[command(flatten)]
         timing: TimingArgs,
     },
@@ -104,6 +118,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             json,
             timing,
         } => bench(&gpu, &sizes, !no_mlp, &kernels, json.as_deref(), timing),
+        Command::Roofline { rows, cols, timing } => roofline(&gpu, rows, cols, timing),
         Command::Sweep {
             size,
             layout,
@@ -518,6 +533,75 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
                 Err(e) => format!("WRONG: {e}"),
             },
             started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// `gemm roofline`: each memory-bound kernel checked against its `f64` specification on the
+/// whole matrix (output poisoned with NaN first), then timed as the products are (`time`'s
+/// passes of back-to-back dispatches; wgpu puts a barrier between two dispatches that write
+/// the same storage buffer, so they do not overlap); GB/s = the bytes the kernel must move at
+/// least (`MemKernel::bytes`) / the median time.
+fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error> {
+    use wgsl_gemm::memory::{MemDims, MemKernel};
+    println!("{}", adapter_line(gpu));
+    println!(
+        "x [{rows}, {cols}] f32 ({:.1} MiB)",
+        rows as f64 * cols as f64 * 4.0 / 1048576.0
+    );
+    println!("| kernel | checked (max error / allowed) | us | GB/s |");
+    println!("|---|---|---|---|");
+    let n = rows as usize * cols as usize;
+    let x = random(n, 7).iter().map(|v| 4.0 * v).collect::<Vec<f32>>();
+    let dims = MemDims {
+        rows,
+        cols,
+        a: 0.75,
+        _pad: 0,
+    };
+    let dims_buf = GpuBuffer::from_value(gpu, dims)?;
+    let xb = GpuBuffer::from_slice(gpu, &x)?;
+    for kind in MemKernel::ALL {
+        let shader = kind.build().build()?;
+        let kernel = gpu.compile(&shader)?;
+        let len = kind.output_len(rows, cols);
+        let y0: Vec<f32> = match kind {
+            MemKernel::Axpy => random(len, 8),
+            _ => vec![f32::NAN; len],
+        };
+        let yb = GpuBuffer::from_slice(gpu, &y0)?;
+        let grid = kind.grid(rows, cols);
+        let mut rec = gpu.recorder();
+        rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)?;
+        rec.submit()?;
+        let got = yb.read(gpu)?;
+        let checked = wgsl_gemm::memory::check(kind, (rows, cols), dims.a, &x, &y0, &got)?;
+        let pass = |reps: usize| -> Result<f64, Error> {
+            let start = Instant::now();
+            let gpu_time = gpu.time(|rec| {
+                for _ in 0..reps {
+                    rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)?;
+                }
+                Ok(())
+            })?;
+            Ok(gpu_time.unwrap_or_else(|| start.elapsed()).as_secs_f64() / reps as f64)
+        };
+        pass(2)?;
+        let one = pass(3)?.max(1e-7);
+        let reps = ((t.pass_ms * 1e-3 / one).ceil() as usize).clamp(3, 2000);
+        let mut samples: Vec<f64> = (0..t.samples.max(1))
+            .map(|_| pass(reps))
+            .collect::<Result<_, _>>()?;
+        samples.sort_by(f64::total_cmp);
+        let secs = samples[samples.len() / 2];
+        println!(
+            "| {} | {:.1e} / {:.1e} | {:.1} | {:.0} |",
+            kind.name(),
+            checked.worst,
+            checked.allowed,
+            secs * 1e6,
+            kind.bytes(rows, cols) / secs / 1e9
         );
     }
     Ok(())
