@@ -79,15 +79,7 @@ fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Ve
                     path.pop();
                 }
             }
-            // A run-time loop's body may run no time: its stores are conditional, as an `if`'s.
-            Item::Loop(l) => {
-                *next += 1;
-                path.push(*next);
-                collect(&l.body, path, next, out);
-                path.pop();
-            }
-            // Workgroup memory holds no output.
-            Item::Let { .. } | Item::Shared(_) => {}
+            Item::Let { .. } => {}
         }
     }
 }
