@@ -285,7 +285,7 @@ fn mix_is_bounded_by_both_formulas_the_conformance_tests_accept() {
     // lie within the analysis's bound, wherever it accepts the operands.
     let h = |v: f64| f64::from(f16::from_f64(v));
     let (mut checked, mut differ) = (0, 0);
-    for ai in -40..=40 {
+    for ai in -40i32..=40 {
         let a = f64::from(ai) * f64::from(ai.abs()) / 4.0; // squares: up to 400
         for bi in -24..=24 {
             let b = f64::from(bi) / 8.0 + 0.0625 * f64::from(bi % 3);
