@@ -1,5 +1,5 @@
 //! An [`AdProgram`] built with the DSL's builder ([`emit`]), and printed as the same
-//! builder calls ([`print`]), for a shrunk failure.
+//! builder calls ([`print()`]), for a shrunk failure.
 
 use std::collections::HashMap;
 use std::fmt::Write;
