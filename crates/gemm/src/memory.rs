@@ -241,7 +241,7 @@ pub fn check(
         };
         let allowed = kind.tolerance(cols, magnitude);
         let err = (f64::from(g) - w).abs();
-        if !(err <= allowed) {
+        if err.partial_cmp(&allowed).is_none_or(|o| o.is_gt()) {
             return Err(format!(
                 "{}: element {i}: got {g}, want {w} (error {err:e}, allowed {allowed:e})",
                 kind.name()

@@ -233,7 +233,9 @@ impl GpuMlp {
     pub fn largest_batch(gpu: &Gpu, config: &MlpConfig) -> (usize, &'static str) {
         let limits = gpu.limits();
         let bytes = usize::try_from(
-            u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size),
+            limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
         )
         .unwrap_or(usize::MAX);
         let sizes = config.layer_sizes();

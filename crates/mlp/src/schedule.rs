@@ -157,8 +157,8 @@ impl std::fmt::Display for LrSchedule {
             Decay::Constant => write!(f, "constant"),
             Decay::Cosine {
                 steps,
-                final_factor,
-            } if final_factor == 0.0 => write!(f, "cosine decay over {steps} steps to 0"),
+                final_factor: 0.0,
+            } => write!(f, "cosine decay over {steps} steps to 0"),
             Decay::Cosine {
                 steps,
                 final_factor,

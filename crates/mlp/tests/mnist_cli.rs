@@ -261,9 +261,11 @@ fn shifted_test_digits_predict_as_the_originals_after_centring() {
     for i in 0..n {
         let px = &test.images[i * 784..(i + 1) * 784];
         let ink = |x: i64, y: i64| {
-            ((0..28).contains(&x) && (0..28).contains(&y))
-                .then(|| (px[(y * 28 + x) as usize] * 255.0).round() as u8)
-                .unwrap_or(0)
+            if (0..28).contains(&x) && (0..28).contains(&y) {
+                (px[(y * 28 + x) as usize] * 255.0).round() as u8
+            } else {
+                0
+            }
         };
         let (dx, dy) = ([4, -4, 3, -3][i % 4], [-3, 4, 4, -4][i / 4 % 4]);
         let save = |name: String, img: image::DynamicImage, to: &mut Vec<String>| {

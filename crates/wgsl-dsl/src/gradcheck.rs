@@ -464,6 +464,12 @@ struct Setup<'a> {
 }
 
 impl Setup<'_> {
+    /// The forward kernel's data for the binding named `binding`, whatever its kind.
+    fn data_of(&self, binding: &str) -> Option<Data> {
+        let i = self.sig.bindings.iter().position(|b| b.name == *binding)?;
+        Some(self.base[i].clone())
+    }
+
     fn index_of(&self, name: &str, kinds: &[BindingKind]) -> Option<usize> {
         self.sig
             .bindings
@@ -495,15 +501,7 @@ fn backward_pass(
                 forward: forward.to_string(),
             };
             let d = match role {
-                Role::Data { binding } => {
-                    let i = setup
-                        .sig
-                        .bindings
-                        .iter()
-                        .position(|b| b.name == *binding)
-                        .ok_or_else(|| err(binding))?;
-                    setup.base[i].clone()
-                }
+                Role::Data { binding } => setup.data_of(binding).ok_or_else(|| err(binding))?,
                 Role::OutputGradient { output } => {
                     let i = setup
                         .index_of(output, &[BindingKind::StorageReadWrite])
@@ -818,13 +816,7 @@ fn adjoint_identity(
         };
         args.push(match role {
             TangentRole::Primal { binding } => {
-                let i = setup
-                    .sig
-                    .bindings
-                    .iter()
-                    .position(|b| b.name == *binding)
-                    .ok_or_else(|| err(binding))?;
-                setup.base[i].clone()
+                setup.data_of(binding).ok_or_else(|| err(binding))?
             }
             TangentRole::InputTangent { input } => {
                 let i = setup

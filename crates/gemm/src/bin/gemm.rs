@@ -317,15 +317,29 @@ impl Operands {
     }
 }
 
-/// Median seconds per product: warm-up, then `samples` passes of `reps` dispatches timed with
-/// GPU timestamps (wall-clock around submit and wait where the adapter has none).
+/// Median seconds per product: [`median_seconds`] of the product's dispatches.
 fn time(gpu: &Gpu, gemm: &Gemm, p: &Problem, ops: &Operands, t: TimingArgs) -> Result<f64, Error> {
+    median_seconds(gpu, t, |rec| {
+        ops.record(rec, gemm, p)
+            .map_err(|e| wgsl_dsl::runtime::DispatchError::Wgpu(e.to_string()))
+    })
+}
+
+/// Median seconds per dispatch recorded by `record`: warm-up, then `samples` passes of `reps`
+/// dispatches (`reps` chosen so that a pass takes about `pass_ms`) timed with GPU timestamps
+/// (wall-clock around submit and wait where the adapter has none).
+fn median_seconds(
+    gpu: &Gpu,
+    t: TimingArgs,
+    record: impl Fn(
+        &mut wgsl_dsl::runtime::Recorder<'_>,
+    ) -> Result<(), wgsl_dsl::runtime::DispatchError>,
+) -> Result<f64, Error> {
     let pass = |reps: usize| -> Result<f64, Error> {
         let start = Instant::now();
         let gpu_time = gpu.time(|rec| {
             for _ in 0..reps {
-                ops.record(rec, gemm, p)
-                    .map_err(|e| wgsl_dsl::runtime::DispatchError::Wgpu(e.to_string()))?;
+                record(rec)?;
             }
             Ok(())
         })?;
@@ -577,24 +591,9 @@ fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error>
         rec.submit()?;
         let got = yb.read(gpu)?;
         let checked = wgsl_gemm::memory::check(kind, (rows, cols), dims.a, &x, &y0, &got)?;
-        let pass = |reps: usize| -> Result<f64, Error> {
-            let start = Instant::now();
-            let gpu_time = gpu.time(|rec| {
-                for _ in 0..reps {
-                    rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)?;
-                }
-                Ok(())
-            })?;
-            Ok(gpu_time.unwrap_or_else(|| start.elapsed()).as_secs_f64() / reps as f64)
-        };
-        pass(2)?;
-        let one = pass(3)?.max(1e-7);
-        let reps = ((t.pass_ms * 1e-3 / one).ceil() as usize).clamp(3, 2000);
-        let mut samples: Vec<f64> = (0..t.samples.max(1))
-            .map(|_| pass(reps))
-            .collect::<Result<_, _>>()?;
-        samples.sort_by(f64::total_cmp);
-        let secs = samples[samples.len() / 2];
+        let secs = median_seconds(gpu, t, |rec| {
+            rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)
+        })?;
         println!(
             "| {} | {:.1e} / {:.1e} | {:.1} | {:.0} |",
             kind.name(),

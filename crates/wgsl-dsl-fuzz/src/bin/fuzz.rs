@@ -44,6 +44,17 @@ struct Args {
     ad_gpu_every: u64,
 }
 
+impl Args {
+    /// `--cases`, else `--seconds`, else 60 seconds.
+    fn budget(&self) -> Budget {
+        match (self.seconds, self.cases) {
+            (_, Some(n)) => Budget::Cases(n),
+            (Some(s), None) => Budget::Time(Duration::from_secs_f64(s)),
+            (None, None) => Budget::Time(Duration::from_secs(60)),
+        }
+    }
+}
+
 /// The AD fuzzer's statements per kernel (at most).
 const AD_STATEMENTS: i32 = 14;
 
@@ -77,11 +88,7 @@ fn ad_main(args: &Args) {
         }
         return;
     }
-    let budget = match (args.seconds, args.cases) {
-        (_, Some(n)) => Budget::Cases(n),
-        (Some(s), None) => Budget::Time(Duration::from_secs_f64(s)),
-        (None, None) => Budget::Time(Duration::from_secs(60)),
-    };
+    let budget = args.budget();
     let mut last = std::time::Instant::now();
     let report = ad::run(
         args.seed,
@@ -206,11 +213,7 @@ fn main() {
         }
         return;
     }
-    let budget = match (args.seconds, args.cases) {
-        (_, Some(n)) => Budget::Cases(n),
-        (Some(s), None) => Budget::Time(Duration::from_secs_f64(s)),
-        (None, None) => Budget::Time(Duration::from_secs(60)),
-    };
+    let budget = args.budget();
     let no_gpu = args.no_gpu;
     let mut last = std::time::Instant::now();
     let report = run(
