@@ -148,19 +148,39 @@ fn refused(k: &KernelBuilder, operation: &str, line: u32) {
     }
 }
 
+/// Workgroup memory and barriers are derived: the tiled product's derived backward gives
+/// the gradients of its custom backward (`product_backward`, itself checked against central
+/// differences above) on the interpreter, to rounding.
 #[test]
-fn workgroup_memory_is_refused_at_its_use() {
-    let mut k = KernelBuilder::new("staged", [64, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let tile = k.workgroup::<Array<f32, 64>>("tile");
-    let l = k.let_("l", local_invocation_index());
-    let (_, line) = (k.store(&tile.at(&l), x.at(&l).load()), line!());
-    k.workgroup_barrier();
-    k.store(&y.at(&l), tile.at(63u32 - &l).load());
-    refused(&k, "workgroup memory", line);
-    // and so is the tiled product, which has a custom derivative instead
-    assert!(derive(&derived::tiled_product(derived::PRODUCT), &Derive::new()).is_err());
+fn the_tiled_products_derived_backward_matches_its_custom_backward() {
+    let forward = derived::tiled_product(derived::PRODUCT);
+    let derived_pass = derive(&forward, &Derive::new()).expect("derives");
+    let custom = derived::product_backward(derived::PRODUCT);
+    let case = derived::all()
+        .into_iter()
+        .find(|c| c.name == "tiled_product_13x11x7")
+        .expect("the case");
+    let (mut data, grid) = (case.data)(&mut derived::rng(11));
+    let derived::Shape { m, n, .. } = derived::PRODUCT;
+    let mut r = derived::rng(12);
+    let dc: Vec<f32> = (0..m * n)
+        .map(|_| rand::Rng::random_range(&mut r, -1.0..1.0))
+        .collect();
+    data.push(("d_c", wgsl_dsl::autodiff::Data::F32(dc)));
+    let d = derived::run_backward(&derived_pass, &data, grid).expect("derived runs");
+    let c = derived::run_backward(&custom, &data, grid).expect("custom runs");
+    for name in ["d_a", "d_b"] {
+        let get =
+            |g: &[(String, Vec<f32>)]| g.iter().find(|(n, _)| n == name).expect(name).1.clone();
+        let (dv, cv) = (get(&d), get(&c));
+        assert_eq!(dv.len(), cv.len());
+        for (j, (x, y)) in dv.iter().zip(&cv).enumerate() {
+            assert!(
+                (x - y).abs() <= 1e-5 * y.abs().max(1.0),
+                "{name}[{j}]: derived {x}, custom {y}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -431,3 +431,101 @@ pub fn product_backward(s: Shape) -> Backward {
         },
     ])
 }
+
+/// A backward pass run once on the interpreter (race, bounds and barrier checks on) with the
+/// forward kernel's bindings' `data` by name (outputs' incoming gradients as `d_<output>`),
+/// its gradient buffers zeroed first; the gradients by name, as `f32`s (atomic ones from their
+/// bits). Its iteration-limit flag, if any, must stay 0.
+///
+/// # Errors
+/// A kernel that does not build or compile, an interpreter finding, data missing or not
+/// `f32`/`u32`, a loop past its bound (all as text).
+pub fn run_backward(
+    backward: &Backward,
+    data: &[(&str, Data)],
+    grid: [u32; 3],
+) -> Result<Vec<(String, Vec<f32>)>, String> {
+    use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+    let get = |name: &str| -> Result<Data, String> {
+        data.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| format!("no data for `{name}`"))
+    };
+    let mut gradients: Vec<(String, Vec<f32>)> = Vec::new();
+    for bk in &backward.kernels {
+        let shader = bk.kernel.build().map_err(|e| e.to_string())?;
+        let program = Interpreter::new()
+            .compile(&shader)
+            .map_err(|e| e.to_string())?;
+        let mut f: Vec<HostBuffer<f32>> = Vec::new();
+        let mut u: Vec<HostBuffer<u32>> = Vec::new();
+        let mut order = Vec::new();
+        for (name, role) in &bk.roles {
+            let d = match role {
+                Role::Data { binding } => get(binding)?,
+                Role::OutputGradient { .. } => get(name)?,
+                Role::InputGradient {
+                    input,
+                    accumulation,
+                } => {
+                    let n = match get(input)? {
+                        Data::F32(v) => v.len(),
+                        _ => return Err(format!("`{input}` is not f32")),
+                    };
+                    let current = gradients
+                        .iter()
+                        .find(|(g, _)| g == name)
+                        .map_or(vec![0.0; n], |(_, v)| v.clone());
+                    match accumulation {
+                        Accumulation::Atomic => {
+                            Data::U32(current.iter().map(|v| v.to_bits()).collect())
+                        }
+                        _ => Data::F32(current),
+                    }
+                }
+                Role::IterationLimit { .. } => Data::U32(vec![0]),
+            };
+            match d {
+                Data::F32(v) => {
+                    order.push((false, f.len()));
+                    f.push(HostBuffer::from_slice(&v));
+                }
+                Data::U32(v) => {
+                    order.push((true, u.len()));
+                    u.push(HostBuffer::from_slice(&v));
+                }
+                Data::I32(_) => return Err("i32 data is not taken here".into()),
+            }
+        }
+        let args: Vec<&dyn HostArg> = order
+            .iter()
+            .map(|&(is_u, i)| -> &dyn HostArg {
+                if is_u { &u[i] } else { &f[i] }
+            })
+            .collect();
+        Interpreter::new()
+            .dispatch(&program, &args, grid)
+            .map_err(|e| e.to_string())?;
+        for ((name, role), &(is_u, i)) in bk.roles.iter().zip(&order) {
+            match role {
+                Role::InputGradient { .. } => {
+                    let v = if is_u {
+                        u[i].read().into_iter().map(f32::from_bits).collect()
+                    } else {
+                        f[i].read()
+                    };
+                    match gradients.iter_mut().find(|(g, _)| g == name) {
+                        Some(g) => g.1 = v,
+                        None => gradients.push((name.clone(), v)),
+                    }
+                }
+                Role::IterationLimit { .. } => bk
+                    .check_iteration_limit(u[i].read()[0])
+                    .map_err(|e| e.to_string())?,
+                _ => {}
+            }
+        }
+    }
+    Ok(gradients)
+}

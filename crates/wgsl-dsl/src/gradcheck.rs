@@ -224,6 +224,10 @@ pub enum CheckError {
     /// The GPU failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// A bounded loop of the backward pass ran past its `max_iterations`: its gradients are
+    /// not computed.
+    #[error(transparent)]
+    IterationLimit(#[from] crate::autodiff::IterationLimitExceeded),
     /// A binding of the forward kernel has no data.
     #[error("no data for binding `{0}`")]
     MissingData(String),
@@ -545,11 +549,15 @@ fn backward_pass(
                         d
                     }
                 }
+                Role::IterationLimit { .. } => Data::U32(vec![0]),
             };
             args.push(d);
         }
         let after = compiled.run(on, &args, workgroups)?;
-        for ((name, _), d) in bk.roles.iter().zip(after) {
+        for ((name, role), d) in bk.roles.iter().zip(after) {
+            if let (Role::IterationLimit { .. }, Data::U32(flag)) = (role, &d) {
+                bk.check_iteration_limit(flag[0])?;
+            }
             if let Some(g) = gradients.iter_mut().find(|g| g.gradient == *name) {
                 g.current = d;
             }

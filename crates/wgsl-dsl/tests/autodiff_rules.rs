@@ -60,6 +60,8 @@ fn run_backward(
                     _ => Buf::F32(vec![0.0; x.len()]),
                 }
             }
+            // None of these kernels has a bounded loop; the flag starts at zero.
+            Role::IterationLimit { .. } => Buf::U32(vec![0]),
         });
     }
     let read: Vec<Buf> = match on {

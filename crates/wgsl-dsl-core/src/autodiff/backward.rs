@@ -93,6 +93,17 @@ pub(crate) fn active(
                 }
             }
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::active(l, gradients, out),
+            Item::Shared(s) => {
+                if let super::shared::Shared::Load {
+                    id,
+                    adjoint: Some(_),
+                    ..
+                } = &**s
+                {
+                    out.insert(*id);
+                }
+            }
         }
     }
 }
@@ -131,22 +142,48 @@ pub(crate) fn names(items: &[Item], out: &mut HashMap<ValueId, (String, usize)>)
                 }
             }
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::names(l, out),
+            Item::Shared(s) => {
+                if let super::shared::Shared::Load { id, name, .. } = &**s {
+                    let n = out.len();
+                    out.insert(*id, (name.clone(), n));
+                }
+            }
         }
     }
 }
 
-fn has_output(items: &[Item]) -> bool {
+pub(crate) fn has_output(items: &[Item]) -> bool {
     items.iter().any(|i| match i {
         Item::Output { .. } => true,
         Item::If {
             then, otherwise, ..
         } => has_output(then) || has_output(otherwise),
         Item::Let { .. } => false,
+        Item::Loop(l) => has_output(&l.body),
+        Item::Shared(s) => matches!(
+            &**s,
+            super::shared::Shared::Store {
+                adjoint: Some(_),
+                ..
+            }
+        ),
     })
 }
 
-/// The forward pass of `items`: their values, without the stores into outputs.
+/// The forward pass of `items`: their values, without the stores into outputs (a
+/// recomputation: workgroup loads read their saved values, see [`super::shared`]).
 pub(crate) fn forward(items: &[Item]) -> Block {
+    forward_in(items, false)
+}
+
+/// The derived kernel's first forward pass: [`forward`], and the primal's workgroup stores
+/// and barriers, its workgroup loads saved.
+pub(crate) fn forward_primal(items: &[Item]) -> Block {
+    forward_in(items, true)
+}
+
+fn forward_in(items: &[Item], primal: bool) -> Block {
     let mut out = Vec::new();
     for item in items {
         match item {
@@ -164,9 +201,20 @@ pub(crate) fn forward(items: &[Item]) -> Block {
                 *site,
             )),
             Item::Output { .. } => {}
+            Item::Loop(l) => super::loops::forward_loop(l, &mut out),
+            Item::Shared(s) => super::shared::forward(s, primal, &mut out),
             // The forward pass has no effects: an `if` that leaves no value after it is
-            // recomputed where the reverse pass needs its values, not here.
-            Item::If { merges, .. } if merges.is_empty() => {}
+            // recomputed where the reverse pass needs its values, not here (unless it holds
+            // the primal's workgroup operations).
+            Item::If {
+                merges,
+                then,
+                otherwise,
+                ..
+            } if merges.is_empty()
+                && !(primal
+                    && (super::shared::has_shared(then)
+                        || super::shared::has_shared(otherwise))) => {}
             Item::If {
                 condition,
                 then,
@@ -186,7 +234,7 @@ pub(crate) fn forward(items: &[Item]) -> Block {
                     ));
                 }
                 let arm = |items: &[Item], value: fn(&Merge) -> &NodeRef| {
-                    let mut block = forward(items);
+                    let mut block = forward_in(items, primal);
                     for m in merges {
                         block.push((
                             Stmt::Store {
@@ -264,6 +312,8 @@ impl Emit<'_> {
                     merges,
                     site,
                 } => self.reverse_if(condition, then, otherwise, merges, *site, pending, out)?,
+                Item::Loop(l) => self.reverse_loop(l, pending, out)?,
+                Item::Shared(s) => self.reverse_shared(s, pending, out)?,
             }
         }
         Ok(())
@@ -377,7 +427,7 @@ impl Emit<'_> {
     }
 
     /// The program order of a value (deterministic, unlike its id).
-    fn order_of(&self, id: ValueId) -> usize {
+    pub(crate) fn order_of(&self, id: ValueId) -> usize {
         self.names.get(&id).map_or(usize::MAX, |(_, n)| *n)
     }
 
@@ -385,7 +435,7 @@ impl Emit<'_> {
     /// adjoints of the values it uses go to `pending`, those of the loads of differentiable
     /// inputs into their gradients (statements into `out`). `masked`: `seed` may be a masked
     /// zero ([`super::masked`]).
-    fn propagate(
+    pub(crate) fn propagate(
         &self,
         root: &NodeRef,
         seed: NodeRef,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::accumulate::{Accumulation, Gradients};
-use super::backward::{Emit, forward, names};
+use super::backward::{Emit, names};
 use super::exclusive::Proof;
 use super::graph::Root;
 use super::overwrite::Overwrites;
@@ -152,6 +152,15 @@ pub enum Role {
         /// How the kernel writes it.
         accumulation: Accumulation,
     },
+    /// The iteration-limit flag of the kernel's bounded loops
+    /// ([`crate::KernelBuilder::max_iterations`]): one `u32` (an `array<atomic<u32>>` of
+    /// length 1), zeroed before the dispatch. After it, 0: every loop stayed within its
+    /// bound; `k > 0`: the loop `loops[k - 1]` ran past its bound in some invocation, whose
+    /// gradients are then missing ([`BackwardKernel::check_iteration_limit`] says so).
+    IterationLimit {
+        /// The bounded loops, by number.
+        loops: Vec<super::loops::BoundedLoop>,
+    },
 }
 
 /// One kernel of a backward pass, with the role of each of its bindings (in binding order).
@@ -219,6 +228,11 @@ impl std::fmt::Display for Backward {
                             writeln!(f, "    because {}", c.reason)?;
                         }
                     }
+                    Role::IterationLimit { loops } => writeln!(
+                        f,
+                        "  {name}: iteration-limit flag of {} bounded loop(s)",
+                        loops.len()
+                    )?,
                 }
             }
         }
@@ -243,12 +257,15 @@ fn float_buffer(ty: &Ty) -> bool {
 /// What is derived: straight-line code, `let`s and `var`s, `if` (its branches recomputed in
 /// the reverse pass), `return` anywhere outside loops, helper functions (inlined), loops whose
 /// trip count is known when the kernel is built (**unrolled**: no loop-carried value is
-/// stored; each iteration's values are `let`s), `switch` on build-time values. Each output
-/// element must be stored by one invocation at most (as a race-free kernel does) and never
-/// read; one invocation may store it several times: the last store wins (the adjoint of a
-/// value overwritten is zero, through `if`s and unrolled loops, at indices compared at run
-/// time where they may be equal). The expression rules are [`crate::autodiff`]'s; the
-/// untaken operand of a `select` gets an exact zero that reaches no non-finite derivative.
+/// stored; each iteration's values are `let`s), loops bounded by their author
+/// ([`KernelBuilder::max_iterations`]; a tape per loop, see `autodiff/loops.rs`), workgroup
+/// memory and barriers (phases reversed, adjoint arrays in workgroup memory, see
+/// `autodiff/shared.rs`), `switch` on build-time values. Each output element must be stored by
+/// one invocation at most (as a race-free kernel does) and never read; one invocation may
+/// store it several times: the last store wins (the adjoint of a value overwritten is zero,
+/// through `if`s and unrolled loops, at indices compared at run time where they may be
+/// equal). The expression rules are [`crate::autodiff`]'s; the untaken operand of a `select`
+/// gets an exact zero that reaches no non-finite derivative.
 ///
 /// Each gradient is [`Accumulation::Exclusive`] where every read of its input is at an
 /// element of one output that the reading invocation stores, [`Accumulation::Atomic`]
@@ -256,9 +273,10 @@ fn float_buffer(ty: &Ty) -> bool {
 ///
 /// # Errors
 /// [`BuildError::NotDifferentiable`] at the Rust call site of what cannot be derived:
-/// workgroup memory and barriers (give such kernels a [`Backward::custom`]), atomics,
+/// barriers under a run-time condition, workgroup memory in a run-time loop, atomics,
 /// subgroup and cooperative-matrix operations, textures, loops whose trip count is not known
-/// when the kernel is built, reads of outputs, stores into part of a `var`, and every
+/// when the kernel is built and that have no `max_iterations`, reads of outputs, stores into
+/// part of a `var`, and every
 /// expression [`KernelBuilder::vjp`] refuses; and any mistake recorded in `primal` (the
 /// derivation needs a kernel that builds). [`BuildError::DeriveOption`] for a name in
 /// `options` that is no binding of `primal`, or an accumulation for one that is not a
@@ -290,10 +308,9 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     for (index, g) in primal.globals.iter().enumerate() {
         let diff = !options.no_diff.iter().any(|(n, _)| *n == g.name);
         let role = match g.kind {
-            GlobalKind::Workgroup => GlobalRole::Refused(
-                "kernels with workgroup memory are not derived; give the kernel a custom \
-                 derivative (`Backward::custom`)",
-            ),
+            GlobalKind::Workgroup => {
+                GlobalRole::Workgroup(super::shared::redeclare(&mut b, &g.name, &g.ty, g.site))
+            }
             GlobalKind::Binding(kind, _) => {
                 let float = float_buffer(&g.ty);
                 match kind {
@@ -353,7 +370,9 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     }
 
     let mut symbolic = Symbolic::new(primal, roles.clone());
-    let items = symbolic.entry().map_err(|e| e.at(site))?;
+    let mut items = symbolic.entry().map_err(|e| e.at(site))?;
+    super::shared::check_placement(&items, 0).map_err(|e| e.at(site))?;
+    super::shared::check_loops_and_barriers(&items).map_err(|e| e.at(site))?;
     let defs = std::mem::take(&mut symbolic.defs);
 
     // The inputs' gradients: exclusive where proven race-free (`exclusive`), else atomic.
@@ -419,11 +438,14 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
         ));
     }
 
+    super::loops::declare_flag(&mut b, &mut items, &mut role_list);
     b.value_defs.extend(defs);
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
     let mut overwrites = Overwrites::plan(&items).map_err(|e| e.at(site))?;
-    let mut body = forward(&items);
+    let mut body = Vec::new();
+    super::shared::declare_saved(&items, &mut body);
+    body.extend(super::backward::forward_primal(&items));
     overwrites.declare(&mut body);
     {
         let mut active = std::collections::HashSet::new();

@@ -100,7 +100,8 @@ fn must_store(items: &[Item]) -> Vec<(usize, NodeRef)> {
                         .any(|(h, j)| g == h && relation(i, j) == Relation::Same)
                 }));
             }
-            Item::Let { .. } => {}
+            // A run-time loop's body may run no time; workgroup memory holds no output.
+            Item::Let { .. } | Item::Loop(_) | Item::Shared(_) => {}
         }
     }
     out
@@ -143,6 +144,19 @@ fn walk(items: &[Item], outer: &Rc<Vec<(usize, NodeRef)>>, input: usize, out: &m
                 for m in merges {
                     visit(&m.then_value, &t, input, out);
                     visit(&m.else_value, &e, input, out);
+                }
+            }
+            // A read in an iteration is proven exclusive by the stores that iteration must
+            // make (or those around the loop); the loop's own values by those around it.
+            Item::Loop(l) => {
+                for n in super::loops::roots(l) {
+                    visit(&n, &here, input, out);
+                }
+                walk(&l.body, &here, input, out);
+            }
+            Item::Shared(sh) => {
+                for n in super::shared::roots(sh) {
+                    visit(&n, &here, input, out);
                 }
             }
         }

@@ -138,17 +138,20 @@ mod exclusive;
 mod forward;
 mod graph;
 mod linear;
+mod loops;
 mod make;
 mod masked;
 mod overwrite;
 mod reverse;
 mod rules;
+mod shared;
 mod subst;
 mod symbolic;
 mod tangent;
 
 pub use accumulate::Accumulation;
 pub use derive::{Backward, BackwardKernel, Choice, Derive, Role, derive};
+pub use loops::{BoundedLoop, IterationLimitExceeded};
 pub use symbolic::MAX_UNROLLED;
 pub use tangent::{TangentKernel, TangentRole, derive_tangent};
 

@@ -79,7 +79,15 @@ fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Ve
                     path.pop();
                 }
             }
-            Item::Let { .. } => {}
+            // A run-time loop's body may run no time: its stores are conditional, as an `if`'s.
+            Item::Loop(l) => {
+                *next += 1;
+                path.push(*next);
+                collect(&l.body, path, next, out);
+                path.pop();
+            }
+            // Workgroup memory holds no output.
+            Item::Let { .. } | Item::Shared(_) => {}
         }
     }
 }

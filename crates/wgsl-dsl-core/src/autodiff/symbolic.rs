@@ -17,7 +17,10 @@
 //! - Stores into an output binding are [`Item::Output`]s; loads of inputs stay loads (the
 //!   derivative's variables); uniforms and non-differentiable buffers are constants.
 //!
-//! Refused, each a `NotDifferentiable` at its Rust call site: workgroup memory, barriers,
+//! Workgroup memory and barriers: [`super::shared`]; loops bounded by their author:
+//! [`super::loops`].
+//!
+//! Refused, each a `NotDifferentiable` at its Rust call site: barriers under run-time conditions,
 //! atomics, subgroup operations, cooperative matrices, textures, reading an output (or a
 //! buffer the kernel writes), stores into part of a `var`, loops whose trip count is not known
 //! when the kernel is built, `break`/`continue`/`return` under such conditions inside loops,
@@ -25,6 +28,8 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+
+mod runtime_loop;
 
 use super::error::NotDifferentiable;
 use super::make::{At, node};
@@ -66,6 +71,11 @@ pub(crate) enum Item {
         merges: Vec<Merge>,
         site: CallSite,
     },
+    /// A loop whose trip count is known only at run time, bounded by its author
+    /// ([`super::loops`]).
+    Loop(Box<super::loops::Loop>),
+    /// A load, store or barrier of workgroup memory ([`super::shared`]).
+    Shared(Box<super::shared::Shared>),
 }
 
 /// A value an `if`'s branches leave different: `id` after the `if`, `var` in the derived
@@ -91,8 +101,8 @@ pub(crate) enum GlobalRole {
     /// redeclared at this handle. `written`: the primal kernel stores into it (the derived
     /// kernel does not, and cannot read it).
     Data { handle: GlobalHandle, written: bool },
-    /// Workgroup memory or a texture: refused where used.
-    Refused(&'static str),
+    /// A workgroup variable, redeclared ([`super::shared`]).
+    Workgroup(super::shared::Workgroup),
 }
 
 /// How control leaves a block.
@@ -137,6 +147,9 @@ pub(crate) struct Symbolic<'k> {
     places: HashMap<*const PlaceNode, PlaceRef>,
     /// The statement being executed.
     site: CallSite,
+    /// Loads of workgroup memory made while rewriting the current statement: `let`s put
+    /// before its items.
+    hoisted: Vec<Item>,
 }
 
 fn refuse(
@@ -169,6 +182,7 @@ impl<'k> Symbolic<'k> {
             memo: HashMap::new(),
             places: HashMap::new(),
             site: k.site,
+            hoisted: Vec::new(),
         }
     }
 
@@ -285,12 +299,25 @@ impl<'k> Symbolic<'k> {
         &mut self,
         stmts: &[(Stmt, CallSite)],
     ) -> Result<(Vec<Item>, Flow), NotDifferentiable> {
+        let outer = std::mem::take(&mut self.hoisted);
+        let result = self.block_items(stmts);
+        self.hoisted = outer;
+        result
+    }
+
+    fn block_items(
+        &mut self,
+        stmts: &[(Stmt, CallSite)],
+    ) -> Result<(Vec<Item>, Flow), NotDifferentiable> {
         let mut items = Vec::new();
         for (i, (stmt, site)) in stmts.iter().enumerate() {
             self.site = *site;
             self.memo.clear();
             self.places.clear();
-            let flow = self.stmt(stmt, *site, &mut items)?;
+            let mut own = Vec::new();
+            let flow = self.stmt(stmt, *site, &mut own)?;
+            items.append(&mut self.hoisted);
+            items.extend(own);
             match flow {
                 Flow::Normal => {}
                 Flow::Break | Flow::Continue | Flow::Return => return Ok((items, flow)),
@@ -342,8 +369,10 @@ impl<'k> Symbolic<'k> {
             if matches!(flow, Flow::Break | Flow::Continue) {
                 return Err(refuse(
                     "a `break` or `continue` under a condition known only at run time",
-                    "loops are unrolled when the kernel is derived, so their trip count must be \
-                     known when it is built",
+                    "a loop without a stated bound is unrolled when the kernel is derived, so its \
+                     trip count must be known when it is built (state the most iterations it \
+                     runs with `k.max_iterations(n)` before it); in a bounded loop only its \
+                     first statement, `if c { break; }`, may leave it",
                     site,
                 ));
             }
@@ -435,13 +464,21 @@ impl<'k> Symbolic<'k> {
                 return Ok(flow);
             }
             Stmt::Loop { body, continuing } => {
+                if let Some(&n) = self.k.loop_bounds.get(&site) {
+                    return self.runtime_loop(body, continuing, None, n, site, items);
+                }
                 return self.unroll(body, continuing, None, site, items);
             }
             Stmt::LoopBreakIf {
                 body,
                 continuing,
                 break_if,
-            } => return self.unroll(body, continuing, Some(break_if), site, items),
+            } => {
+                if let Some(&n) = self.k.loop_bounds.get(&site) {
+                    return self.runtime_loop(body, continuing, Some(break_if), n, site, items);
+                }
+                return self.unroll(body, continuing, Some(break_if), site, items);
+            }
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
             Stmt::Return(value) => {
@@ -490,16 +527,29 @@ impl<'k> Symbolic<'k> {
             // A print changes nothing the derivatives see; derived kernels have none (the
             // primal kernel keeps its own).
             Stmt::DebugPrint { .. } => {}
-            Stmt::Barrier(_) => {
+            Stmt::Barrier(barrier) => {
+                items.push(Item::Shared(Box::new(super::shared::Shared::Barrier {
+                    barrier: *barrier,
+                    site,
+                })))
+            }
+            // An atomic on data that is not differentiated (counters, histograms, flags): an
+            // effect the derived kernel does not repeat, as the primal's other writes. Its
+            // result (the old value, which depends on the order of the invocations) cannot be
+            // used: a use is refused where it is.
+            Stmt::Atomic { place, .. }
+                if matches!(
+                    base_root(place),
+                    Root::Global(index)
+                        if matches!(self.roles.get(index), Some(GlobalRole::Data { .. }))
+                ) => {}
+            Stmt::Atomic { .. } => {
                 return Err(refuse(
-                    "a barrier",
-                    "kernels with workgroup memory or barriers are not derived; give the kernel a \
-                     custom derivative (`Backward::custom`)",
+                    "an atomic operation on workgroup memory",
+                    "kernel AD takes atomics only on storage buffers it does not differentiate \
+                     (integer counters, flags)",
                     site,
                 ));
-            }
-            Stmt::Atomic { .. } => {
-                return Err(refuse("an atomic operation", "it has no derivative", site));
             }
             Stmt::Subgroup { .. } => {
                 return Err(refuse(
@@ -582,7 +632,17 @@ impl<'k> Symbolic<'k> {
                     // The derived kernel computes gradients only: the primal's other writes
                     // are not repeated.
                     Some(GlobalRole::Data { .. }) => Ok(()),
-                    Some(GlobalRole::Refused(why)) => Err(refuse("a store", why, site)),
+                    Some(GlobalRole::Workgroup(w)) => {
+                        let place = self.place(place)?;
+                        let value = self.expr(value)?;
+                        items.push(Item::Shared(Box::new(super::shared::Shared::Store {
+                            place,
+                            value,
+                            adjoint: w.adjoint,
+                            site,
+                        })));
+                        Ok(())
+                    }
                     Some(GlobalRole::Input(_)) | None => Err(refuse(
                         "a store into a binding of another kernel",
                         "it is not a binding of the kernel derived",
@@ -694,9 +754,10 @@ impl<'k> Symbolic<'k> {
 fn unknown_trip_count(site: CallSite) -> NotDifferentiable {
     refuse(
         "a loop whose trip count is not known when the kernel is built",
-        "kernel AD unrolls loops, so a loop must end on values known when the kernel is built \
-         (bounds that are Rust constants or literals), not on values read at run time (a \
-         uniform, a buffer element, a value computed from them); give such a kernel a custom \
+        "kernel AD unrolls loops that end on values known when the kernel is built (bounds \
+         that are Rust constants or literals); for a loop that ends on a value read at run time \
+         (a uniform, a buffer element, a value computed from them), state the most iterations \
+         it runs: `k.max_iterations(n)` before it (a tape per loop), or give the kernel a custom \
          derivative (`Backward::custom`)",
         site,
     )
@@ -743,8 +804,34 @@ impl Rewrite for Symbolic<'_> {
                                 n.site,
                             ));
                         }
-                        Some(GlobalRole::Refused(why)) => {
-                            return Err(refuse("a load", why, n.site));
+                        Some(GlobalRole::Workgroup(w)) => {
+                            let place = self.place(place)?;
+                            let (id, var) = (ValueId::fresh(), ValueId::fresh());
+                            let name = self.k.globals[index].name.clone();
+                            self.defs.insert(
+                                id,
+                                ValueDef::Let {
+                                    name: name.clone(),
+                                    value: node(
+                                        ExprKind::Load(place.clone()),
+                                        place.ty.clone(),
+                                        n.site,
+                                    ),
+                                },
+                            );
+                            self.hoisted.push(Item::Shared(Box::new(
+                                super::shared::Shared::Load {
+                                    id,
+                                    var,
+                                    name,
+                                    place,
+                                    adjoint: w.adjoint,
+                                    site: n.site,
+                                },
+                            )));
+                            let m = node(ExprKind::Bound(id), n.ty.clone(), n.site);
+                            self.memo.insert(ptr, m.clone());
+                            return Ok(m);
                         }
                         _ => {}
                     }
@@ -754,6 +841,15 @@ impl Rewrite for Symbolic<'_> {
             ExprKind::Bound(id) => match self.bound.get(id) {
                 Some(v) => v.clone(),
                 None => {
+                    if let Some(ValueDef::Opaque { operation, .. }) = self.k.value_defs.get(id) {
+                        return Err(refuse(
+                            format!("the result of `{operation}`"),
+                            "it depends on the order in which invocations ran, which the \
+                             backward kernel does not replay (kernel AD takes atomics for their \
+                             effect on data it does not differentiate, not their results)",
+                            n.site,
+                        ));
+                    }
                     return Err(refuse(
                         "a value the derivation does not know",
                         "it is not a `let` or call result of this kernel",
@@ -808,7 +904,7 @@ impl Rewrite for Symbolic<'_> {
                 let handle = match self.roles.get(g.index).copied() {
                     Some(GlobalRole::Input(h) | GlobalRole::Output(h))
                     | Some(GlobalRole::Data { handle: h, .. }) => h,
-                    Some(GlobalRole::Refused(why)) => return Err(refuse("a global", why, p.site)),
+                    Some(GlobalRole::Workgroup(w)) => w.handle,
                     None => {
                         return Err(refuse(
                             "a binding of another kernel",

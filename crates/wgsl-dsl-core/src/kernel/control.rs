@@ -261,6 +261,7 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, Exp<T>),
         site: CallSite,
     ) {
+        let bound = self.take_loop_bound();
         let counter: Var<T> = self.var_impl(name, VarInit::Value(start.node), site);
         let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
         let body = self.block(|k| {
@@ -290,6 +291,7 @@ impl KernelBuilder {
             },
             site,
         );
+        self.record_loop_bound(bound, site);
     }
 
     /// A loop over `range` (WGSL spec §9.4.3 `loop`), the counter named `name` and of the
@@ -362,6 +364,7 @@ impl KernelBuilder {
             }
         };
         let step_value = step.clone().unwrap_or_else(|| one.clone());
+        let bound = self.take_loop_bound();
         self.if_(nonempty, |k| {
             let counter: super::Var<T> = k.var_impl(name, VarInit::Value(first.node), site);
             let i = Exp::<T>::from_kind(ExprKind::Load(counter.node.clone()), site);
@@ -410,6 +413,46 @@ impl KernelBuilder {
                 site,
             );
         });
+        self.record_loop_bound(bound, site);
+    }
+
+    /// States that the next loop this builder makes ([`KernelBuilder::for_range`],
+    /// [`KernelBuilder::for_step`], [`KernelBuilder::for_in`], [`KernelBuilder::while_`],
+    /// [`KernelBuilder::loop_`]) runs at most `n` iterations per invocation, as Slang's
+    /// `[MaxIters(n)]`. The kernel itself is unchanged; kernel AD
+    /// ([`crate::autodiff::derive`]) then derives the loop even when its trip count is known
+    /// only at run time (a uniform, a buffer's length, a `while` condition), with a tape of
+    /// `n` entries per invocation. In the backward kernel a loop that reaches iteration `n`
+    /// raises the backward pass's iteration-limit flag (the binding of role
+    /// [`crate::autodiff::Role::IterationLimit`]) and that invocation adds no gradient: the
+    /// gradient is then wrong, and whoever runs the pass must read the flag (the gradient
+    /// checker returns it as an error).
+    ///
+    /// `n == 0` records a [`BuildError::Invalid`](crate::BuildError::Invalid) here.
+    #[track_caller]
+    pub fn max_iterations(&mut self, n: u32) -> &mut Self {
+        let site = CallSite::caller();
+        if n == 0 {
+            self.errors.push(crate::BuildError::Invalid {
+                message: "max_iterations(0): a loop's bound must be at least 1".into(),
+                site,
+            });
+        } else {
+            self.next_loop_bound = Some((n, site));
+        }
+        self
+    }
+
+    /// The bound stated for the loop being made (taken before its body, whose loops are not
+    /// bounded by it).
+    pub(crate) fn take_loop_bound(&mut self) -> Option<u32> {
+        self.next_loop_bound.take().map(|(n, _)| n)
+    }
+
+    pub(crate) fn record_loop_bound(&mut self, bound: Option<u32>, site: CallSite) {
+        if let Some(n) = bound {
+            self.loop_bounds.insert(site, n);
+        }
     }
 
     /// `e` bound to a `let` named `name`, unless it is a literal or already a named value.

@@ -202,6 +202,11 @@ pub struct KernelBuilder {
     /// How many `debug_print` statements were recorded: with any, `build` also lowers the
     /// interpreter's module with them.
     pub(crate) debug_prints: usize,
+    /// Bounds stated with [`KernelBuilder::max_iterations`], by the loop's call site: what
+    /// kernel AD sizes a run-time loop's tape with.
+    pub(crate) loop_bounds: std::collections::HashMap<CallSite, u32>,
+    /// A bound stated for the next loop, not yet taken by it.
+    pub(crate) next_loop_bound: Option<(u32, CallSite)>,
 }
 
 impl KernelBuilder {
@@ -224,6 +229,8 @@ impl KernelBuilder {
             value_defs: std::collections::HashMap::new(),
             memory_checks: Vec::new(),
             debug_prints: 0,
+            loop_bounds: std::collections::HashMap::new(),
+            next_loop_bound: None,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
             }],
@@ -574,6 +581,7 @@ impl KernelBuilder {
     #[track_caller]
     pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
         let site = CallSite::caller();
+        let bound = self.take_loop_bound();
         let body = self.block(body);
         self.push(
             Stmt::Loop {
@@ -582,6 +590,7 @@ impl KernelBuilder {
             },
             site,
         );
+        self.record_loop_bound(bound, site);
     }
 
     /// `while condition { body }` (WGSL spec §9.4.5). `condition` is evaluated before each

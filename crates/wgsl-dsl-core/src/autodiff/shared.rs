@@ -1,0 +1,489 @@
+//! Kernel AD of workgroup memory and barriers.
+//!
+//! - **Phases in reverse.** The derived kernel's forward pass runs the primal's workgroup
+//!   stores and barriers as the primal does (into the primal's workgroup arrays, redeclared),
+//!   so each load of workgroup memory reads what the primal read. The reverse pass runs the
+//!   items backwards; a barrier's adjoint is a barrier at the same place, so the
+//!   barrier-separated phases run in reverse order.
+//! - **Adjoint arrays.** Each `f32` workgroup array `t` gets `d_t` in workgroup memory
+//!   (`array<atomic<u32>, N>`, the `f32`'s bits; workgroup memory starts zeroed). The adjoint
+//!   of a load `v = t[i]` is added into `d_t[i]` with the compare-exchange loop: several
+//!   invocations read one element (a tile of a product, the other half of a reduction), so the
+//!   accumulation is atomic, never exclusive. The adjoint of a store `t[i] = e` is
+//!   `atomicExchange(&d_t[i], 0)`: what the loads after it (and before the next store to that
+//!   element, whose own adjoint cleared it) summed, passed into `e`. The forward kernel is
+//!   race-free (each phase stores an element or reads it, never both from two invocations),
+//!   so between two barriers of the reverse pass the exchanges and the accumulations touch
+//!   different elements or are atomic.
+//! - **Kept, not recomputed.** Each value loaded from workgroup memory is a `let` of the
+//!   forward pass, saved in a private `var` (declared at the top of the kernel): where the
+//!   reverse pass recomputes a branch, it reads the saved value, since workgroup memory then
+//!   holds later phases' values. Nothing else about workgroup memory is stored.
+//! - **Where.** Barriers at the top level of the entry point (or of loops unrolled when the
+//!   kernel is built), as uniformity requires anyway; workgroup loads and stores anywhere
+//!   outside loops with run-time trip counts. Refused at their Rust line otherwise.
+
+use std::rc::Rc;
+
+use super::backward::Emit;
+use super::error::NotDifferentiable;
+use super::make::{At, Block, bind, node};
+use super::symbolic::Item;
+use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::handle::{GlobalHandle, ValueId};
+use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
+use crate::kernel::{GlobalDecl, GlobalKind, KernelBuilder};
+use crate::site::CallSite;
+use crate::types::{ScalarTy, Ty};
+
+/// A workgroup-memory operation of the symbolic program.
+#[derive(Debug, Clone)]
+pub(crate) enum Shared {
+    /// `let id = place;` (saved in `var`).
+    Load {
+        id: ValueId,
+        var: ValueId,
+        name: String,
+        place: PlaceRef,
+        /// The adjoint array of the place's workgroup array, if it is differentiated.
+        adjoint: Option<GlobalHandle>,
+        site: CallSite,
+    },
+    /// `place = value;`.
+    Store {
+        place: PlaceRef,
+        value: NodeRef,
+        adjoint: Option<GlobalHandle>,
+        site: CallSite,
+    },
+    /// A barrier.
+    Barrier {
+        barrier: naga::Barrier,
+        site: CallSite,
+    },
+}
+
+/// A workgroup array of the primal in the derived kernel: its copy, and the adjoint array of
+/// an `array<f32, N>`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Workgroup {
+    pub handle: GlobalHandle,
+    pub adjoint: Option<GlobalHandle>,
+}
+
+fn declare(b: &mut KernelBuilder, name: &str, ty: Ty, site: CallSite) -> GlobalHandle {
+    b.capabilities |= ty.capabilities();
+    b.globals.push(GlobalDecl {
+        name: name.to_string(),
+        ty,
+        kind: GlobalKind::Workgroup,
+        site,
+    });
+    GlobalHandle {
+        builder: b.id,
+        index: b.globals.len() - 1,
+    }
+}
+
+/// The primal's workgroup variable `name: ty` redeclared in `b`, with its adjoint array
+/// `d_<name>` if it is an `array<f32, N>`.
+pub(crate) fn redeclare(b: &mut KernelBuilder, name: &str, ty: &Ty, site: CallSite) -> Workgroup {
+    let handle = declare(b, name, ty.clone(), site);
+    let adjoint = match ty {
+        Ty::Array { elem, len: Some(n) } if **elem == Ty::Scalar(ScalarTy::F32) => Some(declare(
+            b,
+            &format!("d_{name}"),
+            Ty::Array {
+                elem: Box::new(Ty::Atomic(ScalarTy::U32)),
+                len: Some(*n),
+            },
+            site,
+        )),
+        _ => None,
+    };
+    Workgroup { handle, adjoint }
+}
+
+fn u32_ty() -> Ty {
+    Ty::Scalar(ScalarTy::U32)
+}
+
+fn local(var: ValueId, ty: &Ty, site: CallSite) -> PlaceRef {
+    Rc::new(PlaceNode {
+        kind: PlaceKind::Local(var),
+        ty: ty.clone(),
+        site,
+    })
+}
+
+fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
+    node(ExprKind::Load(place.clone()), place.ty.clone(), site)
+}
+
+/// The element of the adjoint array `adjoint` at the index of `place` (`t[i]`).
+fn adjoint_cell(place: &PlaceRef, adjoint: GlobalHandle, site: CallSite) -> Option<PlaceRef> {
+    let PlaceKind::Index(base, index) = &place.kind else {
+        return None;
+    };
+    let n = match &base.ty {
+        Ty::Array { len, .. } => *len,
+        _ => None,
+    };
+    let array = Rc::new(PlaceNode {
+        kind: PlaceKind::Global(adjoint),
+        ty: Ty::Array {
+            elem: Box::new(Ty::Atomic(ScalarTy::U32)),
+            len: n,
+        },
+        site,
+    });
+    Some(Rc::new(PlaceNode {
+        kind: PlaceKind::Index(array, index.clone()),
+        ty: Ty::Atomic(ScalarTy::U32),
+        site,
+    }))
+}
+
+fn bits_to_f32(v: NodeRef, site: CallSite) -> NodeRef {
+    node(
+        ExprKind::As {
+            value: v,
+            kind: naga::ScalarKind::Float,
+            convert: None,
+        },
+        Ty::Scalar(ScalarTy::F32),
+        site,
+    )
+}
+
+fn f32_to_bits(v: NodeRef, site: CallSite) -> NodeRef {
+    node(
+        ExprKind::As {
+            value: v,
+            kind: naga::ScalarKind::Uint,
+            convert: None,
+        },
+        u32_ty(),
+        site,
+    )
+}
+
+/// `cell += value` (an `atomic<u32>` holding an `f32`'s bits): the compare-exchange loop.
+fn cas_add(cell: PlaceRef, value: NodeRef, site: CallSite, out: &mut Block) {
+    let old = ValueId::fresh();
+    let old_place = local(old, &u32_ty(), site);
+    out.push((
+        Stmt::Var {
+            id: old,
+            name: "old".into(),
+            ty: u32_ty(),
+            init: VarInit::Value(load(&cell, site)),
+        },
+        site,
+    ));
+    let old_value = load(&old_place, site);
+    let new = f32_to_bits(
+        At(site).add(&bits_to_f32(old_value.clone(), site), &value),
+        site,
+    );
+    let result = ValueId::fresh();
+    let result_node = node(ExprKind::Bound(result), u32_ty(), site);
+    out.push((
+        Stmt::Loop {
+            body: vec![
+                (
+                    Stmt::Atomic {
+                        result,
+                        place: cell,
+                        fun: AtomicOp::Exchange,
+                        value: new,
+                        compare: Some(old_value),
+                    },
+                    site,
+                ),
+                (
+                    Stmt::If {
+                        condition: node(
+                            ExprKind::AccessIndex(result_node.clone(), 1),
+                            Ty::Scalar(ScalarTy::Bool),
+                            site,
+                        ),
+                        accept: vec![(Stmt::Break, site)],
+                        reject: Vec::new(),
+                    },
+                    site,
+                ),
+                (
+                    Stmt::Store {
+                        place: old_place,
+                        value: node(ExprKind::AccessIndex(result_node, 0), u32_ty(), site),
+                    },
+                    site,
+                ),
+            ],
+            continuing: Vec::new(),
+        },
+        site,
+    ));
+}
+
+/// The forward pass of a workgroup operation. `primal`: the pass that runs the primal's
+/// phases (stores, barriers, loads saved); otherwise a recomputation (loads read the saved
+/// values, nothing else is done).
+pub(crate) fn forward(s: &Shared, primal: bool, out: &mut Block) {
+    match s {
+        Shared::Load {
+            id,
+            var,
+            name,
+            place,
+            site,
+            ..
+        } => {
+            let saved = local(*var, &place.ty, *site);
+            if primal {
+                out.push((
+                    Stmt::Let {
+                        id: *id,
+                        name: name.clone(),
+                        value: load(place, *site),
+                    },
+                    *site,
+                ));
+                out.push((
+                    Stmt::Store {
+                        place: saved,
+                        value: node(ExprKind::Bound(*id), place.ty.clone(), *site),
+                    },
+                    *site,
+                ));
+            } else {
+                out.push((
+                    Stmt::Let {
+                        id: *id,
+                        name: name.clone(),
+                        value: load(&saved, *site),
+                    },
+                    *site,
+                ));
+            }
+        }
+        Shared::Store {
+            place, value, site, ..
+        } if primal => out.push((
+            Stmt::Store {
+                place: place.clone(),
+                value: value.clone(),
+            },
+            *site,
+        )),
+        Shared::Barrier { barrier, site } if primal => out.push((Stmt::Barrier(*barrier), *site)),
+        _ => {}
+    }
+}
+
+/// The saved `var`s of the workgroup loads of `items`, declared (at the top of the kernel).
+pub(crate) fn declare_saved(items: &[Item], out: &mut Block) {
+    for item in items {
+        match item {
+            Item::Shared(s) => {
+                if let Shared::Load {
+                    var,
+                    name,
+                    place,
+                    site,
+                    ..
+                } = &**s
+                {
+                    out.push((
+                        Stmt::Var {
+                            id: *var,
+                            name: format!("{name}_saved"),
+                            ty: place.ty.clone(),
+                            init: VarInit::Declared,
+                        },
+                        *site,
+                    ));
+                }
+            }
+            Item::If {
+                then, otherwise, ..
+            } => {
+                declare_saved(then, out);
+                declare_saved(otherwise, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// True if `items` hold a workgroup operation (the primal pass must run them).
+pub(crate) fn has_shared(items: &[Item]) -> bool {
+    items.iter().any(|i| match i {
+        Item::Shared(_) => true,
+        Item::If {
+            then, otherwise, ..
+        } => has_shared(then) || has_shared(otherwise),
+        Item::Loop(l) => has_shared(&l.body),
+        _ => false,
+    })
+}
+
+/// Barriers under a run-time condition, workgroup operations in a run-time loop: the first
+/// one's refusal.
+pub(crate) fn check_placement(items: &[Item], depth: usize) -> Result<(), NotDifferentiable> {
+    for item in items {
+        match item {
+            Item::Shared(s) => {
+                if let Shared::Barrier { site, .. } = &**s
+                    && depth > 0
+                {
+                    return Err(NotDifferentiable {
+                        operation: "a barrier under a condition known only at run time".into(),
+                        reason: "kernel AD derives barriers at the top level of the kernel (or of \
+                                 loops unrolled when it is built), where every invocation of the \
+                                 workgroup reaches them"
+                            .into(),
+                        site: *site,
+                    });
+                }
+            }
+            Item::If {
+                then, otherwise, ..
+            } => {
+                check_placement(then, depth + 1)?;
+                check_placement(otherwise, depth + 1)?;
+            }
+            Item::Loop(l) => {
+                if let Some(site) = first_shared(&l.body) {
+                    return Err(NotDifferentiable {
+                        operation: "workgroup memory or a barrier in a loop whose trip count is \
+                                    known only at run time"
+                            .into(),
+                        reason: "not derived yet; unroll the loop (a Rust constant bound) or give \
+                                 the kernel a custom derivative (`Backward::custom`)"
+                            .into(),
+                        site,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A bounded loop in a kernel with barriers: refused (its invocations that run past the bound
+/// return, and the barriers after would not be reached by the whole workgroup).
+pub(crate) fn check_loops_and_barriers(items: &[Item]) -> Result<(), NotDifferentiable> {
+    let barrier = items
+        .iter()
+        .any(|i| matches!(i, Item::Shared(s) if matches!(**s, Shared::Barrier { .. })));
+    match first_loop(items) {
+        Some(site) if barrier => Err(NotDifferentiable {
+            operation: "a loop bounded by `max_iterations` in a kernel with barriers".into(),
+            reason: "an invocation past the bound leaves the backward kernel early, before \
+                     barriers the whole workgroup must reach; not derived yet"
+                .into(),
+            site,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn first_loop(items: &[Item]) -> Option<CallSite> {
+    items.iter().find_map(|i| match i {
+        Item::Loop(l) => Some(l.site),
+        Item::If {
+            then, otherwise, ..
+        } => first_loop(then).or_else(|| first_loop(otherwise)),
+        _ => None,
+    })
+}
+
+fn first_shared(items: &[Item]) -> Option<CallSite> {
+    items.iter().find_map(|i| match i {
+        Item::Shared(s) => Some(match &**s {
+            Shared::Load { site, .. }
+            | Shared::Store { site, .. }
+            | Shared::Barrier { site, .. } => *site,
+        }),
+        Item::If {
+            then, otherwise, ..
+        } => first_shared(then).or_else(|| first_shared(otherwise)),
+        Item::Loop(l) => first_shared(&l.body),
+        _ => None,
+    })
+}
+
+/// The nodes a workgroup operation reads (for the walks over items).
+pub(crate) fn roots(s: &Shared) -> Vec<NodeRef> {
+    let mut v = Vec::new();
+    match s {
+        Shared::Load { place, .. } => super::subst::place_indices(place, &mut v),
+        Shared::Store { place, value, .. } => {
+            super::subst::place_indices(place, &mut v);
+            v.push(value.clone());
+        }
+        Shared::Barrier { .. } => {}
+    }
+    v
+}
+
+impl Emit<'_> {
+    /// The reverse pass of a workgroup operation.
+    pub(crate) fn reverse_shared(
+        &self,
+        s: &Shared,
+        pending: &mut std::collections::HashMap<ValueId, Vec<NodeRef>>,
+        out: &mut Block,
+    ) -> Result<(), NotDifferentiable> {
+        match s {
+            Shared::Barrier { barrier, site } => out.push((Stmt::Barrier(*barrier), *site)),
+            Shared::Load {
+                id,
+                place,
+                adjoint: Some(adjoint),
+                site,
+                ..
+            } => {
+                if let Some(a) = pending.remove(id).and_then(|t| At(*site).sum(t))
+                    && let Some(cell) = adjoint_cell(place, *adjoint, *site)
+                {
+                    let a = bind(out, "g", a, *site);
+                    cas_add(cell, a, *site, out);
+                }
+            }
+            Shared::Store {
+                place,
+                value,
+                adjoint: Some(adjoint),
+                site,
+            } => {
+                let Some(cell) = adjoint_cell(place, *adjoint, *site) else {
+                    return Ok(());
+                };
+                let result = ValueId::fresh();
+                out.push((
+                    Stmt::Atomic {
+                        result,
+                        place: cell,
+                        fun: AtomicOp::Exchange,
+                        value: node(ExprKind::Literal(Lit::U32(0)), u32_ty(), *site),
+                        compare: None,
+                    },
+                    *site,
+                ));
+                let a = bind(
+                    out,
+                    "seed",
+                    bits_to_f32(node(ExprKind::Bound(result), u32_ty(), *site), *site),
+                    *site,
+                );
+                self.propagate(value, a, false, pending, out)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

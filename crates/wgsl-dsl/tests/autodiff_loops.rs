@@ -1,0 +1,537 @@
+//! Kernel AD of loops whose trip count is known only at run time, bounded by their author
+//! (`KernelBuilder::max_iterations`): a row-wise softmax and a layer norm over a run-time row
+//! length, a `while` with a per-invocation trip count, nested run-time loops. Each derived
+//! backward pass against central differences of its forward kernel (`autodiff::check`) at odd
+//! sizes on the interpreter (race, bounds and barrier checks on) and on the GPU; softmax and
+//! layer norm also against their closed-form gradients in `f64`; a loop that runs past its
+//! bound is an error, never a truncated gradient; what is still refused, at its Rust line.
+
+mod common;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use wgsl_dsl::BuildError;
+use wgsl_dsl::autodiff::{
+    Accumulation, Backward, CheckError, CheckOptions, Data, Derive, Executor, Role, check, derive,
+};
+use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::prelude::*;
+
+const TOLERANCE: f64 = 2e-3;
+
+fn uniform(r: &mut StdRng, n: usize, scale: f32) -> Vec<f32> {
+    (0..n).map(|_| r.random_range(-scale..scale)).collect()
+}
+
+/// `y[row, :] = softmax(x[row, :])`, one invocation per row of the run-time length `n` (a
+/// uniform): three loops (max, sum of exponentials, the outputs), each bounded by `bound`.
+fn row_softmax(bound: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("row_softmax", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let row = k.let_("row", global_invocation_id().x());
+    let len = k.let_("len", n.load());
+    k.if_(row.lt(y.len() / &len), |k| {
+        let base = k.let_("base", &row * &len);
+        let m = k.var("m", -3.0e38f32);
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            k.store(&m, max(m.load(), x.at(&base + &j).load()))
+        });
+        let s = k.var("s", 0.0f32);
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            k.store(&s, s.load() + exp(x.at(&base + &j).load() - m.load()))
+        });
+        let inv = k.let_("inv", 1.0f32 / s.load());
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            k.store(
+                &y.at(&base + &j),
+                exp(x.at(&base + &j).load() - m.load()) * &inv,
+            )
+        });
+    });
+    k
+}
+
+/// `y[row, :] = (x - mean) / sqrt(var + eps) * gamma + beta` over a run-time row length.
+fn layer_norm(bound: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("layer_norm", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let gamma = k.storage::<RuntimeArray<f32>, ReadOnly>("gamma");
+    let beta = k.storage::<RuntimeArray<f32>, ReadOnly>("beta");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let row = k.let_("row", global_invocation_id().x());
+    let len = k.let_("len", n.load());
+    k.if_(row.lt(y.len() / &len), |k| {
+        let base = k.let_("base", &row * &len);
+        let s = k.var("s", 0.0f32);
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            k.store(&s, s.load() + x.at(&base + &j).load())
+        });
+        let mean = k.let_("mean", s.load() / len.to_f32());
+        let q = k.var("q", 0.0f32);
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            let d = k.let_("d", x.at(&base + &j).load() - &mean);
+            k.store(&q, q.load() + &d * &d)
+        });
+        let inv = k.let_("inv", inverse_sqrt(q.load() / len.to_f32() + 1e-5f32));
+        k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
+            k.store(
+                &y.at(&base + &j),
+                (x.at(&base + &j).load() - &mean) * &inv * gamma.at(&j).load() + beta.at(&j).load(),
+            )
+        });
+    });
+    k
+}
+
+/// `s = x[i]; repeat steps[i] times: s = 0.75 s + sin(s) w[t]`: a `while` whose trip count
+/// differs between invocations.
+fn damped_while(bound: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("damped_while", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let w = k.storage::<RuntimeArray<f32>, ReadOnly>("w");
+    let steps = k.storage::<RuntimeArray<u32>, ReadOnly>("steps");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let s = k.var("s", x.at(&i).load());
+        let t = k.var("t", 0u32);
+        k.max_iterations(bound)
+            .while_(t.load().lt(steps.at(&i).load()), |k| {
+                k.store(
+                    &s,
+                    s.load() * 0.75f32 + sin(s.load()) * w.at(t.load()).load(),
+                );
+                k.store(&t, t.load() + 1u32);
+            });
+        k.store(&y.at(&i), s.load());
+    });
+    k
+}
+
+/// Two nested run-time loops (`rows` and `cols` uniforms), the inner one's carried value
+/// declared in the outer one's body.
+fn nested(bound: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("nested", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let rows = k.uniform::<u32>("rows");
+    let cols = k.uniform::<u32>("cols");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let (nr, nc) = (k.let_("nr", rows.load()), k.let_("nc", cols.load()));
+        let acc = k.var("acc", 0.25f32);
+        k.max_iterations(bound).for_range("r", 0u32, &nr, |k, r| {
+            let inner = k.var("inner", acc.load() * 0.5f32);
+            k.max_iterations(bound).for_range("c", 0u32, &nc, |k, c| {
+                let v = x.at((&i * &nr + &r) * &nc + &c).load();
+                k.store(&inner, inner.load() + tanh(inner.load() * 0.3f32 + v));
+            });
+            k.store(&acc, acc.load() + inner.load() * inner.load() * 0.1f32);
+        });
+        k.store(&y.at(&i), acc.load());
+    });
+    k
+}
+
+struct Case {
+    name: &'static str,
+    forward: KernelBuilder,
+    backward: Backward,
+    data: Vec<(&'static str, Data)>,
+    grid: [u32; 3],
+}
+
+fn cases() -> Vec<Case> {
+    let r = &mut StdRng::seed_from_u64(31);
+    let mut v = Vec::new();
+    // softmax: 9 rows of 7 (the bound 8 not reached), automatic (atomic) accumulation.
+    let (rows, n) = (9, 7);
+    v.push(Case {
+        name: "row_softmax",
+        forward: row_softmax(8),
+        backward: derive(&row_softmax(8), &Derive::new()).expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, rows * n, 2.0))),
+            ("n", Data::U32(vec![n as u32])),
+            ("y", Data::F32(vec![0.0; rows * n])),
+        ],
+        grid: [1, 1, 1],
+    });
+    // softmax, exclusive accumulation: each row is one invocation's (the interpreter's race
+    // check agrees).
+    let (rows, n) = (5, 13);
+    v.push(Case {
+        name: "row_softmax_exclusive",
+        forward: row_softmax(13),
+        backward: derive(
+            &row_softmax(13),
+            &Derive::new().accumulate("x", Accumulation::Exclusive),
+        )
+        .expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, rows * n, 2.0))),
+            ("n", Data::U32(vec![n as u32])),
+            ("y", Data::F32(vec![0.0; rows * n])),
+        ],
+        grid: [1, 1, 1],
+    });
+    let (rows, n) = (19, 11);
+    v.push(Case {
+        name: "layer_norm",
+        forward: layer_norm(16),
+        backward: derive(&layer_norm(16), &Derive::new()).expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, rows * n, 1.5))),
+            ("gamma", Data::F32(uniform(r, n, 1.0))),
+            ("beta", Data::F32(uniform(r, n, 1.0))),
+            ("n", Data::U32(vec![n as u32])),
+            ("y", Data::F32(vec![0.0; rows * n])),
+        ],
+        grid: [2, 1, 1],
+    });
+    let m = 21;
+    v.push(Case {
+        name: "damped_while",
+        forward: damped_while(9),
+        backward: derive(&damped_while(9), &Derive::new()).expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, m, 1.5))),
+            ("w", Data::F32(uniform(r, 9, 1.0))),
+            (
+                "steps",
+                Data::U32((0..m).map(|_| r.random_range(0..=9)).collect()),
+            ),
+            ("y", Data::F32(vec![0.0; m])),
+        ],
+        grid: [2, 1, 1],
+    });
+    let (m, nr, nc) = (7, 3, 5);
+    v.push(Case {
+        name: "nested",
+        forward: nested(5),
+        backward: derive(&nested(5), &Derive::new()).expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, m * nr * nc, 1.0))),
+            ("rows", Data::U32(vec![nr as u32])),
+            ("cols", Data::U32(vec![nc as u32])),
+            ("y", Data::F32(vec![0.0; m])),
+        ],
+        grid: [1, 1, 1],
+    });
+    v
+}
+
+fn check_case(c: &Case, on: Executor<'_>) {
+    let report = check(
+        &c.forward,
+        &c.backward,
+        &c.data,
+        c.grid,
+        on,
+        CheckOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    eprintln!("{}{report}", c.backward);
+    assert!(!report.worst.is_empty(), "{}: nothing checked", c.name);
+    assert!(report.max_error() < TOLERANCE, "{}:\n{report}", c.name);
+}
+
+#[test]
+fn run_time_loops_match_central_differences_on_the_interpreter() {
+    for c in cases() {
+        check_case(&c, Executor::Interpreter);
+    }
+}
+
+#[test]
+fn run_time_loops_match_central_differences_on_the_gpu() {
+    let gpu = common::gpu();
+    for c in cases() {
+        check_case(&c, Executor::Gpu(gpu));
+    }
+}
+
+/// The backward pass run once on the interpreter with `data` for its roles' bindings (data
+/// by the forward binding's name, `d_<output>` given, gradients zeroed); the gradients by
+/// name, as `f32`s.
+fn run_backward(
+    backward: &Backward,
+    data: &[(&str, Data)],
+    grid: [u32; 3],
+) -> Vec<(String, Vec<f32>)> {
+    let bk = &backward.kernels[0];
+    let program = Interpreter::new()
+        .compile(&bk.kernel.build().expect("builds"))
+        .expect("compiles");
+    enum B {
+        F(HostBuffer<f32>),
+        U(HostBuffer<u32>),
+    }
+    let get = |name: &str| {
+        data.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_else(|| panic!("no data for {name}"))
+    };
+    let mut bufs = Vec::new();
+    for (name, role) in &bk.roles {
+        let d = match role {
+            Role::Data { binding } => get(binding),
+            Role::OutputGradient { .. } => get(name),
+            Role::InputGradient {
+                input,
+                accumulation,
+            } => {
+                let n = match get(input) {
+                    Data::F32(v) => v.len(),
+                    _ => panic!("f32 input"),
+                };
+                match accumulation {
+                    Accumulation::Atomic => Data::U32(vec![0; n]),
+                    _ => Data::F32(vec![0.0; n]),
+                }
+            }
+            Role::IterationLimit { .. } => Data::U32(vec![0]),
+        };
+        bufs.push(match d {
+            Data::F32(v) => B::F(HostBuffer::from_slice(&v)),
+            Data::U32(v) => B::U(HostBuffer::from_slice(&v)),
+            Data::I32(_) => panic!("no i32 here"),
+        });
+    }
+    let args: Vec<&dyn HostArg> = bufs
+        .iter()
+        .map(|b| -> &dyn HostArg {
+            match b {
+                B::F(b) => b,
+                B::U(b) => b,
+            }
+        })
+        .collect();
+    Interpreter::new()
+        .dispatch(&program, &args, grid)
+        .expect("runs");
+    let mut out = Vec::new();
+    for ((name, role), b) in bk.roles.iter().zip(&bufs) {
+        match (role, b) {
+            (Role::InputGradient { .. }, B::F(b)) => out.push((name.clone(), b.read())),
+            (Role::InputGradient { .. }, B::U(b)) => out.push((
+                name.clone(),
+                b.read().into_iter().map(f32::from_bits).collect(),
+            )),
+            (Role::IterationLimit { .. }, B::U(b)) => bk
+                .check_iteration_limit(b.read()[0])
+                .expect("within bounds"),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn gradient<'a>(g: &'a [(String, Vec<f32>)], name: &str) -> &'a [f32] {
+    &g.iter().find(|(n, _)| n == name).expect("gradient").1
+}
+
+fn assert_close(name: &str, got: &[f32], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (j, (g, w)) in got.iter().zip(want).enumerate() {
+        let err = (f64::from(*g) - w).abs() / w.abs().max(1.0);
+        assert!(err < 1e-5, "{name}[{j}]: derived {g}, f64 {w}");
+    }
+}
+
+/// Softmax: `dx = y * (dy - <dy, y>)` per row, in `f64`: a reference that shares nothing
+/// with the derivation.
+#[test]
+fn row_softmax_gradient_matches_its_closed_form_in_f64() {
+    let r = &mut StdRng::seed_from_u64(5);
+    let (rows, n) = (6, 17);
+    let x = uniform(r, rows * n, 3.0);
+    let dy = uniform(r, rows * n, 1.0);
+    let b = derive(&row_softmax(32), &Derive::new()).expect("derives");
+    let g = run_backward(
+        &b,
+        &[
+            ("x", Data::F32(x.clone())),
+            ("n", Data::U32(vec![n as u32])),
+            ("d_y", Data::F32(dy.clone())),
+        ],
+        [1, 1, 1],
+    );
+    let mut want = vec![0.0f64; rows * n];
+    for row in 0..rows {
+        let xs: Vec<f64> = x[row * n..][..n].iter().map(|v| f64::from(*v)).collect();
+        let m = xs.iter().cloned().fold(f64::MIN, f64::max);
+        let s: f64 = xs.iter().map(|v| (v - m).exp()).sum();
+        let y: Vec<f64> = xs.iter().map(|v| (v - m).exp() / s).collect();
+        let dys = &dy[row * n..][..n];
+        let dot: f64 = y.iter().zip(dys).map(|(a, b)| a * f64::from(*b)).sum();
+        for j in 0..n {
+            want[row * n + j] = y[j] * (f64::from(dys[j]) - dot);
+        }
+    }
+    assert_close("d_x", gradient(&g, "d_x"), &want);
+}
+
+/// Layer norm: `dx = inv (g - mean(g) - xhat mean(g xhat))` with `g = dy gamma`,
+/// `dgamma = sum_rows dy xhat`, `dbeta = sum_rows dy`, in `f64`.
+#[test]
+fn layer_norm_gradient_matches_its_closed_form_in_f64() {
+    let r = &mut StdRng::seed_from_u64(6);
+    let (rows, n) = (7, 9);
+    let x = uniform(r, rows * n, 2.0);
+    let gamma = uniform(r, n, 1.0);
+    let beta = uniform(r, n, 1.0);
+    let dy = uniform(r, rows * n, 1.0);
+    let b = derive(&layer_norm(9), &Derive::new()).expect("derives");
+    let g = run_backward(
+        &b,
+        &[
+            ("x", Data::F32(x.clone())),
+            ("gamma", Data::F32(gamma.clone())),
+            ("beta", Data::F32(beta)),
+            ("n", Data::U32(vec![n as u32])),
+            ("d_y", Data::F32(dy.clone())),
+        ],
+        [1, 1, 1],
+    );
+    let (mut dx, mut dgamma, mut dbeta) = (vec![0.0; rows * n], vec![0.0; n], vec![0.0; n]);
+    for row in 0..rows {
+        let xs: Vec<f64> = x[row * n..][..n].iter().map(|v| f64::from(*v)).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        let inv = 1.0 / (var + 1e-5).sqrt();
+        let xhat: Vec<f64> = xs.iter().map(|v| (v - mean) * inv).collect();
+        let dys: Vec<f64> = dy[row * n..][..n].iter().map(|v| f64::from(*v)).collect();
+        let gs: Vec<f64> = (0..n).map(|j| dys[j] * f64::from(gamma[j])).collect();
+        let gm = gs.iter().sum::<f64>() / n as f64;
+        let gx = gs.iter().zip(&xhat).map(|(a, b)| a * b).sum::<f64>() / n as f64;
+        for j in 0..n {
+            dx[row * n + j] = inv * (gs[j] - gm - xhat[j] * gx);
+            dgamma[j] += dys[j] * xhat[j];
+            dbeta[j] += dys[j];
+        }
+    }
+    assert_close("d_x", gradient(&g, "d_x"), &dx);
+    assert_close("d_gamma", gradient(&g, "d_gamma"), &dgamma);
+    assert_close("d_beta", gradient(&g, "d_beta"), &dbeta);
+}
+
+/// A loop that runs past its bound raises the flag: the checker returns the error, naming
+/// the loop's Rust line, instead of a gradient.
+#[test]
+fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
+    let build = |bound: u32| -> (KernelBuilder, u32) {
+        let mut k = KernelBuilder::new("bounded", [16, 1, 1]);
+        let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+        let n = k.uniform::<u32>("n");
+        let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+        let i = k.let_("i", global_invocation_id().x());
+        let mut line = 0;
+        k.if_(i.lt(y.len()), |k| {
+            let s = k.var("s", 0.0f32);
+            let bounded = k.max_iterations(bound);
+            line = line!() + 1;
+            bounded.for_range("j", 0u32, n.load(), |k, j| {
+                k.store(&s, s.load() + sin(x.at(&i * n.load() + &j).load()))
+            });
+            k.store(&y.at(&i), s.load());
+        });
+        (k, line)
+    };
+    let (m, n) = (5, 7);
+    let data = |r: &mut StdRng| {
+        vec![
+            ("x", Data::F32(uniform(r, m * n, 1.0))),
+            ("n", Data::U32(vec![n as u32])),
+            ("y", Data::F32(vec![0.0; m])),
+        ]
+    };
+    let r = &mut StdRng::seed_from_u64(2);
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        // Bound 7: every iteration fits; bound 6: one too few.
+        let (k, _) = build(7);
+        let ok = check(
+            &k,
+            &derive(&k, &Derive::new()).expect("derives"),
+            &data(r),
+            [1, 1, 1],
+            on,
+            CheckOptions::default(),
+        )
+        .expect("within its bound");
+        assert!(ok.max_error() < TOLERANCE, "{ok}");
+        let (k, line) = build(6);
+        let b = derive(&k, &Derive::new()).expect("derives");
+        match check(&k, &b, &data(r), [1, 1, 1], on, CheckOptions::default()) {
+            Err(CheckError::IterationLimit(e)) => {
+                assert_eq!((e.site.file, e.site.line), (file!(), line), "{e}");
+                assert_eq!(e.max_iterations, 6);
+                assert_eq!(e.kernel, "bounded_backward");
+            }
+            other => panic!("expected the iteration limit, got {other:?}"),
+        }
+    }
+}
+
+#[track_caller]
+fn refused(k: &KernelBuilder, words: &str, line: u32) {
+    match derive(k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains(words), "{e}");
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}
+
+/// Without a bound, a run-time loop is refused at its line, the message naming
+/// `max_iterations`; a bounded loop of a shape not derived (`break if`, a `break` in the
+/// middle) is refused at its line too.
+#[test]
+fn unbounded_and_unsupported_run_time_loops_are_refused_at_their_line() {
+    let mut k = KernelBuilder::new("unbounded", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let s = k.var("s", 0.0f32);
+    let line = line!() + 1;
+    k.for_range("j", 0u32, n.load(), |k, j| {
+        k.store(&s, s.load() + x.at(&j).load())
+    });
+    k.store(&y.at(0u32), s.load());
+    refused(&k, "max_iterations", line);
+
+    let mut k = KernelBuilder::new("reversed", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let s = k.var("s", 0.0f32);
+    let line = line!() + 1;
+    let range = wgsl_dsl::kernel::LoopRange::new(0u32, n.load()).rev();
+    k.max_iterations(8).for_in("j", range, |k, j| {
+        k.store(&s, s.load() * 0.5f32 + x.at(&j).load())
+    });
+    k.store(&y.at(0u32), s.load());
+    refused(&k, "exit test", line);
+
+    let mut k = KernelBuilder::new("middle_break", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let s = k.var("s", 0.0f32);
+    let mut line = 0;
+    k.max_iterations(8).for_range("j", 0u32, n.load(), |k, j| {
+        k.store(&s, s.load() + x.at(&j).load());
+        line = line!() + 1;
+        k.if_(s.load().gt(1.0f32), |k| k.break_());
+    });
+    k.store(&y.at(0u32), s.load());
+    refused(&k, "break", line);
+}

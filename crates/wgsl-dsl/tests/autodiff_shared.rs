@@ -1,0 +1,410 @@
+//! Kernel AD of workgroup memory and barriers: a block reduction
+//! (`KernelBuilder::workgroup_reduce` of a nonlinear function), a tiled product, a permutation
+//! through a shared tile. Each derived backward pass against central differences of its
+//! forward kernel (`autodiff::check`) at odd sizes on the interpreter (race, bounds and
+//! barrier checks on) and on the GPU; the product's and the permutation's gradients also
+//! against `f64` closed forms; a barrier under a run-time condition refused at its line.
+
+mod common;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use wgsl_dsl::BuildError;
+use wgsl_dsl::autodiff::{
+    Accumulation, Backward, CheckOptions, Data, Derive, Executor, Role, check, derive,
+};
+use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::prelude::*;
+
+const TOLERANCE: f64 = 2e-3;
+
+fn uniform(r: &mut StdRng, n: usize, scale: f32) -> Vec<f32> {
+    (0..n).map(|_| r.random_range(-scale..scale)).collect()
+}
+
+/// `y[w] = sum over the workgroup's elements of sin(x) x` (zero past the end), by a tree
+/// reduction in workgroup memory: six barrier-separated phases.
+fn block_sum() -> KernelBuilder {
+    let mut k = KernelBuilder::new("block_sum", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let scratch = k.workgroup::<Array<f32, 64>>("scratch");
+    let gid = k.let_("gid", global_invocation_id().x());
+    let lid = k.let_("lid", local_invocation_index());
+    let v = k.var("v", 0.0f32);
+    k.if_(gid.lt(x.len()), |k| {
+        let xi = k.let_("xi", x.at(&gid).load());
+        k.store(&v, sin(&xi) * &xi);
+    });
+    let total = k.workgroup_reduce(&scratch, &lid, v.load(), |a, b| a + b);
+    let total = k.let_("total", total);
+    k.if_(lid.eq(0u32), |k| k.store(&y.at(workgroup_id().x()), &total));
+    k
+}
+
+const TILE: u32 = 4;
+
+/// `c = a b` (`m x k` by `k x n`, row-major) with `TILE x TILE` tiles of `a` and `b` staged
+/// in workgroup memory, a barrier after each staging and each use.
+fn tiled_product(m: u32, n: u32, kk: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("tiled_product", [TILE, TILE, 1]);
+    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
+    let b = k.storage::<RuntimeArray<f32>, ReadOnly>("b");
+    let c = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
+    let ta = k.workgroup_array::<f32>("tile_a", TILE * TILE);
+    let tb = k.workgroup_array::<f32>("tile_b", TILE * TILE);
+    let local = local_invocation_id();
+    let (lx, ly) = (k.let_("lx", local.x()), k.let_("ly", local.y()));
+    let col = k.let_("col", workgroup_id().x() * TILE + &lx);
+    let row = k.let_("row", workgroup_id().y() * TILE + &ly);
+    let acc = k.var("acc", 0.0f32);
+    for t in 0..kk.div_ceil(TILE) {
+        let (ac, br) = (k.let_("ac", &lx + t * TILE), k.let_("br", &ly + t * TILE));
+        let a_val = k.var("a_val", 0.0f32);
+        k.if_(row.lt(m).and(ac.lt(kk)), |k| {
+            k.store(&a_val, a.at(&row * kk + &ac).load())
+        });
+        let b_val = k.var("b_val", 0.0f32);
+        k.if_(br.lt(kk).and(col.lt(n)), |k| {
+            k.store(&b_val, b.at(&br * n + &col).load())
+        });
+        k.store(&ta.at(&ly * TILE + &lx), a_val.load());
+        k.store(&tb.at(&ly * TILE + &lx), b_val.load());
+        k.workgroup_barrier();
+        for j in 0..TILE {
+            k.store(
+                &acc,
+                acc.load() + ta.at(&ly * TILE + j).load() * tb.at(&lx + j * TILE).load(),
+            );
+        }
+        k.workgroup_barrier();
+    }
+    k.if_(row.lt(m).and(col.lt(n)), |k| {
+        k.store(&c.at(&row * n + &col), acc.load())
+    });
+    k
+}
+
+/// `y[l] = x[63 - l]` through a tile in workgroup memory (one workgroup).
+fn reversed() -> KernelBuilder {
+    let mut k = KernelBuilder::new("reversed", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let tile = k.workgroup::<Array<f32, 64>>("tile");
+    let l = k.let_("l", local_invocation_index());
+    k.store(&tile.at(&l), x.at(&l).load());
+    k.workgroup_barrier();
+    k.store(&y.at(&l), tile.at(63u32 - &l).load());
+    k
+}
+
+struct Case {
+    name: &'static str,
+    forward: KernelBuilder,
+    backward: Backward,
+    data: Vec<(&'static str, Data)>,
+    grid: [u32; 3],
+}
+
+fn cases() -> Vec<Case> {
+    let r = &mut StdRng::seed_from_u64(32);
+    let n = 150;
+    let (m, nn, kk) = (13u32, 11u32, 7u32);
+    vec![
+        Case {
+            name: "block_sum",
+            forward: block_sum(),
+            backward: derive(&block_sum(), &Derive::new()).expect("derives"),
+            data: vec![
+                ("x", Data::F32(uniform(r, n, 2.0))),
+                ("y", Data::F32(vec![0.0; 3])),
+            ],
+            grid: [3, 1, 1],
+        },
+        Case {
+            name: "tiled_product",
+            forward: tiled_product(m, nn, kk),
+            backward: derive(&tiled_product(m, nn, kk), &Derive::new()).expect("derives"),
+            data: vec![
+                ("a", Data::F32(uniform(r, (m * kk) as usize, 1.0))),
+                ("b", Data::F32(uniform(r, (kk * nn) as usize, 1.0))),
+                ("c", Data::F32(vec![0.0; (m * nn) as usize])),
+            ],
+            grid: [nn.div_ceil(TILE), m.div_ceil(TILE), 1],
+        },
+        Case {
+            name: "reversed",
+            forward: reversed(),
+            backward: derive(&reversed(), &Derive::new()).expect("derives"),
+            data: vec![
+                ("x", Data::F32(uniform(r, 64, 1.0))),
+                ("y", Data::F32(vec![0.0; 64])),
+            ],
+            grid: [1, 1, 1],
+        },
+    ]
+}
+
+fn check_case(c: &Case, on: Executor<'_>) {
+    let report = check(
+        &c.forward,
+        &c.backward,
+        &c.data,
+        c.grid,
+        on,
+        CheckOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    eprintln!("{}{report}", c.backward);
+    assert!(!report.worst.is_empty(), "{}: nothing checked", c.name);
+    assert!(report.max_error() < TOLERANCE, "{}:\n{report}", c.name);
+}
+
+#[test]
+fn workgroup_memory_kernels_match_central_differences_on_the_interpreter() {
+    for c in cases() {
+        check_case(&c, Executor::Interpreter);
+    }
+}
+
+#[test]
+fn workgroup_memory_kernels_match_central_differences_on_the_gpu() {
+    let gpu = common::gpu();
+    for c in cases() {
+        check_case(&c, Executor::Gpu(gpu));
+    }
+}
+
+/// The backward pass run once on the interpreter (checks on), gradients zeroed first; the
+/// gradients by name.
+fn run_backward(
+    backward: &Backward,
+    data: &[(&str, Data)],
+    grid: [u32; 3],
+) -> Vec<(String, Vec<f32>)> {
+    let bk = &backward.kernels[0];
+    let program = Interpreter::new()
+        .compile(&bk.kernel.build().expect("builds"))
+        .expect("compiles");
+    let get = |name: &str| -> Vec<f32> {
+        match data.iter().find(|(n, _)| *n == name) {
+            Some((_, Data::F32(v))) => v.clone(),
+            _ => panic!("no f32 data for {name}"),
+        }
+    };
+    let mut f = Vec::new();
+    let mut u = Vec::new();
+    let mut order = Vec::new();
+    for (name, role) in &bk.roles {
+        match role {
+            Role::Data { binding } => {
+                order.push((false, f.len()));
+                f.push(HostBuffer::from_slice(&get(binding)));
+            }
+            Role::OutputGradient { .. } => {
+                order.push((false, f.len()));
+                f.push(HostBuffer::from_slice(&get(name)));
+            }
+            Role::InputGradient {
+                input,
+                accumulation,
+            } => {
+                let len = get(input).len();
+                if *accumulation == Accumulation::Atomic {
+                    order.push((true, u.len()));
+                    u.push(HostBuffer::<u32>::zeroed(len));
+                } else {
+                    order.push((false, f.len()));
+                    f.push(HostBuffer::<f32>::zeroed(len));
+                }
+            }
+            Role::IterationLimit { .. } => {
+                order.push((true, u.len()));
+                u.push(HostBuffer::<u32>::zeroed(1));
+            }
+        }
+    }
+    let args: Vec<&dyn HostArg> = order
+        .iter()
+        .map(|&(is_u, i)| -> &dyn HostArg {
+            if is_u { &u[i] } else { &f[i] }
+        })
+        .collect();
+    Interpreter::new()
+        .dispatch(&program, &args, grid)
+        .expect("runs");
+    bk.roles
+        .iter()
+        .zip(&order)
+        .filter(|((_, r), _)| matches!(r, Role::InputGradient { .. }))
+        .map(|((name, _), &(is_u, i))| {
+            let v = if is_u {
+                u[i].read().into_iter().map(f32::from_bits).collect()
+            } else {
+                f[i].read()
+            };
+            (name.clone(), v)
+        })
+        .collect()
+}
+
+fn gradient<'a>(g: &'a [(String, Vec<f32>)], name: &str) -> &'a [f32] {
+    &g.iter().find(|(n, _)| n == name).expect("gradient").1
+}
+
+fn assert_close(name: &str, got: &[f32], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (j, (g, w)) in got.iter().zip(want).enumerate() {
+        let err = (f64::from(*g) - w).abs() / w.abs().max(1.0);
+        assert!(err < 1e-5, "{name}[{j}]: derived {g}, f64 {w}");
+    }
+}
+
+/// The derived backward of the tiled product: `d_a = d_c b^T`, `d_b = a^T d_c` in `f64`.
+#[test]
+fn the_tiled_products_derived_gradient_matches_f64() {
+    let r = &mut StdRng::seed_from_u64(8);
+    let (m, n, kk) = (9usize, 13usize, 6usize);
+    let (a, b, dc) = (
+        uniform(r, m * kk, 1.0),
+        uniform(r, kk * n, 1.0),
+        uniform(r, m * n, 1.0),
+    );
+    let back = derive(
+        &tiled_product(m as u32, n as u32, kk as u32),
+        &Derive::new(),
+    )
+    .expect("derives");
+    let g = run_backward(
+        &back,
+        &[
+            ("a", Data::F32(a.clone())),
+            ("b", Data::F32(b.clone())),
+            ("d_c", Data::F32(dc.clone())),
+        ],
+        [(n as u32).div_ceil(TILE), (m as u32).div_ceil(TILE), 1],
+    );
+    let mut da = vec![0.0f64; m * kk];
+    let mut db = vec![0.0f64; kk * n];
+    for i in 0..m {
+        for j in 0..n {
+            let d = f64::from(dc[i * n + j]);
+            for q in 0..kk {
+                da[i * kk + q] += d * f64::from(b[q * n + j]);
+                db[q * n + j] += f64::from(a[i * kk + q]) * d;
+            }
+        }
+    }
+    assert_close("d_a", gradient(&g, "d_a"), &da);
+    assert_close("d_b", gradient(&g, "d_b"), &db);
+}
+
+/// Through the tile, `d_x[l] = d_y[63 - l]` exactly.
+#[test]
+fn a_permutation_through_workgroup_memory_permutes_the_gradient() {
+    let r = &mut StdRng::seed_from_u64(9);
+    let dy = uniform(r, 64, 1.0);
+    let back = derive(&reversed(), &Derive::new()).expect("derives");
+    let g = run_backward(
+        &back,
+        &[
+            ("x", Data::F32(uniform(r, 64, 1.0))),
+            ("d_y", Data::F32(dy.clone())),
+        ],
+        [1, 1, 1],
+    );
+    let want: Vec<f64> = (0..64).map(|l| f64::from(dy[63 - l])).collect();
+    assert_close("d_x", gradient(&g, "d_x"), &want);
+}
+
+/// A barrier under a condition known only at run time is refused at its line.
+#[test]
+fn a_barrier_under_a_run_time_condition_is_refused_at_its_line() {
+    let mut k = KernelBuilder::new("divergent", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let tile = k.workgroup::<Array<f32, 64>>("tile");
+    let l = k.let_("l", local_invocation_index());
+    k.store(&tile.at(&l), x.at(&l).load());
+    let mut line = 0;
+    k.if_(x.at(0u32).load().gt(0.0f32), |k| {
+        line = line!() + 1;
+        k.workgroup_barrier();
+    });
+    k.store(&y.at(&l), tile.at(63u32 - &l).load());
+    match derive(&k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains("barrier"), "{e}");
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}
+
+/// `y[i] = sin(x[i]) x[i]`, counting the invocations and a histogram of `x` with integer
+/// atomics on buffers that are not differentiated.
+fn counted() -> KernelBuilder {
+    let mut k = KernelBuilder::new("counted", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let count = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("count");
+    let hist = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("hist");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let v = k.let_("v", x.at(&i).load());
+        let _ = k.atomic_add(&count.at(0u32), 1u32);
+        let bin = k.let_("bin", clamp((&v + 2.0f32).to_u32(), 0u32, 3u32));
+        let _ = k.atomic_add(&hist.at(&bin), 1u32);
+        k.store(&y.at(&i), sin(&v) * &v);
+    });
+    k
+}
+
+/// Integer atomics on data that is not differentiated are effects the backward kernel does
+/// not repeat: the gradient is checked; using an atomic's result is refused at its line.
+#[test]
+fn integer_atomics_on_data_are_derived_and_their_results_refused() {
+    let r = &mut StdRng::seed_from_u64(33);
+    let n = 37;
+    let forward = counted();
+    let backward = derive(&forward, &Derive::new()).expect("derives");
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        let report = check(
+            &forward,
+            &backward,
+            &[
+                ("x", Data::F32(uniform(r, n, 1.9))),
+                ("count", Data::U32(vec![0])),
+                ("hist", Data::U32(vec![0; 4])),
+                ("y", Data::F32(vec![0.0; n])),
+            ],
+            [3, 1, 1],
+            on,
+            CheckOptions::default(),
+        )
+        .expect("checks");
+        assert!(!report.worst.is_empty());
+        assert!(report.max_error() < TOLERANCE, "{report}");
+    }
+
+    let mut k = KernelBuilder::new("slots", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let next = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("next");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    let (slot, line) = (k.atomic_add(&next.at(0u32), 1u32), line!());
+    k.store(&y.at(slot), x.at(&i).load());
+    match derive(&k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains("atomicAdd"), "{e}");
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}
