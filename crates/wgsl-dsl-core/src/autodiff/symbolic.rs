@@ -140,6 +140,8 @@ pub(crate) struct Symbolic<'k> {
     /// Primal `let`s and call results: their values in the derived kernel.
     bound: HashMap<ValueId, NodeRef>,
     frames: Vec<Frame>,
+    /// Loops bounded by `max_iterations` around the statement being rewritten.
+    bounded_loops: u32,
     /// Definitions of the `let`s made, for differentiation.
     pub defs: HashMap<ValueId, ValueDef>,
     /// Nodes rewritten in the current statement.
@@ -178,6 +180,7 @@ impl<'k> Symbolic<'k> {
             var_order: Vec::new(),
             bound: HashMap::new(),
             frames: Vec::new(),
+            bounded_loops: 0,
             defs: HashMap::new(),
             memo: HashMap::new(),
             places: HashMap::new(),
@@ -363,6 +366,15 @@ impl<'k> Symbolic<'k> {
         // `if c { break }`: how `while`, `for` and `for_range` end a loop (or the author's own
         // exit): refused for the loop's trip count, at the line of the loop (or the `if`).
         if matches!(then, [(Stmt::Break, _)]) && otherwise.is_empty() {
+            if self.bounded_loops > 0 {
+                // A second exit inside a bounded loop (its first is its exit test).
+                return Err(refuse(
+                    "a `break` under a condition known only at run time",
+                    "in a loop bounded by `k.max_iterations(n)` only its first statement, \
+                     `if c { break; }`, may leave it",
+                    site,
+                ));
+            }
             return Err(unknown_trip_count(site));
         }
         for flow in [then_flow, else_flow] {

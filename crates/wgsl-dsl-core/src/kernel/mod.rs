@@ -605,6 +605,8 @@ impl KernelBuilder {
             ExprKind::Unary(naga::UnaryOperator::LogicalNot, condition.node),
             site,
         );
+        // The bound stated with `max_iterations` is this loop's, not its body's loops'.
+        let bound = self.take_loop_bound();
         let mut stmts = vec![(
             Stmt::If {
                 condition: stop.node,
@@ -621,6 +623,7 @@ impl KernelBuilder {
             },
             site,
         );
+        self.record_loop_bound(bound, site);
     }
 
     /// `break;` (WGSL spec §9.4.6).

@@ -146,6 +146,7 @@ impl Symbolic<'_> {
         let exit = self.expr(condition)?;
 
         self.frame().loops += 1;
+        self.bounded_loops += 1;
         let result = (|| {
             let (mut body_items, flow) = self.block(rest)?;
             if !matches!(flow, Flow::Normal | Flow::Continue) {
@@ -163,6 +164,7 @@ impl Symbolic<'_> {
             Ok(body_items)
         })();
         self.frame().loops -= 1;
+        self.bounded_loops -= 1;
         let body_items = result?;
 
         for (c, id) in carried.iter_mut().zip(&sources) {
