@@ -21,7 +21,7 @@ use super::accumulate::Gradients;
 use super::error::NotDifferentiable;
 use super::graph::{Graph, key};
 use super::make::{At, Block, bind, node};
-use super::symbolic::{Item, Merge};
+use super::program::{Item, Merge, Shared};
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::ValueId;
 use crate::kernel::KernelBuilder;
@@ -93,9 +93,9 @@ pub(crate) fn active(
                 }
             }
             Item::Output { .. } => {}
-            Item::Loop(l) => super::loops::active(l, gradients, out),
+            Item::Loop(l) => l.active(gradients, out),
             Item::Shared(s) => {
-                if let super::shared::Shared::Load {
+                if let Shared::Load {
                     id,
                     adjoint: Some(_),
                     ..
@@ -142,9 +142,9 @@ pub(crate) fn names(items: &[Item], out: &mut HashMap<ValueId, (String, usize)>)
                 }
             }
             Item::Output { .. } => {}
-            Item::Loop(l) => super::loops::names(l, out),
+            Item::Loop(l) => l.names(out),
             Item::Shared(s) => {
-                if let super::shared::Shared::Load { id, name, .. } = &**s {
+                if let Shared::Load { id, name, .. } = &**s {
                     let n = out.len();
                     out.insert(*id, (name.clone(), n));
                 }
@@ -163,7 +163,7 @@ pub(crate) fn has_output(items: &[Item]) -> bool {
         Item::Loop(l) => has_output(&l.body),
         Item::Shared(s) => matches!(
             &**s,
-            super::shared::Shared::Store {
+            Shared::Store {
                 adjoint: Some(_),
                 ..
             }
@@ -201,8 +201,8 @@ fn forward_in(items: &[Item], primal: bool) -> Block {
                 *site,
             )),
             Item::Output { .. } => {}
-            Item::Loop(l) => super::loops::forward_loop(l, &mut out),
-            Item::Shared(s) => super::shared::forward(s, primal, &mut out),
+            Item::Loop(l) => l.forward(&mut out),
+            Item::Shared(s) => s.forward(primal, &mut out),
             // The forward pass has no effects: an `if` that leaves no value after it is
             // recomputed where the reverse pass needs its values, not here (unless it holds
             // the primal's workgroup operations).
@@ -213,8 +213,8 @@ fn forward_in(items: &[Item], primal: bool) -> Block {
                 ..
             } if merges.is_empty()
                 && !(primal
-                    && (super::shared::has_shared(then)
-                        || super::shared::has_shared(otherwise))) => {}
+                    && (super::program::has_shared(then)
+                        || super::program::has_shared(otherwise))) => {}
             Item::If {
                 condition,
                 then,

@@ -7,8 +7,10 @@ use super::accumulate::{Accumulation, Gradients};
 use super::backward::{Emit, names};
 use super::exclusive::Proof;
 use super::graph::Root;
+use super::loops::{BoundedLoop, IterationLimitExceeded};
 use super::overwrite::Overwrites;
-use super::symbolic::{GlobalRole, Symbolic};
+use super::program::GlobalRole;
+use super::symbolic::Symbolic;
 use crate::error::BuildError;
 use crate::handle::GlobalHandle;
 use crate::kernel::{BindingKind, GlobalKind, KernelBuilder};
@@ -159,7 +161,7 @@ pub enum Role {
     /// gradients are then missing ([`BackwardKernel::check_iteration_limit`] says so).
     IterationLimit {
         /// The bounded loops, by number.
-        loops: Vec<super::loops::BoundedLoop>,
+        loops: Vec<BoundedLoop>,
     },
 }
 
@@ -438,7 +440,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
         ));
     }
 
-    super::loops::declare_flag(&mut b, &mut items, &mut role_list);
+    declare_flag(&mut b, &mut items, &mut role_list);
     b.value_defs.extend(defs);
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
@@ -484,4 +486,58 @@ impl KernelBuilder {
     pub fn derive_backward(&self) -> Result<Backward, BuildError> {
         derive(self, &Derive::new())
     }
+}
+
+impl BackwardKernel {
+    /// The loops of this kernel bounded by their authors, if it has an iteration-limit flag
+    /// ([`Role::IterationLimit`]).
+    pub fn bounded_loops(&self) -> Option<&[BoundedLoop]> {
+        self.roles.iter().find_map(|(_, r)| match r {
+            Role::IterationLimit { loops } => Some(loops.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// Read the iteration-limit flag after a dispatch: `flag` is the word of the binding of
+    /// role [`Role::IterationLimit`] (zeroed before the dispatch).
+    ///
+    /// # Errors
+    /// [`IterationLimitExceeded`] if a loop ran past its bound (`flag != 0`).
+    pub fn check_iteration_limit(&self, flag: u32) -> Result<(), IterationLimitExceeded> {
+        if flag == 0 {
+            return Ok(());
+        }
+        let l = self
+            .bounded_loops()
+            .and_then(|loops| loops.get(flag as usize - 1));
+        Err(IterationLimitExceeded {
+            kernel: self.kernel.name().to_string(),
+            site: l.map_or(self.kernel.site, |l| l.site),
+            max_iterations: l.map_or(0, |l| l.max_iterations),
+        })
+    }
+}
+
+/// With run-time loops in `items`: the iteration-limit flag binding `iteration_limit` of the
+/// derived kernel `b` (declared now, its role added), the loops numbered and given it.
+pub(crate) fn declare_flag(
+    b: &mut crate::KernelBuilder,
+    items: &mut [super::program::Item],
+    roles: &mut Vec<(String, Role)>,
+) {
+    if super::loops::number_loops(items, None).is_empty() {
+        return;
+    }
+    let name = "iteration_limit";
+    let flag = b.declare_binding(
+        name,
+        crate::types::Ty::Array {
+            elem: Box::new(crate::types::Ty::Atomic(crate::types::ScalarTy::U32)),
+            len: None,
+        },
+        crate::kernel::BindingKind::StorageReadWrite,
+        b.site,
+    );
+    let loops = super::loops::number_loops(items, Some(flag));
+    roles.push((name.to_string(), Role::IterationLimit { loops }));
 }

@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::element::{Relation, element, relation};
-use super::symbolic::Item;
+use super::program::Item;
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceRef};
 use crate::site::CallSite;
 
@@ -149,13 +149,13 @@ fn walk(items: &[Item], outer: &Rc<Vec<(usize, NodeRef)>>, input: usize, out: &m
             // A read in an iteration is proven exclusive by the stores that iteration must
             // make (or those around the loop); the loop's own values by those around it.
             Item::Loop(l) => {
-                for n in super::loops::roots(l) {
+                for n in l.roots() {
                     visit(&n, &here, input, out);
                 }
                 walk(&l.body, &here, input, out);
             }
             Item::Shared(sh) => {
-                for n in super::shared::roots(sh) {
+                for n in sh.roots() {
                     visit(&n, &here, input, out);
                 }
             }

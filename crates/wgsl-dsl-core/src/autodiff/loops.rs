@@ -38,7 +38,7 @@ use super::accumulate::Gradients;
 use super::backward::{Emit, forward, has_output};
 use super::error::NotDifferentiable;
 use super::make::{At, Block, bind, float_scalar, node};
-use super::symbolic::Item;
+use super::program::{Carried, Item, Loop};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
@@ -78,98 +78,6 @@ impl fmt::Display for IterationLimitExceeded {
 }
 
 impl std::error::Error for IterationLimitExceeded {}
-
-impl super::BackwardKernel {
-    /// The loops of this kernel bounded by their authors, if it has an iteration-limit flag
-    /// ([`super::Role::IterationLimit`]).
-    pub fn bounded_loops(&self) -> Option<&[BoundedLoop]> {
-        self.roles.iter().find_map(|(_, r)| match r {
-            super::Role::IterationLimit { loops } => Some(loops.as_slice()),
-            _ => None,
-        })
-    }
-
-    /// Read the iteration-limit flag after a dispatch: `flag` is the word of the binding of
-    /// role [`super::Role::IterationLimit`] (zeroed before the dispatch).
-    ///
-    /// # Errors
-    /// [`IterationLimitExceeded`] if a loop ran past its bound (`flag != 0`).
-    pub fn check_iteration_limit(&self, flag: u32) -> Result<(), IterationLimitExceeded> {
-        if flag == 0 {
-            return Ok(());
-        }
-        let l = self
-            .bounded_loops()
-            .and_then(|loops| loops.get(flag as usize - 1));
-        Err(IterationLimitExceeded {
-            kernel: self.kernel.name().to_string(),
-            site: l.map_or(self.kernel.site, |l| l.site),
-            max_iterations: l.map_or(0, |l| l.max_iterations),
-        })
-    }
-}
-
-/// A loop-carried value: a `var` of the primal stored into by the loop's body.
-#[derive(Debug, Clone)]
-pub(crate) struct Carried {
-    pub name: String,
-    pub ty: Ty,
-    /// The derived kernel's `var` of it in the forward pass.
-    pub var: ValueId,
-    /// Its tape: `array<ty, max_iterations>`.
-    pub tape: ValueId,
-    /// Its value at the start of an iteration (a `let` in the loop's body).
-    pub phi: ValueId,
-    /// Its value after the loop.
-    pub exit: ValueId,
-    /// Its value before the loop.
-    pub init: NodeRef,
-    /// Its value at the end of an iteration (in terms of the body's values and `phi`).
-    pub next: NodeRef,
-}
-
-/// A run-time loop of the symbolic program.
-#[derive(Debug, Clone)]
-pub(crate) struct Loop {
-    pub carried: Vec<Carried>,
-    /// The exit test: the loop ends when it is true (checked before each iteration).
-    pub exit: NodeRef,
-    pub body: Vec<Item>,
-    pub max_iterations: u32,
-    /// The iteration counter `var` of the forward pass.
-    pub counter: ValueId,
-    /// The iterations run (a `let` after the forward pass's loop).
-    pub count: ValueId,
-    /// Its number (1-based) among the kernel's bounded loops: the flag's value.
-    pub number: u32,
-    /// The iteration-limit flag (set by [`number_loops`]).
-    pub flag: Option<GlobalHandle>,
-    pub site: CallSite,
-}
-
-/// With run-time loops in `items`: the iteration-limit flag binding `iteration_limit` of the
-/// derived kernel `b` (declared now, its role added), the loops numbered and given it.
-pub(crate) fn declare_flag(
-    b: &mut crate::KernelBuilder,
-    items: &mut [Item],
-    roles: &mut Vec<(String, super::Role)>,
-) {
-    if number_loops(items, None).is_empty() {
-        return;
-    }
-    let name = "iteration_limit";
-    let flag = b.declare_binding(
-        name,
-        Ty::Array {
-            elem: Box::new(Ty::Atomic(ScalarTy::U32)),
-            len: None,
-        },
-        crate::kernel::BindingKind::StorageReadWrite,
-        b.site,
-    );
-    let loops = number_loops(items, Some(flag));
-    roles.push((name.to_string(), super::Role::IterationLimit { loops }));
-}
 
 /// Numbers the run-time loops of `items` (program order) and gives them the flag; their
 /// sites and bounds, in number order.
@@ -251,146 +159,6 @@ fn if_break(condition: NodeRef, site: CallSite) -> (Stmt, CallSite) {
     )
 }
 
-/// The forward pass of a run-time loop: the loop, its carried values in `var`s, recorded
-/// on their tapes; after it, the carried values' exits and the iteration count as `let`s.
-pub(crate) fn forward_loop(l: &Loop, out: &mut Block) {
-    let site = l.site;
-    let n = l.max_iterations;
-    for c in &l.carried {
-        out.push((
-            Stmt::Var {
-                id: c.var,
-                name: c.name.clone(),
-                ty: c.ty.clone(),
-                init: VarInit::Value(c.init.clone()),
-            },
-            site,
-        ));
-        out.push((
-            Stmt::Var {
-                id: c.tape,
-                name: format!("{}_tape", c.name),
-                ty: tape_ty(c, n),
-                init: VarInit::Declared,
-            },
-            site,
-        ));
-    }
-    let counter = local(l.counter, &u32_ty(), site);
-    out.push((
-        Stmt::Var {
-            id: l.counter,
-            name: "iterations".into(),
-            ty: u32_ty(),
-            init: VarInit::Value(u32_lit(0, site)),
-        },
-        site,
-    ));
-    let mut body: Block = Vec::new();
-    for c in &l.carried {
-        body.push((
-            Stmt::Let {
-                id: c.phi,
-                name: c.name.clone(),
-                value: load(&local(c.var, &c.ty, site), site),
-            },
-            site,
-        ));
-    }
-    body.push(if_break(l.exit.clone(), site));
-    let count = bind(&mut body, "iteration", load(&counter, site), site);
-    // Past the bound: raise the flag, add no gradient.
-    let mut over: Block = Vec::new();
-    if let Some(flag) = l.flag {
-        let global = Rc::new(PlaceNode {
-            kind: PlaceKind::Global(flag),
-            ty: Ty::Array {
-                elem: Box::new(Ty::Atomic(ScalarTy::U32)),
-                len: None,
-            },
-            site,
-        });
-        over.push((
-            Stmt::Atomic {
-                result: ValueId::fresh(),
-                place: Rc::new(PlaceNode {
-                    kind: PlaceKind::Index(global, u32_lit(0, site)),
-                    ty: Ty::Atomic(ScalarTy::U32),
-                    site,
-                }),
-                fun: AtomicOp::Max,
-                value: u32_lit(l.number, site),
-                compare: None,
-            },
-            site,
-        ));
-    }
-    over.push((Stmt::Return(None), site));
-    body.push((
-        Stmt::If {
-            condition: At(site).cmp(
-                naga::BinaryOperator::GreaterEqual,
-                &count,
-                &u32_lit(n, site),
-            ),
-            accept: over,
-            reject: Vec::new(),
-        },
-        site,
-    ));
-    for c in &l.carried {
-        body.push((
-            Stmt::Store {
-                place: tape_at(c, n, &count, site),
-                value: node(ExprKind::Bound(c.phi), c.ty.clone(), site),
-            },
-            site,
-        ));
-    }
-    body.extend(forward(&l.body));
-    for c in &l.carried {
-        body.push((
-            Stmt::Store {
-                place: local(c.var, &c.ty, site),
-                value: c.next.clone(),
-            },
-            site,
-        ));
-    }
-    body.push((
-        Stmt::Store {
-            place: counter.clone(),
-            value: At(site).add(&count, &u32_lit(1, site)),
-        },
-        site,
-    ));
-    out.push((
-        Stmt::Loop {
-            body,
-            continuing: Vec::new(),
-        },
-        site,
-    ));
-    for c in &l.carried {
-        out.push((
-            Stmt::Let {
-                id: c.exit,
-                name: c.name.clone(),
-                value: load(&local(c.var, &c.ty, site), site),
-            },
-            site,
-        ));
-    }
-    out.push((
-        Stmt::Let {
-            id: l.count,
-            name: "iterations".into(),
-            value: load(&counter, site),
-        },
-        site,
-    ));
-}
-
 /// True if `n` reads (not through values) an active value or a differentiable input.
 fn reaches(n: &NodeRef, gradients: &Gradients, active: &HashSet<ValueId>) -> bool {
     let mut seen = HashSet::new();
@@ -412,51 +180,186 @@ fn reaches(n: &NodeRef, gradients: &Gradients, active: &HashSet<ValueId>) -> boo
     false
 }
 
-/// The active values of a run-time loop: its body's, and the carried values an active
-/// value reaches through any number of iterations (a fixed point).
-pub(crate) fn active(l: &Loop, gradients: &Gradients, out: &mut HashSet<ValueId>) {
-    loop {
-        let before = out.len();
+impl Loop {
+    /// The forward pass of a run-time loop: the loop, its carried values in `var`s, recorded
+    /// on their tapes; after it, the carried values' exits and the iteration count as `let`s.
+    pub(crate) fn forward(&self, out: &mut Block) {
+        let l = self;
+        let site = l.site;
+        let n = l.max_iterations;
         for c in &l.carried {
-            if float_scalar(&c.ty).is_some()
-                && (reaches(&c.init, gradients, out) || reaches(&c.next, gradients, out))
-            {
-                out.insert(c.phi);
+            out.push((
+                Stmt::Var {
+                    id: c.var,
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                    init: VarInit::Value(c.init.clone()),
+                },
+                site,
+            ));
+            out.push((
+                Stmt::Var {
+                    id: c.tape,
+                    name: format!("{}_tape", c.name),
+                    ty: tape_ty(c, n),
+                    init: VarInit::Declared,
+                },
+                site,
+            ));
+        }
+        let counter = local(l.counter, &u32_ty(), site);
+        out.push((
+            Stmt::Var {
+                id: l.counter,
+                name: "iterations".into(),
+                ty: u32_ty(),
+                init: VarInit::Value(u32_lit(0, site)),
+            },
+            site,
+        ));
+        let mut body: Block = Vec::new();
+        for c in &l.carried {
+            body.push((
+                Stmt::Let {
+                    id: c.phi,
+                    name: c.name.clone(),
+                    value: load(&local(c.var, &c.ty, site), site),
+                },
+                site,
+            ));
+        }
+        body.push(if_break(l.exit.clone(), site));
+        let count = bind(&mut body, "iteration", load(&counter, site), site);
+        // Past the bound: raise the flag, add no gradient.
+        let mut over: Block = Vec::new();
+        if let Some(flag) = l.flag {
+            let global = Rc::new(PlaceNode {
+                kind: PlaceKind::Global(flag),
+                ty: Ty::Array {
+                    elem: Box::new(Ty::Atomic(ScalarTy::U32)),
+                    len: None,
+                },
+                site,
+            });
+            over.push((
+                Stmt::Atomic {
+                    result: ValueId::fresh(),
+                    place: Rc::new(PlaceNode {
+                        kind: PlaceKind::Index(global, u32_lit(0, site)),
+                        ty: Ty::Atomic(ScalarTy::U32),
+                        site,
+                    }),
+                    fun: AtomicOp::Max,
+                    value: u32_lit(l.number, site),
+                    compare: None,
+                },
+                site,
+            ));
+        }
+        over.push((Stmt::Return(None), site));
+        body.push((
+            Stmt::If {
+                condition: At(site).cmp(
+                    naga::BinaryOperator::GreaterEqual,
+                    &count,
+                    &u32_lit(n, site),
+                ),
+                accept: over,
+                reject: Vec::new(),
+            },
+            site,
+        ));
+        for c in &l.carried {
+            body.push((
+                Stmt::Store {
+                    place: tape_at(c, n, &count, site),
+                    value: node(ExprKind::Bound(c.phi), c.ty.clone(), site),
+                },
+                site,
+            ));
+        }
+        body.extend(forward(&l.body));
+        for c in &l.carried {
+            body.push((
+                Stmt::Store {
+                    place: local(c.var, &c.ty, site),
+                    value: c.next.clone(),
+                },
+                site,
+            ));
+        }
+        body.push((
+            Stmt::Store {
+                place: counter.clone(),
+                value: At(site).add(&count, &u32_lit(1, site)),
+            },
+            site,
+        ));
+        out.push((
+            Stmt::Loop {
+                body,
+                continuing: Vec::new(),
+            },
+            site,
+        ));
+        for c in &l.carried {
+            out.push((
+                Stmt::Let {
+                    id: c.exit,
+                    name: c.name.clone(),
+                    value: load(&local(c.var, &c.ty, site), site),
+                },
+                site,
+            ));
+        }
+        out.push((
+            Stmt::Let {
+                id: l.count,
+                name: "iterations".into(),
+                value: load(&counter, site),
+            },
+            site,
+        ));
+    }
+
+    /// The active values of a run-time loop: its body's, and the carried values an active
+    /// value reaches through any number of iterations (a fixed point).
+    pub(crate) fn active(&self, gradients: &Gradients, out: &mut HashSet<ValueId>) {
+        let l = self;
+        loop {
+            let before = out.len();
+            for c in &l.carried {
+                if float_scalar(&c.ty).is_some()
+                    && (reaches(&c.init, gradients, out) || reaches(&c.next, gradients, out))
+                {
+                    out.insert(c.phi);
+                }
+            }
+            super::backward::active(&l.body, gradients, out);
+            if out.len() == before {
+                break;
             }
         }
-        super::backward::active(&l.body, gradients, out);
-        if out.len() == before {
-            break;
+        for c in &l.carried {
+            if out.contains(&c.phi) {
+                out.insert(c.exit);
+            }
         }
     }
-    for c in &l.carried {
-        if out.contains(&c.phi) {
-            out.insert(c.exit);
+
+    /// Names of a loop's values, for the adjoints' names and program order.
+    pub(crate) fn names(&self, out: &mut HashMap<ValueId, (String, usize)>) {
+        let l = self;
+        for c in &l.carried {
+            let n = out.len();
+            out.insert(c.phi, (c.name.clone(), n));
+        }
+        super::backward::names(&l.body, out);
+        for c in &l.carried {
+            let n = out.len();
+            out.insert(c.exit, (c.name.clone(), n));
         }
     }
-}
-
-/// Names of a loop's values, for the adjoints' names and program order.
-pub(crate) fn names(l: &Loop, out: &mut HashMap<ValueId, (String, usize)>) {
-    for c in &l.carried {
-        let n = out.len();
-        out.insert(c.phi, (c.name.clone(), n));
-    }
-    super::backward::names(&l.body, out);
-    for c in &l.carried {
-        let n = out.len();
-        out.insert(c.exit, (c.name.clone(), n));
-    }
-}
-
-/// Every node a loop reads outside its body's items (for the walks over items).
-pub(crate) fn roots(l: &Loop) -> Vec<NodeRef> {
-    let mut v = vec![l.exit.clone()];
-    for c in &l.carried {
-        v.push(c.init.clone());
-        v.push(c.next.clone());
-    }
-    v
 }
 
 type Pending = HashMap<ValueId, Vec<NodeRef>>;

@@ -142,6 +142,7 @@ mod loops;
 mod make;
 mod masked;
 mod overwrite;
+mod program;
 mod reverse;
 mod rules;
 mod shared;

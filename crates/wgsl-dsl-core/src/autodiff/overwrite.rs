@@ -17,7 +17,7 @@ use std::rc::Rc;
 use super::element::{Relation, element, relation};
 use super::error::NotDifferentiable;
 use super::make::{At, Block, node};
-use super::symbolic::Item;
+use super::program::Item;
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::ValueId;
 use crate::kernel::stmt::{Stmt, VarInit};

@@ -28,48 +28,13 @@ use std::rc::Rc;
 use super::backward::Emit;
 use super::error::NotDifferentiable;
 use super::make::{At, Block, bind, node};
-use super::symbolic::Item;
+use super::program::{Item, Shared, Workgroup};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
 use crate::kernel::{GlobalDecl, GlobalKind, KernelBuilder};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
-
-/// A workgroup-memory operation of the symbolic program.
-#[derive(Debug, Clone)]
-pub(crate) enum Shared {
-    /// `let id = place;` (saved in `var`).
-    Load {
-        id: ValueId,
-        var: ValueId,
-        name: String,
-        place: PlaceRef,
-        /// The adjoint array of the place's workgroup array, if it is differentiated.
-        adjoint: Option<GlobalHandle>,
-        site: CallSite,
-    },
-    /// `place = value;`.
-    Store {
-        place: PlaceRef,
-        value: NodeRef,
-        adjoint: Option<GlobalHandle>,
-        site: CallSite,
-    },
-    /// A barrier.
-    Barrier {
-        barrier: naga::Barrier,
-        site: CallSite,
-    },
-}
-
-/// A workgroup array of the primal in the derived kernel: its copy, and the adjoint array of
-/// an `array<f32, N>`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Workgroup {
-    pub handle: GlobalHandle,
-    pub adjoint: Option<GlobalHandle>,
-}
 
 fn declare(b: &mut KernelBuilder, name: &str, ty: Ty, site: CallSite) -> GlobalHandle {
     b.capabilities |= ty.capabilities();
@@ -227,61 +192,6 @@ fn cas_add(cell: PlaceRef, value: NodeRef, site: CallSite, out: &mut Block) {
     ));
 }
 
-/// The forward pass of a workgroup operation. `primal`: the pass that runs the primal's
-/// phases (stores, barriers, loads saved); otherwise a recomputation (loads read the saved
-/// values, nothing else is done).
-pub(crate) fn forward(s: &Shared, primal: bool, out: &mut Block) {
-    match s {
-        Shared::Load {
-            id,
-            var,
-            name,
-            place,
-            site,
-            ..
-        } => {
-            let saved = local(*var, &place.ty, *site);
-            if primal {
-                out.push((
-                    Stmt::Let {
-                        id: *id,
-                        name: name.clone(),
-                        value: load(place, *site),
-                    },
-                    *site,
-                ));
-                out.push((
-                    Stmt::Store {
-                        place: saved,
-                        value: node(ExprKind::Bound(*id), place.ty.clone(), *site),
-                    },
-                    *site,
-                ));
-            } else {
-                out.push((
-                    Stmt::Let {
-                        id: *id,
-                        name: name.clone(),
-                        value: load(&saved, *site),
-                    },
-                    *site,
-                ));
-            }
-        }
-        Shared::Store {
-            place, value, site, ..
-        } if primal => out.push((
-            Stmt::Store {
-                place: place.clone(),
-                value: value.clone(),
-            },
-            *site,
-        )),
-        Shared::Barrier { barrier, site } if primal => out.push((Stmt::Barrier(*barrier), *site)),
-        _ => {}
-    }
-}
-
 /// The saved `var`s of the workgroup loads of `items`, declared (at the top of the kernel).
 pub(crate) fn declare_saved(items: &[Item], out: &mut Block) {
     for item in items {
@@ -315,18 +225,6 @@ pub(crate) fn declare_saved(items: &[Item], out: &mut Block) {
             _ => {}
         }
     }
-}
-
-/// True if `items` hold a workgroup operation (the primal pass must run them).
-pub(crate) fn has_shared(items: &[Item]) -> bool {
-    items.iter().any(|i| match i {
-        Item::Shared(_) => true,
-        Item::If {
-            then, otherwise, ..
-        } => has_shared(then) || has_shared(otherwise),
-        Item::Loop(l) => has_shared(&l.body),
-        _ => false,
-    })
 }
 
 /// Barriers under a run-time condition, workgroup operations in a run-time loop: the first
@@ -416,18 +314,64 @@ fn first_shared(items: &[Item]) -> Option<CallSite> {
     })
 }
 
-/// The nodes a workgroup operation reads (for the walks over items).
-pub(crate) fn roots(s: &Shared) -> Vec<NodeRef> {
-    let mut v = Vec::new();
-    match s {
-        Shared::Load { place, .. } => super::subst::place_indices(place, &mut v),
-        Shared::Store { place, value, .. } => {
-            super::subst::place_indices(place, &mut v);
-            v.push(value.clone());
+impl Shared {
+    /// The forward pass of a workgroup operation. `primal`: the pass that runs the primal's
+    /// phases (stores, barriers, loads saved); otherwise a recomputation (loads read the saved
+    /// values, nothing else is done).
+    pub(crate) fn forward(&self, primal: bool, out: &mut Block) {
+        let s = self;
+        match s {
+            Shared::Load {
+                id,
+                var,
+                name,
+                place,
+                site,
+                ..
+            } => {
+                let saved = local(*var, &place.ty, *site);
+                if primal {
+                    out.push((
+                        Stmt::Let {
+                            id: *id,
+                            name: name.clone(),
+                            value: load(place, *site),
+                        },
+                        *site,
+                    ));
+                    out.push((
+                        Stmt::Store {
+                            place: saved,
+                            value: node(ExprKind::Bound(*id), place.ty.clone(), *site),
+                        },
+                        *site,
+                    ));
+                } else {
+                    out.push((
+                        Stmt::Let {
+                            id: *id,
+                            name: name.clone(),
+                            value: load(&saved, *site),
+                        },
+                        *site,
+                    ));
+                }
+            }
+            Shared::Store {
+                place, value, site, ..
+            } if primal => out.push((
+                Stmt::Store {
+                    place: place.clone(),
+                    value: value.clone(),
+                },
+                *site,
+            )),
+            Shared::Barrier { barrier, site } if primal => {
+                out.push((Stmt::Barrier(*barrier), *site))
+            }
+            _ => {}
         }
-        Shared::Barrier { .. } => {}
     }
-    v
 }
 
 impl Emit<'_> {

@@ -33,9 +33,10 @@ mod runtime_loop;
 
 use super::error::NotDifferentiable;
 use super::make::{At, node};
+use super::program::{GlobalRole, Item, Merge, Shared};
 use super::subst::{Rewrite, rebuild};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
-use crate::handle::{FunctionId, GlobalHandle, ValueId};
+use crate::handle::{FunctionId, ValueId};
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::{Stmt, VarInit};
 use crate::kernel::values::ValueDef;
@@ -44,66 +45,6 @@ use crate::types::{ScalarTy, Ty};
 
 /// Most iterations one loop is unrolled to.
 pub const MAX_UNROLLED: usize = 4096;
-
-/// A statement of the symbolic program.
-#[derive(Debug, Clone)]
-pub(crate) enum Item {
-    /// `let id = value;` (a `let` of the primal, or the value of a `var` after a store).
-    Let {
-        id: ValueId,
-        name: String,
-        value: NodeRef,
-        site: CallSite,
-    },
-    /// A store of `value` into an output element; `seed` is the same element of the
-    /// output's incoming gradient.
-    Output {
-        seed: PlaceRef,
-        value: NodeRef,
-        site: CallSite,
-    },
-    /// `if condition { then } else { otherwise }`, and the values the branches leave
-    /// different.
-    If {
-        condition: NodeRef,
-        then: Vec<Item>,
-        otherwise: Vec<Item>,
-        merges: Vec<Merge>,
-        site: CallSite,
-    },
-    /// A loop whose trip count is known only at run time, bounded by its author
-    /// ([`super::loops`]).
-    Loop(Box<super::loops::Loop>),
-    /// A load, store or barrier of workgroup memory ([`super::shared`]).
-    Shared(Box<super::shared::Shared>),
-}
-
-/// A value an `if`'s branches leave different: `id` after the `if`, `var` in the derived
-/// code (assigned `then_value` or `else_value` at the end of each branch).
-#[derive(Debug, Clone)]
-pub(crate) struct Merge {
-    pub id: ValueId,
-    pub var: ValueId,
-    pub name: String,
-    pub ty: Ty,
-    pub then_value: NodeRef,
-    pub else_value: NodeRef,
-}
-
-/// What a global of the primal kernel becomes in the derived one.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum GlobalRole {
-    /// A differentiable input, redeclared read-only at this handle.
-    Input(GlobalHandle),
-    /// An output; its incoming gradient is at this handle.
-    Output(GlobalHandle),
-    /// Data the derivative reads (uniforms, integer buffers, inputs not differentiated),
-    /// redeclared at this handle. `written`: the primal kernel stores into it (the derived
-    /// kernel does not, and cannot read it).
-    Data { handle: GlobalHandle, written: bool },
-    /// A workgroup variable, redeclared ([`super::shared`]).
-    Workgroup(super::shared::Workgroup),
-}
 
 /// How control leaves a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -539,12 +480,10 @@ impl<'k> Symbolic<'k> {
             // A print changes nothing the derivatives see; derived kernels have none (the
             // primal kernel keeps its own).
             Stmt::DebugPrint { .. } => {}
-            Stmt::Barrier(barrier) => {
-                items.push(Item::Shared(Box::new(super::shared::Shared::Barrier {
-                    barrier: *barrier,
-                    site,
-                })))
-            }
+            Stmt::Barrier(barrier) => items.push(Item::Shared(Box::new(Shared::Barrier {
+                barrier: *barrier,
+                site,
+            }))),
             // An atomic on data that is not differentiated (counters, histograms, flags): an
             // effect the derived kernel does not repeat, as the primal's other writes. Its
             // result (the old value, which depends on the order of the invocations) cannot be
@@ -647,7 +586,7 @@ impl<'k> Symbolic<'k> {
                     Some(GlobalRole::Workgroup(w)) => {
                         let place = self.place(place)?;
                         let value = self.expr(value)?;
-                        items.push(Item::Shared(Box::new(super::shared::Shared::Store {
+                        items.push(Item::Shared(Box::new(Shared::Store {
                             place,
                             value,
                             adjoint: w.adjoint,
@@ -831,16 +770,14 @@ impl Rewrite for Symbolic<'_> {
                                     ),
                                 },
                             );
-                            self.hoisted.push(Item::Shared(Box::new(
-                                super::shared::Shared::Load {
-                                    id,
-                                    var,
-                                    name,
-                                    place,
-                                    adjoint: w.adjoint,
-                                    site: n.site,
-                                },
-                            )));
+                            self.hoisted.push(Item::Shared(Box::new(Shared::Load {
+                                id,
+                                var,
+                                name,
+                                place,
+                                adjoint: w.adjoint,
+                                site: n.site,
+                            })));
                             let m = node(ExprKind::Bound(id), n.ty.clone(), n.site);
                             self.memo.insert(ptr, m.clone());
                             return Ok(m);

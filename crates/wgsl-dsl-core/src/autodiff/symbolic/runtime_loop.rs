@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::{Flow, Item, Symbolic, refuse};
+use super::{Flow, Symbolic, refuse};
 use crate::autodiff::error::NotDifferentiable;
-use crate::autodiff::loops::{Carried, Loop};
 use crate::autodiff::make::node;
+use crate::autodiff::program::{Carried, Item, Loop};
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode};
 use crate::handle::ValueId;
 use crate::kernel::stmt::Stmt;
