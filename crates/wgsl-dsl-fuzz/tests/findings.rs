@@ -47,6 +47,37 @@ fn a_let_of_a_zero_vector_as_divisor_is_refused() {
     assert!(err.contains("divisor") || err.contains("constant"), "{err}");
 }
 
+/// Case 1438706623654173776 of the H200 run of seed 3434, oracle (b): `let v9 = 2147483647i /
+/// 2i;` then `out[..] = v9 << 28u`. A run-time shift in WGSL (a `let` is no const-expression),
+/// so the DSL's WGSL parses; but naga's front end folds `v9`, its writer prints
+/// `1073741823i << 28u`, and re-parsing that text fails ("<< operation overflowed"). The
+/// analysis refuses a left shift whose operands are both constants or `let`s of them, and
+/// keeps shifts with a run-time operand.
+#[test]
+fn a_left_shift_of_a_let_of_a_constant_by_a_constant_is_refused() {
+    let shift = |value: Expr| {
+        program(vec![
+            Stmt::Let(
+                1,
+                Expr::Bin(
+                    Bin::Div,
+                    Box::new(Expr::Lit(Lit::I32(2147483647))),
+                    Box::new(Expr::Lit(Lit::I32(2))),
+                ),
+            ),
+            Stmt::Out(
+                Scalar::I32,
+                0,
+                Expr::Bin(Bin::Shl, Box::new(value), Box::new(Expr::Lit(Lit::U32(28)))),
+            ),
+        ])
+    };
+    let err = analyze(&shift(Expr::Value(1))).expect_err("naga would fold the let");
+    assert!(err.contains("shift"), "{err}");
+    let run_time = shift(Expr::Input(Scalar::I32, Box::new(Expr::Lit(Lit::U32(0)))));
+    analyze(&run_time).unwrap_or_else(|e| panic!("a shift of a loaded value is kept: {e}"));
+}
+
 /// Cases 4236882638576173860 and 4240022552846851206, oracle (c): `pack2x16snorm` of a
 /// component `-0.5` (a tie) is `0xc001` on the interpreter (WGSL) and `0xc000` on lavapipe
 /// (naga finding 4). The analysis refuses snorm packs that may see `-0.5`, and only those.
