@@ -4,7 +4,7 @@
 //! zeroed gradients, compared (max relative difference), then GPU time per pass.
 //!
 //! ```text
-//! cargo run --release -p wgsl-dsl-harness --bin ad_product_bench -- [SIZE] [REPS]
+//! cargo run --release -p wgsl-dsl-harness --bin ad_product_bench -- [SIZE] [REPS] [WGSL]
 //! ```
 //!
 //! `SIZE` (default 1024): the product `SIZE x SIZE x SIZE`; `REPS` (default 10): passes
@@ -12,7 +12,9 @@
 //! dispatches. Also printed, for each pass: the wall time to derive it, to build each kernel
 //! (lowering and naga's validation) and to compile it on the device (wgpu and the driver), and
 //! each kernel's WGSL size; the forward kernel is unrolled over `SIZE / 4` tiles when it is
-//! built, so the derived kernel grows with `SIZE`.
+//! built, so the derived kernel grows with `SIZE`. The derived pass's accumulation choices are
+//! printed with their reasons; `WGSL`, if given, is a file the derived kernel's WGSL is
+//! written to.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -144,6 +146,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let derived_pass = derive(&forward, &Derive::new())?;
     println!("derived the backward pass in {:.2?}", start.elapsed());
+    println!("{derived_pass}");
+    if let Some(path) = args.get(3) {
+        let shader = derived_pass.kernels[0]
+            .kernel
+            .build_for(&gpu.target_limits())?;
+        std::fs::write(path, &shader.wgsl)?;
+    }
     let custom = product_backward(shape);
     let grid = product_grid(shape);
     let mut r = 0x2545_f491_4f6c_dd1du64;
