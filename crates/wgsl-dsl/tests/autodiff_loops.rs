@@ -12,7 +12,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::BuildError;
 use wgsl_dsl::autodiff::{
-    Accumulation, Backward, CheckError, CheckOptions, Data, Derive, Executor, Role, check, derive,
+    Accumulation, Adjoint, Backward, CheckError, CheckOptions, Data, Derive, Executor, Role, check,
+    derive,
 };
 use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
 use wgsl_dsl::prelude::*;
@@ -237,6 +238,11 @@ fn check_case(c: &Case, on: Executor<'_>) {
     eprintln!("{}{report}", c.backward);
     assert!(!report.worst.is_empty(), "{}: nothing checked", c.name);
     assert!(report.max_error() < TOLERANCE, "{}:\n{report}", c.name);
+    // The adjoint identity against the forward-mode kernel: checked, and holding.
+    match &report.adjoint {
+        Adjoint::Checked(a) => assert!(a.holds(), "{}: adjoint identity fails:\n{report}", c.name),
+        Adjoint::NotMade(why) => panic!("{}: no forward mode ({why})", c.name),
+    }
 }
 
 #[test]
