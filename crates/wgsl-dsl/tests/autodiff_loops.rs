@@ -137,6 +137,34 @@ fn nested(bound: u32) -> KernelBuilder {
     k
 }
 
+/// The same loops written with `#[kernel]`: `#[max_iterations(n)]` on a `for` over a uniform's
+/// count and on a `while` (the attribute states the bound as `k.max_iterations(n)` does).
+/// `y[i] = s / (1 + t)`, `s` the sum over `j < n` of `x[i * n + j]^2`, `t` = `s` halved while above
+/// `1 + x[i * n]^2`.
+#[kernel(workgroup_size = 8, differentiable)]
+fn attribute_bounded(
+    #[storage(read)] x: &[f32],
+    #[uniform] n: u32,
+    #[storage(read_write)] y: &mut [f32],
+    #[builtin(global_invocation_id)] gid: Vec3<u32>,
+) {
+    let i = gid.x;
+    if i < y.len() {
+        let mut s = 0.0;
+        #[max_iterations(12)]
+        for j in 0u32..n {
+            let v = x[i * n + j];
+            s += v * v;
+        }
+        let mut t = s;
+        #[max_iterations(40)]
+        while t > 1.0 + x[i * n] * x[i * n] {
+            t = t * 0.5;
+        }
+        y[i] = s / (1.0 + t);
+    }
+}
+
 struct Case {
     name: &'static str,
     forward: KernelBuilder,
@@ -206,6 +234,18 @@ fn cases() -> Vec<Case> {
                 Data::U32((0..m).map(|_| r.random_range(0..=9)).collect()),
             ),
             ("y", Data::F32(vec![0.0; m])),
+        ],
+        grid: [2, 1, 1],
+    });
+    let (rows, n) = (13, 11);
+    v.push(Case {
+        name: "attribute_bounded",
+        forward: attribute_bounded(),
+        backward: attribute_bounded_backward().expect("derives"),
+        data: vec![
+            ("x", Data::F32(uniform(r, rows * n, 2.0))),
+            ("n", Data::U32(vec![n as u32])),
+            ("y", Data::F32(vec![0.0; rows])),
         ],
         grid: [2, 1, 1],
     });

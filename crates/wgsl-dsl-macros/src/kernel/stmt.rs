@@ -238,15 +238,15 @@ impl Ctx {
                 let mut cpre = Vec::new();
                 let c = self.expr(&w.cond, &mut cpre);
                 let c = self.val(&c);
-                self.no_unroll(&w.attrs);
+                let bound = self.loop_attrs(&w.attrs);
                 self.loops.push(false);
                 let body = self.block(&w.body, None);
                 self.loops.pop();
                 if cpre.is_empty() {
-                    quote_spanned!(span=> #k.while_(#c, |#k| { #body });)
+                    quote_spanned!(span=> #bound #k.while_(#c, |#k| { #body });)
                 } else {
                     // The condition calls functions: evaluate it at the top of each iteration.
-                    quote_spanned!(span=> #k.loop_(|#k| {
+                    quote_spanned!(span=> #bound #k.loop_(|#k| {
                         #(#cpre)*
                         #k.if_(::wgsl_dsl::IntoExp::<bool>::into_exp(#c).not(), |#k| #k.break_());
                         #body
@@ -257,11 +257,11 @@ impl Ctx {
                 if let Some(l) = &l.label {
                     self.err(l.span(), "loop labels are not supported in kernels");
                 }
-                self.no_unroll(&l.attrs);
+                let bound = self.loop_attrs(&l.attrs);
                 self.loops.push(false);
                 let body = self.block(&l.body, None);
                 self.loops.pop();
-                quote_spanned!(span=> #k.loop_(|#k| { #body });)
+                quote_spanned!(span=> #bound #k.loop_(|#k| { #body });)
             }
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
@@ -477,16 +477,27 @@ impl Ctx {
             self.err(l.span(), "loop labels are not supported in kernels");
         }
         let mut unroll = false;
+        let mut bound = None;
         for a in &f.attrs {
             if a.path().is_ident("unroll") && matches!(a.meta, syn::Meta::Path(_)) {
                 unroll = true;
+            } else if let Some(n) = self.max_iterations(a) {
+                bound = n.or(bound);
             } else {
                 self.err(
                     a.span(),
-                    "the only attribute a kernel loop takes is `#[unroll]`",
+                    "the attributes a kernel loop takes are `#[unroll]` and `#[max_iterations(n)]`",
                 );
             }
         }
+        if let (true, Some(_)) = (unroll, &bound) {
+            self.err(
+                f.for_token.span,
+                "an `#[unroll]` loop has a trip count known when the kernel is built: it takes no \
+                 `#[max_iterations(n)]`",
+            );
+        }
+        let bound = bound.map(|n| quote_spanned!(span=> #k.max_iterations(#n);));
         let ident = match &*f.pat {
             syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.subpat.is_none() => {
                 pi.ident.clone()
@@ -552,9 +563,9 @@ impl Ctx {
         self.pop_scope();
         match (inclusive, steps.as_slice()) {
             // `a..b` and `(a..b).step_by(s)`: WGSL's `for` shape.
-            (false, []) => quote_spanned!(span=>
+            (false, []) => quote_spanned!(span=> #bound
                 #k.for_range(#name, #start, #end, |#k, #ident| { #body });),
-            (false, [Some(s)]) => quote_spanned!(span=>
+            (false, [Some(s)]) => quote_spanned!(span=> #bound
                 #k.for_step(#name, #start, #end, #s, |#k, #ident| { #body });),
             _ => {
                 let ctor = if inclusive {
@@ -566,7 +577,7 @@ impl Ctx {
                     None => quote!(.rev()),
                     Some(s) => quote!(.step_by(#s)),
                 });
-                quote_spanned!(span=> #k.for_in(
+                quote_spanned!(span=> #bound #k.for_in(
                     #name,
                     ::wgsl_dsl::kernel::LoopRange::#ctor(#start, #end) #(#adapters)*,
                     |#k, #ident| { #body },
@@ -622,15 +633,46 @@ impl Ctx {
         quote_spanned!(span=> for #ident in #range { #body })
     }
 
-    /// `#[unroll]` belongs on `for` loops only.
-    fn no_unroll(&mut self, attrs: &[syn::Attribute]) {
+    /// The attributes of a `while` or `loop`: `#[max_iterations(n)]` (the statement that
+    /// states the bound, `KernelBuilder::max_iterations(n)`); `#[unroll]` belongs on `for`
+    /// loops only.
+    fn loop_attrs(&mut self, attrs: &[syn::Attribute]) -> TokenStream {
+        let mut out = TokenStream::new();
         for a in attrs {
+            if let Some(n) = self.max_iterations(a) {
+                if let Some(n) = n {
+                    let k = &self.k;
+                    out = quote_spanned!(a.span()=> #k.max_iterations(#n););
+                }
+                continue;
+            }
             let msg = if a.path().is_ident("unroll") {
                 "`#[unroll]` applies to `for` loops over ranges known when the kernel is built"
             } else {
-                "kernel loops take no attributes (`#[unroll]` on `for` loops only)"
+                "a `while` or `loop` takes one attribute, `#[max_iterations(n)]`"
             };
             self.err(a.span(), msg);
+        }
+        out
+    }
+
+    /// `#[max_iterations(n)]`: `n`, a Rust expression (Slang's `[MaxIters(n)]`: the most
+    /// iterations the loop runs per invocation, which kernel AD needs to derive a loop whose
+    /// trip count is known only at run time). `None` for any other attribute, `Some(None)`
+    /// for a malformed one (reported here).
+    fn max_iterations(&mut self, a: &syn::Attribute) -> Option<Option<syn::Expr>> {
+        if !a.path().is_ident("max_iterations") {
+            return None;
+        }
+        match a.parse_args::<syn::Expr>() {
+            Ok(n) => Some(Some(n)),
+            Err(_) => {
+                self.err(
+                    a.span(),
+                    "`#[max_iterations(n)]` takes one Rust expression of type u32",
+                );
+                Some(None)
+            }
         }
     }
 
