@@ -676,3 +676,31 @@ fn runtime_types_can_be_shared_between_threads() {
     });
     assert_eq!(y.read(gpu).unwrap(), vec![2.5, 4.5, 6.5]);
 }
+
+/// `Recorder::clear` zeroes a whole buffer between dispatches: `y += x` after a clear of a
+/// poisoned `y` gives `x`; a second clear and two more `y += x` give `2 x`.
+#[test]
+fn recorder_clears_a_buffer_between_dispatches() {
+    let gpu = gpu();
+    let (add, _) = add_and_double();
+    let mut rng = StdRng::seed_from_u64(11);
+    let n = 37;
+    let x = random_f32(&mut rng, n);
+    let xb = GpuBuffer::from_slice(gpu, &x).unwrap();
+    let yb = GpuBuffer::from_slice(gpu, &vec![f32::NAN; n]).unwrap();
+    let groups = add.workgroups_for([n as u32, 1, 1]);
+    let mut rec = gpu.recorder();
+    rec.clear(&yb).unwrap();
+    rec.dispatch(&add, &[&xb, &yb], groups).unwrap();
+    rec.submit().unwrap();
+    assert_eq!(yb.read(gpu).unwrap(), x);
+    let mut rec = gpu.recorder();
+    rec.dispatch(&add, &[&xb, &yb], groups).unwrap();
+    rec.clear(&yb).unwrap();
+    rec.dispatch(&add, &[&xb, &yb], groups).unwrap();
+    rec.dispatch(&add, &[&xb, &yb], groups).unwrap();
+    assert_eq!(rec.passes(), 2);
+    rec.submit().unwrap();
+    let twice: Vec<f32> = x.iter().map(|v| v + v).collect();
+    assert_eq!(yb.read(gpu).unwrap(), twice);
+}
