@@ -581,3 +581,69 @@ fn unbounded_and_unsupported_run_time_loops_are_refused_at_their_line() {
     k.store(&y.at(0u32), s.load());
     refused(&k, "break", line);
 }
+
+/// A bound belongs to the loop it was stated for, not to the Rust line that made the loop:
+/// two loops made by one line (a Rust helper called twice), the first of 3 iterations known
+/// when the kernel is built, the second bounded by `max_iterations(2)`. Bounds were kept by
+/// call site, so the first loop took the second's bound and its backward kernel raised the
+/// iteration-limit flag on every run (AD fuzzer, case 7175113923353399962).
+#[test]
+fn a_bound_belongs_to_its_loop_not_to_the_line_that_made_it() {
+    fn squares(
+        k: &mut KernelBuilder,
+        bound: Option<u32>,
+        end: Exp<u32>,
+        x: &Place<RuntimeArray<f32>, ReadOnly>,
+        s: &wgsl_dsl::kernel::Var<f32>,
+    ) {
+        if let Some(b) = bound {
+            k.max_iterations(b);
+        }
+        k.for_range("j", 0u32, end, |k, j| {
+            k.store(s, s.load() + x.at(&j).load() * x.at(&j).load())
+        });
+    }
+    let mut k = KernelBuilder::new("one_line_two_loops", [4, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(1u32), |k| {
+        let s = k.var("s", 0.0f32);
+        squares(k, None, lit(3u32), &x, &s);
+        squares(k, Some(2), min(n.load(), 2u32), &x, &s);
+        k.store(&y.at(&i), s.load());
+    });
+    let backward = derive(&k, &Derive::new()).expect("derives");
+    assert_eq!(
+        backward.kernels[0].bounded_loops().map(<[_]>::len),
+        Some(1),
+        "only the second loop is bounded"
+    );
+    let data = vec![
+        ("x", Data::F32(vec![0.5, -1.25, 2.0])),
+        ("n", Data::U32(vec![5])),
+        ("y", Data::F32(vec![0.0])),
+    ];
+    let report = check(
+        &k,
+        &backward,
+        &data,
+        [1, 1, 1],
+        Executor::Interpreter,
+        CheckOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.passed(), "{report}");
+    // y = sum_{j<3} x_j^2 + sum_{j<min(5, 2)} x_j^2: d y / d x = (4 x_0, 4 x_1, 2 x_2).
+    let g = run_backward(
+        &backward,
+        &[
+            ("x", Data::F32(vec![0.5, -1.25, 2.0])),
+            ("n", Data::U32(vec![5])),
+            ("d_y", Data::F32(vec![1.0])),
+        ],
+        [1, 1, 1],
+    );
+    assert_close("d_x", gradient(&g, "d_x"), &[2.0, -5.0, 4.0]);
+}

@@ -260,6 +260,7 @@ fn cas_add(grad: GlobalHandle, word: NodeRef, value: NodeRef, site: CallSite, ou
                 ),
             ],
             continuing: Vec::new(),
+            bound: None,
         },
         site,
     ));

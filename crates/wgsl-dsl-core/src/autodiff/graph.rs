@@ -71,7 +71,9 @@ pub(crate) fn for_each_stmt<'s>(
                 for_each_stmt(accept, f);
                 for_each_stmt(reject, f);
             }
-            Stmt::Loop { body, continuing }
+            Stmt::Loop {
+                body, continuing, ..
+            }
             | Stmt::LoopBreakIf {
                 body, continuing, ..
             } => {

@@ -299,6 +299,7 @@ impl Loop {
             Stmt::Loop {
                 body,
                 continuing: Vec::new(),
+                bound: None,
             },
             site,
         ));
@@ -509,6 +510,7 @@ impl Emit<'_> {
             Stmt::Loop {
                 body: block,
                 continuing: Vec::new(),
+                bound: None,
             },
             site,
         ));

@@ -187,6 +187,7 @@ fn cas_add(cell: PlaceRef, value: NodeRef, site: CallSite, out: &mut Block) {
                 ),
             ],
             continuing: Vec::new(),
+            bound: None,
         },
         site,
     ));

@@ -416,8 +416,12 @@ impl<'k> Symbolic<'k> {
                 items.extend(more);
                 return Ok(flow);
             }
-            Stmt::Loop { body, continuing } => {
-                if let Some(&n) = self.k.loop_bounds.get(&site) {
+            Stmt::Loop {
+                body,
+                continuing,
+                bound,
+            } => {
+                if let Some(n) = *bound {
                     return self.runtime_loop(body, continuing, None, n, site, items);
                 }
                 return self.unroll(body, continuing, None, site, items);
@@ -426,8 +430,9 @@ impl<'k> Symbolic<'k> {
                 body,
                 continuing,
                 break_if,
+                bound,
             } => {
-                if let Some(&n) = self.k.loop_bounds.get(&site) {
+                if let Some(n) = *bound {
                     return self.runtime_loop(body, continuing, Some(break_if), n, site, items);
                 }
                 return self.unroll(body, continuing, Some(break_if), site, items);

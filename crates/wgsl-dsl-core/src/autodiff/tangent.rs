@@ -300,18 +300,25 @@ fn copy(s: &Stmt, mut blocks: impl FnMut(&[(Stmt, CallSite)]) -> Block) -> Stmt 
             accept: blocks(accept),
             reject: blocks(reject),
         },
-        Stmt::Loop { body, continuing } => Stmt::Loop {
+        Stmt::Loop {
+            body,
+            continuing,
+            bound,
+        } => Stmt::Loop {
             body: blocks(body),
             continuing: blocks(continuing),
+            bound: *bound,
         },
         Stmt::LoopBreakIf {
             body,
             continuing,
             break_if,
+            bound,
         } => Stmt::LoopBreakIf {
             body: blocks(body),
             continuing: blocks(continuing),
             break_if: break_if.clone(),
+            bound: *bound,
         },
         Stmt::Switch { selector, cases } => Stmt::Switch {
             selector: selector.clone(),
@@ -490,15 +497,27 @@ impl Transform {
                     at,
                 ));
             }
-            Stmt::Loop { body, continuing } => {
+            Stmt::Loop {
+                body,
+                continuing,
+                bound,
+            } => {
                 let body = self.block(body)?;
                 let continuing = self.block(continuing)?;
-                out.push((Stmt::Loop { body, continuing }, at));
+                out.push((
+                    Stmt::Loop {
+                        body,
+                        continuing,
+                        bound: *bound,
+                    },
+                    at,
+                ));
             }
             Stmt::LoopBreakIf {
                 body,
                 continuing,
                 break_if,
+                bound,
             } => {
                 let body = self.block(body)?;
                 let continuing = self.block(continuing)?;
@@ -507,6 +526,7 @@ impl Transform {
                         body,
                         continuing,
                         break_if: break_if.clone(),
+                        bound: *bound,
                     },
                     at,
                 ));

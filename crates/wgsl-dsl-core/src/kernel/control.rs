@@ -288,10 +288,10 @@ impl KernelBuilder {
                     },
                     site,
                 )],
+                bound,
             },
             site,
         );
-        self.record_loop_bound(bound, site);
     }
 
     /// A loop over `range` (WGSL spec §9.4.3 `loop`), the counter named `name` and of the
@@ -409,11 +409,11 @@ impl KernelBuilder {
                     body,
                     continuing,
                     break_if: break_if.node,
+                    bound,
                 },
                 site,
             );
         });
-        self.record_loop_bound(bound, site);
     }
 
     /// States that the next loop this builder makes ([`KernelBuilder::for_range`],
@@ -447,12 +447,6 @@ impl KernelBuilder {
     /// bounded by it).
     pub(crate) fn take_loop_bound(&mut self) -> Option<u32> {
         self.next_loop_bound.take().map(|(n, _)| n)
-    }
-
-    pub(crate) fn record_loop_bound(&mut self, bound: Option<u32>, site: CallSite) {
-        if let Some(n) = bound {
-            self.loop_bounds.insert(site, n);
-        }
     }
 
     /// `e` bound to a `let` named `name`, unless it is a literal or already a named value.

@@ -223,7 +223,9 @@ impl Walk {
                 self.block(accept);
                 self.block(reject);
             }
-            Stmt::Loop { body, continuing } => {
+            Stmt::Loop {
+                body, continuing, ..
+            } => {
                 self.block(body);
                 self.block(continuing);
             }
@@ -231,6 +233,7 @@ impl Walk {
                 body,
                 continuing,
                 break_if,
+                ..
             } => {
                 self.block(body);
                 self.block(continuing);

@@ -202,9 +202,6 @@ pub struct KernelBuilder {
     /// How many `debug_print` statements were recorded: with any, `build` also lowers the
     /// interpreter's module with them.
     pub(crate) debug_prints: usize,
-    /// Bounds stated with [`KernelBuilder::max_iterations`], by the loop's call site: what
-    /// kernel AD sizes a run-time loop's tape with.
-    pub(crate) loop_bounds: std::collections::HashMap<CallSite, u32>,
     /// A bound stated for the next loop, not yet taken by it.
     pub(crate) next_loop_bound: Option<(u32, CallSite)>,
 }
@@ -229,7 +226,6 @@ impl KernelBuilder {
             value_defs: std::collections::HashMap::new(),
             memory_checks: Vec::new(),
             debug_prints: 0,
-            loop_bounds: std::collections::HashMap::new(),
             next_loop_bound: None,
             stack: vec![FnCtx {
                 blocks: vec![Vec::new()],
@@ -587,10 +583,10 @@ impl KernelBuilder {
             Stmt::Loop {
                 body,
                 continuing: Vec::new(),
+                bound,
             },
             site,
         );
-        self.record_loop_bound(bound, site);
     }
 
     /// `while condition { body }` (WGSL spec §9.4.5). `condition` is evaluated before each
@@ -620,10 +616,10 @@ impl KernelBuilder {
             Stmt::Loop {
                 body: stmts,
                 continuing: Vec::new(),
+                bound,
             },
             site,
         );
-        self.record_loop_bound(bound, site);
     }
 
     /// `break;` (WGSL spec §9.4.6).

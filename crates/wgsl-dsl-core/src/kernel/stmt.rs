@@ -32,6 +32,10 @@ pub(crate) enum Stmt {
     Loop {
         body: Vec<(Stmt, CallSite)>,
         continuing: Vec<(Stmt, CallSite)>,
+        /// The bound stated with [`KernelBuilder::max_iterations`](crate::KernelBuilder::max_iterations)
+        /// for this loop (kernel AD derives it as a loop of a run-time trip count); `None`
+        /// otherwise. Not lowered: the kernel itself is unchanged.
+        bound: Option<u32>,
     },
     Break,
     Continue,
@@ -64,6 +68,8 @@ pub(crate) enum Stmt {
         body: Vec<(Stmt, CallSite)>,
         continuing: Vec<(Stmt, CallSite)>,
         break_if: NodeRef,
+        /// As [`Stmt::Loop`]'s.
+        bound: Option<u32>,
     },
     /// `switch selector { case values: { body } ... default: { body } }`.
     Switch {

@@ -446,7 +446,9 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     span,
                 );
             }
-            Stmt::Loop { body, continuing } => {
+            Stmt::Loop {
+                body, continuing, ..
+            } => {
                 block.extend(self.emitter.finish(&self.func.expressions));
                 self.breakable.push(Breakable::Loop);
                 let body = self.nested(body);
@@ -467,6 +469,7 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 body,
                 continuing,
                 break_if,
+                ..
             } => {
                 block.extend(self.emitter.finish(&self.func.expressions));
                 self.breakable.push(Breakable::Loop);

@@ -34,7 +34,9 @@ fn scan(stmts: &Block, stored: &mut HashSet<ValueId>, declared: &mut HashSet<Val
                 scan(accept, stored, declared);
                 scan(reject, stored, declared);
             }
-            Stmt::Loop { body, continuing }
+            Stmt::Loop {
+                body, continuing, ..
+            }
             | Stmt::LoopBreakIf {
                 body, continuing, ..
             } => {
