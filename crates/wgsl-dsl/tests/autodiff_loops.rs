@@ -647,3 +647,57 @@ fn a_bound_belongs_to_its_loop_not_to_the_line_that_made_it() {
     );
     assert_close("d_x", gradient(&g, "d_x"), &[2.0, -5.0, 4.0]);
 }
+
+/// A store inside a run-time loop at an index the loop does not change overwrites itself
+/// each iteration: only the last iteration's store reaches the output. `y[i] = x[i * 4 +
+/// j]^2` for `j < n[i]` leaves `x[i * 4 + n - 1]^2` (nothing for `n = 0`), so the gradient is
+/// `2 x` at that one element; every iteration's store was seeded before (the AD fuzzer's
+/// Identity failures with run-time loops). A store at an index that may repeat across
+/// iterations (`y[j % 2]`) is refused at its line.
+#[test]
+fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
+    let mut k = KernelBuilder::new("last_iteration", [8, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.storage::<RuntimeArray<u32>, ReadOnly>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        k.max_iterations(4)
+            .for_range("j", 0u32, n.at(&i).load(), |k, j| {
+                let v = x.at(&i * 4u32 + &j).load();
+                k.store(&y.at(&i), &v * &v);
+            });
+    });
+    let backward = derive(&k, &Derive::new()).expect("derives");
+    let counts = [3u32, 0, 1, 4, 2];
+    let xs: Vec<f32> = (0..20).map(|v| 0.25 * v as f32 - 2.0).collect();
+    let dy = [1.0f32, 0.5, -2.0, 1.5, 3.0];
+    let g = run_backward(
+        &backward,
+        &[
+            ("x", Data::F32(xs.clone())),
+            ("n", Data::U32(counts.to_vec())),
+            ("d_y", Data::F32(dy.to_vec())),
+        ],
+        [1, 1, 1],
+    );
+    let mut want = vec![0.0f64; 20];
+    for (r, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            let at = r * 4 + c as usize - 1;
+            want[at] = 2.0 * f64::from(xs[at]) * f64::from(dy[r]);
+        }
+    }
+    assert_close("d_x", gradient(&g, "d_x"), &want);
+
+    let mut k = KernelBuilder::new("repeating", [8, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let mut line = 0;
+    k.max_iterations(4).for_range("j", 0u32, n.load(), |k, j| {
+        line = line!() + 1;
+        k.store(&y.at(&j % 2u32), x.at(&j).load());
+    });
+    refused(&k, "may repeat", line);
+}

@@ -10,6 +10,16 @@
 //!   reverse pass records, where it reverses the later store, that it ran and at which index
 //!   (`var`s `overwritten_<n>` and `overwritten_at_<n>`), and the earlier store's seed is
 //!   `select(seed, 0, overwritten && at == index)`: a masked zero ([`super::masked`]).
+//!
+//! A store inside loops of a run-time trip count ([`super::loops`]) runs once per iteration:
+//! - at an index that no enclosing loop changes (`y[i]` in a loop over `j`), each iteration
+//!   overwrites the one before: the store is its own later store, so only the last iteration
+//!   that ran it keeps its seed (the reverse pass meets that iteration first);
+//! - at an index that one loop's counter moves by a nonzero step (`y[base + j]`), every
+//!   iteration stores another element: no overwriting among them, and any other store into
+//!   the output must be at a provably different element;
+//! - anything else (an index that may repeat across iterations, nested loops that both move
+//!   it) is refused at the store's line rather than guessed.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -17,7 +27,7 @@ use std::rc::Rc;
 use super::element::{Relation, element, relation};
 use super::error::NotDifferentiable;
 use super::make::{At, Block, node};
-use super::program::Item;
+use super::program::{Item, Loop};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::ValueId;
 use crate::kernel::stmt::{Stmt, VarInit};
@@ -46,16 +56,24 @@ pub(crate) struct Overwrites {
     declarations: Vec<(Stmt, CallSite)>,
 }
 
-struct Store {
+struct Store<'i> {
     key: Key,
     global: usize,
     index: NodeRef,
     /// The blocks (by number) that enclose it, outermost first.
     path: Vec<usize>,
+    /// The run-time loops that enclose it, outermost first.
+    loops: Vec<&'i Loop>,
     site: CallSite,
 }
 
-fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Vec<Store>) {
+fn collect<'i>(
+    items: &'i [Item],
+    path: &mut Vec<usize>,
+    loops: &mut Vec<&'i Loop>,
+    next: &mut usize,
+    out: &mut Vec<Store<'i>>,
+) {
     for item in items {
         match item {
             Item::Output { seed, site, .. } => {
@@ -65,6 +83,7 @@ fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Ve
                         global,
                         index,
                         path: path.clone(),
+                        loops: loops.clone(),
                         site: *site,
                     });
                 }
@@ -75,7 +94,7 @@ fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Ve
                 for block in [then, otherwise] {
                     *next += 1;
                     path.push(*next);
-                    collect(block, path, next, out);
+                    collect(block, path, loops, next, out);
                     path.pop();
                 }
             }
@@ -83,7 +102,9 @@ fn collect(items: &[Item], path: &mut Vec<usize>, next: &mut usize, out: &mut Ve
             Item::Loop(l) => {
                 *next += 1;
                 path.push(*next);
-                collect(&l.body, path, next, out);
+                loops.push(l);
+                collect(&l.body, path, loops, next, out);
+                loops.pop();
                 path.pop();
             }
             // Workgroup memory holds no output.
@@ -125,8 +146,39 @@ impl Overwrites {
     pub(crate) fn plan(items: &[Item]) -> Result<Self, NotDifferentiable> {
         refuse_other_places(items)?;
         let mut stores = Vec::new();
-        collect(items, &mut Vec::new(), &mut 0, &mut stores);
+        collect(items, &mut Vec::new(), &mut Vec::new(), &mut 0, &mut stores);
         let mut plan = Overwrites::default();
+        // Stores in run-time loops: their own later stores, or one element per iteration.
+        for s in &stores {
+            let Some(varies) = in_loops(s)? else {
+                continue;
+            };
+            if varies {
+                for other in &stores {
+                    if other.key != s.key
+                        && other.global == s.global
+                        && relation(&s.index, &other.index) != Relation::Distinct
+                    {
+                        return Err(refuse_in_loop(
+                            s.site,
+                            "another store into the same output may be at the same element",
+                        ));
+                    }
+                }
+            } else {
+                plan.flags.entry(s.key).or_insert_with(|| {
+                    (
+                        Flag {
+                            ran: ValueId::fresh(),
+                            at: None,
+                        },
+                        s.index.clone(),
+                        s.site,
+                    )
+                });
+                plan.killers.entry(s.key).or_default().push((s.key, true));
+            }
+        }
         // Dead: overwritten at the same index by a later store that runs whenever it does.
         for (k, earlier) in stores.iter().enumerate() {
             if stores[k + 1..].iter().any(|later| {
@@ -169,7 +221,7 @@ impl Overwrites {
                     .push((later.key, same));
             }
         }
-        let flagged: Vec<&Store> = stores
+        let flagged: Vec<&Store<'_>> = stores
             .iter()
             .filter(|s| plan.flags.contains_key(&s.key))
             .collect();
@@ -222,8 +274,15 @@ impl Overwrites {
     ) -> Option<(NodeRef, bool)> {
         let key = Rc::as_ptr(seed);
         let bool_ty = Ty::Scalar(ScalarTy::Bool);
+        // A store in a run-time loop is its own later store: its mask reads the flag as the
+        // later iterations left it, so it sets the flag after the mask is taken.
+        let own = self
+            .killers
+            .get(&key)
+            .is_some_and(|k| k.iter().any(|(later, _)| *later == key));
+        let mut flag_stores = Vec::new();
         if let Some((flag, index, s)) = self.flags.get(&key) {
-            out.push((
+            flag_stores.push((
                 Stmt::Store {
                     place: local(flag.ran, bool_ty.clone(), *s),
                     value: node(ExprKind::Literal(Lit::Bool(true)), bool_ty.clone(), *s),
@@ -231,7 +290,7 @@ impl Overwrites {
                 *s,
             ));
             if let Some(at) = flag.at {
-                out.push((
+                flag_stores.push((
                     Stmt::Store {
                         place: local(at, u32_ty(), *s),
                         value: as_u32(index, *s),
@@ -239,6 +298,9 @@ impl Overwrites {
                     *s,
                 ));
             }
+        }
+        if !own {
+            out.append(&mut flag_stores);
         }
         if self.dead.contains(&key) {
             return None;
@@ -277,7 +339,155 @@ impl Overwrites {
         }
         let killed = killed.expect("a store with killers has one");
         let zero = at.float(&gradient.ty, 0.0);
-        Some((at.select(&killed, &zero, &gradient), true))
+        let seed = at.select(&killed, &zero, &gradient);
+        if own {
+            let seed = super::make::bind(out, "seed", seed, site);
+            out.extend(flag_stores);
+            return Some((seed, true));
+        }
+        Some((seed, true))
+    }
+}
+
+/// For a store in run-time loops: `None` outside them; whether an enclosing loop moves its
+/// index (`Some(true)`: then one loop's counter moves it by a nonzero step, each iteration
+/// another element) or none does (`Some(false)`: each iteration overwrites the last).
+fn in_loops(s: &Store<'_>) -> Result<Option<bool>, NotDifferentiable> {
+    let Some(&innermost) = s.loops.last() else {
+        return Ok(None);
+    };
+    let moved: Vec<&Loop> = s
+        .loops
+        .iter()
+        .copied()
+        .filter(|l| depends(&s.index, &defined_in(l)))
+        .collect();
+    match moved.as_slice() {
+        [] => Ok(Some(false)),
+        [l] if std::ptr::eq(*l, innermost) && steps(&s.index, l, &defined_in(l)) => Ok(Some(true)),
+        _ => Err(refuse_in_loop(
+            s.site,
+            "its index may repeat across the loop's iterations (kernel AD derives stores in a \
+             run-time loop at an index the loop does not change, or at `base + counter`, \
+             `base + counter * k` with `k` odd, in the innermost loop)",
+        )),
+    }
+}
+
+fn refuse_in_loop(site: CallSite, reason: &str) -> NotDifferentiable {
+    NotDifferentiable {
+        operation: "a store into an output inside a loop of a run-time trip count".into(),
+        reason: format!("{reason}; which store wins is not known when the kernel is derived"),
+        site,
+    }
+}
+
+/// The values the loop `l` defines: its carried values' (at the start of an iteration and
+/// after the loop) and every value of its body, nested loops' included.
+fn defined_in(l: &Loop) -> HashSet<ValueId> {
+    fn items(body: &[Item], out: &mut HashSet<ValueId>) {
+        for item in body {
+            match item {
+                Item::Let { id, .. } => {
+                    out.insert(*id);
+                }
+                Item::If {
+                    then,
+                    otherwise,
+                    merges,
+                    ..
+                } => {
+                    items(then, out);
+                    items(otherwise, out);
+                    out.extend(merges.iter().map(|m| m.id));
+                }
+                Item::Loop(l) => {
+                    out.extend(defined_in(l));
+                }
+                Item::Shared(s) => {
+                    if let super::program::Shared::Load { id, .. } = &**s {
+                        out.insert(*id);
+                    }
+                }
+                Item::Output { .. } => {}
+            }
+        }
+    }
+    let mut out: HashSet<ValueId> = l.carried.iter().flat_map(|c| [c.phi, c.exit]).collect();
+    out.insert(l.count);
+    items(&l.body, &mut out);
+    out
+}
+
+/// True if `n` reads a value of `defined`.
+fn depends(n: &NodeRef, defined: &HashSet<ValueId>) -> bool {
+    let mut stack = vec![n.clone()];
+    let mut seen = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(Rc::as_ptr(&n)) {
+            continue;
+        }
+        if let ExprKind::Bound(id) = &n.kind
+            && defined.contains(id)
+        {
+            return true;
+        }
+        stack.extend(super::subst::operands(&n));
+    }
+    false
+}
+
+/// True if `index` is a loop-invariant base plus the loop's counter times an odd constant
+/// (`c`, `base + c`, `c + base`, `base + c * k`): each iteration a different element (the
+/// counter moves by a nonzero literal step each iteration; odd `k` keeps `c * k` distinct
+/// modulo `2^32`).
+fn steps(index: &NodeRef, l: &Loop, defined: &HashSet<ValueId>) -> bool {
+    let counter = |n: &NodeRef| match &n.kind {
+        ExprKind::Bound(id) => l.carried.iter().any(|c| c.phi == *id && moves(l, c, *id)),
+        _ => false,
+    };
+    let odd = |n: &NodeRef| {
+        matches!(&n.kind, ExprKind::Literal(Lit::U32(k)) if k % 2 == 1)
+            || matches!(&n.kind, ExprKind::Literal(Lit::I32(k)) if k % 2 != 0)
+    };
+    let scaled = |n: &NodeRef| {
+        counter(n)
+            || matches!(&n.kind, ExprKind::Binary(naga::BinaryOperator::Multiply, a, b)
+                if (counter(a) && odd(b)) || (odd(a) && counter(b)))
+    };
+    match &index.kind {
+        ExprKind::Binary(naga::BinaryOperator::Add, a, b) => {
+            (scaled(a) && !depends(b, defined)) || (scaled(b) && !depends(a, defined))
+        }
+        _ => scaled(index),
+    }
+}
+
+/// True if the carried value `c` (at `phi`) is a counter: its next value is `phi + k` or
+/// `phi - k` for a nonzero literal `k`.
+fn moves(l: &Loop, c: &super::program::Carried, phi: ValueId) -> bool {
+    let is_phi = |n: &NodeRef| matches!(&n.kind, ExprKind::Bound(id) if *id == phi);
+    let nonzero = |n: &NodeRef| {
+        matches!(&n.kind, ExprKind::Literal(Lit::U32(k)) if *k != 0)
+            || matches!(&n.kind, ExprKind::Literal(Lit::I32(k)) if *k != 0)
+    };
+    // The next value is usually a `let` of the body (the continuing block's store).
+    let mut next = c.next.clone();
+    while let ExprKind::Bound(id) = &next.kind {
+        let Some(value) = l.body.iter().find_map(|i| match i {
+            Item::Let { id: d, value, .. } if d == id => Some(value.clone()),
+            _ => None,
+        }) else {
+            break;
+        };
+        next = value;
+    }
+    match &next.kind {
+        ExprKind::Binary(naga::BinaryOperator::Add, a, b) => {
+            (is_phi(a) && nonzero(b)) || (nonzero(a) && is_phi(b))
+        }
+        ExprKind::Binary(naga::BinaryOperator::Subtract, a, b) => is_phi(a) && nonzero(b),
+        _ => false,
     }
 }
 
@@ -300,6 +510,7 @@ fn refuse_other_places(items: &[Item]) -> Result<(), NotDifferentiable> {
                 refuse_other_places(then)?;
                 refuse_other_places(otherwise)?;
             }
+            Item::Loop(l) => refuse_other_places(&l.body)?,
             _ => {}
         }
     }

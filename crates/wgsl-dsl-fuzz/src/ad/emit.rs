@@ -16,6 +16,7 @@ struct Ctx<'p> {
     p: &'p AdProgram,
     inputs: Vec<Input>,
     outputs: Vec<Output>,
+    counts: Option<Place<RuntimeArray<u32>, ReadOnly>>,
     helpers: Vec<Function<(f32, f32), f32>>,
     gid: [Exp<u32>; 3],
     g: Exp<u32>,
@@ -185,9 +186,21 @@ impl Ctx<'_> {
                     }
                 });
             }
-            S::Loop { trips, body } => {
+            S::Loop {
+                trips,
+                run_time,
+                body,
+            } => {
                 let outer = self.counter.clone();
-                k.for_range("c", 0u32, *trips, |k, c| {
+                let end = match (&self.counts, run_time) {
+                    (Some(counts), true) => {
+                        let len = self.p.counts.len() as u32;
+                        k.max_iterations(*trips);
+                        min(counts.at(&self.g % len).load(), *trips)
+                    }
+                    _ => lit(*trips),
+                };
+                k.for_range("c", 0u32, end, |k, c| {
                     self.counter = Some(c);
                     self.block(k, body);
                 });
@@ -206,6 +219,9 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
     let outputs: Vec<Output> = (0..p.outputs)
         .map(|i| k.storage::<RuntimeArray<f32>, ReadWrite>(&format!("out{i}")))
         .collect();
+    let counts = p
+        .has_run_time_loop()
+        .then(|| k.storage::<RuntimeArray<u32>, ReadOnly>("counts"));
     let helpers = p
         .helpers
         .iter()
@@ -229,6 +245,7 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
             p,
             inputs,
             outputs,
+            counts,
             helpers,
             gid: [gx.clone(), gy.clone(), gz.clone()],
             g,
@@ -393,11 +410,20 @@ impl Printer<'_> {
                 }
                 self.line(d, "});");
             }
-            S::Loop { trips, body } => {
-                self.line(
-                    d,
-                    &format!("k.for_range(\"c\", 0u32, {trips}u32, |k, c| {{"),
-                );
+            S::Loop {
+                trips,
+                run_time,
+                body,
+            } => {
+                let len = self.p.counts.len();
+                let line = if *run_time {
+                    format!(
+                        "k.max_iterations({trips}).for_range(\"c\", 0u32, min(counts.at(&g % {len}u32).load(), {trips}u32), |k, c| {{"
+                    )
+                } else {
+                    format!("k.for_range(\"c\", 0u32, {trips}u32, |k, c| {{")
+                };
+                self.line(d, &line);
                 let outer = self.in_loop;
                 self.in_loop = true;
                 self.block(d + 1, body);
@@ -445,6 +471,12 @@ pub fn print(p: &AdProgram) -> String {
         pr.line(
             0,
             &format!("let out{i} = k.storage::<RuntimeArray<f32>, ReadWrite>(\"out{i}\");"),
+        );
+    }
+    if p.has_run_time_loop() {
+        pr.line(
+            0,
+            "let counts = k.storage::<RuntimeArray<u32>, ReadOnly>(\"counts\");",
         );
     }
     for (i, (first, second)) in p.helpers.iter().enumerate() {

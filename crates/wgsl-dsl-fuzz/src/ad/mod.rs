@@ -2,7 +2,8 @@
 //!
 //! [`program::generate`] makes a kernel of the generator's differentiable subset (1-, 2- and
 //! 3-D grids, gathers and scatters through index maps, several stores to an element,
-//! `if`/`select`/`switch`, unrolled loops, helper functions, kinks: see [`program`]);
+//! `if`/`select`/`switch`, unrolled loops, run-time loops bounded by `max_iterations`, helper
+//! functions, kinks: see [`program`]);
 //! [`emit::emit`] builds it with the DSL. [`check`] then:
 //!
 //! 1. derives its backward pass (`autodiff::derive`): a refusal must be a
@@ -100,6 +101,9 @@ fn data(p: &AdProgram, seed: u64) -> Vec<(String, Data)> {
             format!("out{i}"),
             Data::F32(vec![0.0; p.invocations() as usize]),
         ));
+    }
+    if p.has_run_time_loop() {
+        out.push(("counts".to_string(), Data::U32(p.counts.clone())));
     }
     out
 }
@@ -229,17 +233,30 @@ fn block_variants(body: &[S]) -> Vec<Vec<S>> {
                     }
                 }
             }
-            S::Loop { trips, body: inner } => {
+            S::Loop {
+                trips,
+                run_time,
+                body: inner,
+            } => {
                 out.push(replace(inner.clone()));
                 if *trips > 1 {
                     out.push(replace(vec![S::Loop {
                         trips: 1,
+                        run_time: *run_time,
+                        body: inner.clone(),
+                    }]));
+                }
+                if *run_time {
+                    out.push(replace(vec![S::Loop {
+                        trips: *trips,
+                        run_time: false,
                         body: inner.clone(),
                     }]));
                 }
                 for v in block_variants(inner) {
                     out.push(replace(vec![S::Loop {
                         trips: *trips,
+                        run_time: *run_time,
                         body: v,
                     }]));
                 }

@@ -8,7 +8,8 @@
 //! `(a g + b) % N` with `a` prime to `N`), so that the forward kernel is race-free; an
 //! element may be stored several times by its invocation. Bodies have `let`s, `var`s,
 //! `if`/`else` on comparisons of values (kinks), `switch` on `g % m`, loops of a build-time
-//! trip count, helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
+//! trip count and loops of a run-time trip count bounded by `max_iterations` (the count read
+//! from a `u32` buffer, different per invocation), helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
 //! (kinks). Every operation is defined on every value it can meet (`a / (1 + b^2)`,
 //! `sqrt(1 + a^2)`, `exp(tanh a)`; the guarded `select(0, sqrt(max(a, 0)), a > 0)`): no NaN in the
 //! forward kernel.
@@ -116,8 +117,14 @@ pub enum S {
     /// `switch g % modulus { case 0 {..} case 1 {..} ... default {..} }` (the last arm is
     /// the default).
     Switch { modulus: u32, arms: Vec<Vec<S>> },
-    /// `for c in 0..trips { body }`.
-    Loop { trips: u32, body: Vec<S> },
+    /// `for c in 0..trips { body }`; with `run_time`, a loop whose trip count is known only
+    /// at run time: `for c in 0..min(counts[g % len], trips)` bounded by
+    /// `k.max_iterations(trips)` (a different count per invocation).
+    Loop {
+        trips: u32,
+        run_time: bool,
+        body: Vec<S>,
+    },
 }
 
 /// One kernel of the AD fuzzer.
@@ -136,6 +143,9 @@ pub struct AdProgram {
     /// Helper functions `h<i>(p0, p1)`: `let t = first; return second` (`Param(2)` is `t`).
     pub helpers: Vec<(E, E)>,
     pub body: Vec<S>,
+    /// The contents of the `u32` data binding `counts` (per-invocation trip counts of the
+    /// run-time loops), declared when the body has a run-time loop.
+    pub counts: Vec<u32>,
 }
 
 impl AdProgram {
@@ -147,6 +157,21 @@ impl AdProgram {
     /// Workgroups to dispatch in each dimension.
     pub fn workgroups(&self) -> [u32; 3] {
         [0, 1, 2].map(|d| self.extent[d].div_ceil(self.workgroup[d]))
+    }
+
+    /// True if the body has a run-time loop (the kernel then has the binding `counts`).
+    pub fn has_run_time_loop(&self) -> bool {
+        fn any(body: &[S]) -> bool {
+            body.iter().any(|s| match s {
+                S::Loop { run_time, body, .. } => *run_time || any(body),
+                S::If {
+                    then, otherwise, ..
+                } => any(then) || any(otherwise),
+                S::Switch { arms, .. } => arms.iter().any(|a| any(a)),
+                _ => false,
+            })
+        }
+        any(&self.body)
     }
 }
 
@@ -365,6 +390,7 @@ impl Gen {
                 self.in_loop = false;
                 S::Loop {
                     trips: self.rng.random_range(1..=4),
+                    run_time: self.rng.random_bool(0.5),
                     body,
                 }
             }
@@ -435,6 +461,9 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
             body.push(S::Store { out, value });
         }
     }
+    let counts = (0..g.rng.random_range(1..=7))
+        .map(|_| g.rng.random_range(0..=5))
+        .collect();
     AdProgram {
         extent,
         workgroup,
@@ -443,6 +472,7 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         scatters,
         helpers,
         body,
+        counts,
     }
 }
 
