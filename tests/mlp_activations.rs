@@ -47,9 +47,9 @@ fn steps_match_reference(gpu: &Gpu, activation: Activation, batch: usize, fused:
     #[allow(clippy::single_range_in_vec_init)]
     let one_chunk = [0..3];
     run.matches_reference(gpu, &mut model, &one_chunk, |rec, steps| {
-        // Unfused, three layers: gather, 3 forwards, softmax, mean loss, 3 x (weight, bias), 2
-        // input gradients, the optimizer, advance.
-        let per_step = if fused { 3 } else { 1 + 3 + 2 + 3 * 2 + 2 + 2 };
+        // Unfused, three layers: gather, 3 forwards, softmax, its derived backward (the loss
+        // gradient), mean loss, 3 x (weight, bias), 2 input gradients, the optimizer, advance.
+        let per_step = if fused { 3 } else { 1 + 3 + 3 + 3 * 2 + 2 + 2 };
         assert_eq!(rec.dispatches(), 1 + per_step * steps, "{activation}");
     });
 }

@@ -70,7 +70,7 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
         assert!(v.iter().all(|x| x.is_finite()), "non-finite output {v:?}");
     }
     // The loss of the first row is 2000 to f32 precision, the third ln 3.
-    let Data::F32(losses) = &actual[5] else {
+    let Data::F32(losses) = &actual[4] else {
         panic!("losses are f32")
     };
     assert!(
@@ -83,7 +83,79 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
         "{}",
         losses[2]
     );
-    assert_eq!(softmax_spec(&case).len(), 3);
+    assert_eq!(softmax_spec(&case).len(), 2);
+
+    // The derived gradient at the same logits: finite, and `d_losses * (p - onehot)` added
+    // into the previous contents (the op's spec, from the f64 reference).
+    let backward = ops::all()
+        .into_iter()
+        .find(|o| o.name() == "softmax_cross_entropy_backward")
+        .expect("registered");
+    let mut case = case;
+    let rows = 7;
+    case.buffers.truncate(3);
+    case.buffers.extend([
+        Data::F32(vec![0.5; rows * 3]),
+        Data::F32(vec![1.0 / rows as f32; rows]),
+        Data::F32(vec![0.25; rows * 3]),
+        Data::U32(vec![0]),
+    ]);
+    verify(&gpu, &backward, &case).unwrap_or_else(|m| panic!("{m}"));
+    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &backward.kernel()).expect("compiles");
+    let actual = run(&gpu, &kernel, &case).expect("runs");
+    let Data::F32(d_logits) = &actual[5] else {
+        panic!("d_logits is f32")
+    };
+    assert!(d_logits.iter().all(|x| x.is_finite()), "{d_logits:?}");
+}
+
+/// The derived loss gradient at its loops' bound (`MAX_CLASSES` classes) matches the `f64`
+/// closed form; one class more raises its iteration-limit flag (the second loop, over all
+/// the classes, runs past the bound), which names the loop's line in `loss.rs`, and adds no
+/// gradient: never a truncated one. (The model refuses such a config when it is made.)
+#[test]
+fn the_derived_loss_gradient_holds_at_its_class_bound_and_flags_past_it() {
+    use mlp::kernels::loss::{MAX_CLASSES, softmax_cross_entropy_backward};
+    use wgsl_dsl_workspace_tests::ops::CaseSizes;
+    let gpu = gpu();
+    let op = ops::all()
+        .into_iter()
+        .find(|o| o.name() == "softmax_cross_entropy_backward")
+        .expect("registered");
+    let classes = MAX_CLASSES as usize;
+    let sizes = CaseSizes::new(3, 1, 1, classes);
+    let case = op.case(&mut Rng::seed_from_u64(5), &sizes);
+    verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m}"));
+
+    let mut past = op.case(&mut Rng::seed_from_u64(6), &sizes);
+    let rows = 3;
+    let logits: Vec<f32> = (0..rows * (classes + 1)).map(|i| (i % 7) as f32).collect();
+    past.buffers[0] = Data::value(mlp::kernels::uniforms::LossDims {
+        batch: rows as u32,
+        classes: classes as u32 + 1,
+        ..Default::default()
+    });
+    past.buffers[1] = Data::F32(logits);
+    past.buffers[3] = Data::F32(vec![0.0; rows * (classes + 1)]);
+    past.buffers[5] = Data::F32(vec![0.0; rows * (classes + 1)]);
+    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &op.kernel()).expect("compiles");
+    let actual = run(&gpu, &kernel, &past).expect("runs");
+    let Data::U32(flag) = &actual[6] else {
+        panic!("the flag is u32")
+    };
+    let Data::F32(d_logits) = &actual[5] else {
+        panic!("d_logits is f32")
+    };
+    assert!(
+        d_logits.iter().all(|&g| g == 0.0),
+        "no gradient past the bound"
+    );
+    let backward = softmax_cross_entropy_backward().expect("derives");
+    let err = backward.kernels[0]
+        .check_iteration_limit(flag[0])
+        .expect_err("the flag is raised");
+    assert_eq!(err.max_iterations, MAX_CLASSES);
+    assert!(err.site.file.ends_with("kernels/loss.rs"), "{err}");
 }
 
 #[test]

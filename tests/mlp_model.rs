@@ -196,4 +196,23 @@ fn invalid_arguments_are_errors_not_panics() {
             .is_err()
     );
     assert!(model.predict_proba(&gpu, &d.images[1..]).is_err());
+
+    // More classes than the derived loss gradient's loops are bounded by: refused when the
+    // model is made, naming the bound (at the bound: made).
+    let many = |classes| MlpConfig {
+        inputs: 3,
+        hidden: vec![],
+        classes,
+        ..MlpConfig::default()
+    };
+    let bound = mlp::kernels::loss::MAX_CLASSES as usize;
+    let over = many(bound + 1);
+    let err = GpuMlp::new(&gpu, &over, &Params::init(&over, 1), &opt, None, 4)
+        .expect_err("more classes than the bound");
+    assert!(
+        matches!(&err, mlp::error::MlpError::Config(_)) && err.to_string().contains("MAX_CLASSES"),
+        "{err}"
+    );
+    let at = many(bound);
+    GpuMlp::new(&gpu, &at, &Params::init(&at, 1), &opt, None, 4).expect("at the bound");
 }

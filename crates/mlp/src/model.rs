@@ -14,15 +14,20 @@
 //!
 //! # A training step
 //! `gather_batch`, one `linear_{act}` (or `linear_{act}_keep_z`) per hidden layer and
-//! `linear_identity` for the logits, `softmax_cross_entropy`, `mean_loss`, then per layer from
-//! the last: `linear_backward_weight`, `bias_grad` and (except for the first layer)
-//! `linear_backward_input_{act}`; then `sgd_update` or `adam_update` over all parameters and
-//! `advance_step`. `{act}` is the config's [`MlpConfig::activation`].
+//! `linear_identity` for the logits, `softmax_cross_entropy`, its derived backward
+//! `softmax_cross_entropy_backward` (the logits' gradient, into the last deltas zeroed
+//! first), `mean_loss`, then per layer from the last: `linear_backward_weight`, `bias_grad`
+//! and (except for the first layer) `linear_backward_input_{act}`; then `sgd_update` or
+//! `adam_update` over all parameters and `advance_step`. `{act}` is the config's
+//! [`MlpConfig::activation`].
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, PendingRead, Recorder, TypedKernel};
+use wgsl_dsl::autodiff::Role;
+use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, KernelDef, PendingRead, Recorder, TypedKernel};
+
+use derived::DerivedKernel;
 
 use crate::config::MlpConfig;
 use crate::error::MlpError;
@@ -36,7 +41,10 @@ use crate::kernels::fused::{
 };
 use crate::kernels::gather::{GatherBatch, GatherBatchArgs, rows_of_step};
 use crate::kernels::linear::{Linear, LinearArgs, LinearKeepZ, LinearKeepZArgs};
-use crate::kernels::loss::{MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs};
+use crate::kernels::loss::{
+    MAX_CLASSES, MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs,
+    softmax_cross_entropy_backward,
+};
 use crate::kernels::optim::{AdamUpdate, AdamUpdateArgs, SgdUpdate, SgdUpdateArgs, adam_params};
 use crate::kernels::step::{AdvanceStep, AdvanceStepArgs, BeginChunk, BeginChunkArgs};
 use crate::kernels::uniforms::{
@@ -45,6 +53,7 @@ use crate::kernels::uniforms::{
 use crate::params::{Params, tensor_offsets};
 use crate::schedule::LrSchedule;
 
+mod derived;
 mod fused;
 mod inference;
 mod optimizer;
@@ -85,6 +94,8 @@ struct Kernels {
     linear_keep_z: Option<TypedKernel<LinearKeepZ>>,
     linear_identity: TypedKernel<Linear>,
     softmax: TypedKernel<SoftmaxCrossEntropy>,
+    /// Its derived backward pass: the logits' gradient (kernel AD, not written by hand).
+    softmax_backward: DerivedKernel,
     mean_loss: TypedKernel<MeanLoss>,
     weight_grad: TypedKernel<LinearBackwardWeight>,
     bias_grad: TypedKernel<BiasGrad>,
@@ -99,6 +110,9 @@ struct Kernels {
 struct BatchUniforms {
     linear: Vec<GpuBuffer<LinearDims>>,
     loss: GpuBuffer<LossDims>,
+    /// `[rows]`, each `1 / rows`: the gradient of the batch-mean loss with respect to each
+    /// example's loss, the seed of the derived loss gradient.
+    loss_seed: GpuBuffer<f32>,
     eval: GpuBuffer<EvalParams>,
 }
 
@@ -136,6 +150,9 @@ struct Workspace {
     pre: Vec<GpuBuffer<f32>>,
     probs: GpuBuffer<f32>,
     example_losses: GpuBuffer<f32>,
+    /// The derived loss gradient's iteration-limit flag (`Role::IterationLimit`): never
+    /// raised, since a model has at most [`MAX_CLASSES`] classes (checked by [`GpuMlp::new`]).
+    iteration_limit: GpuBuffer<u32>,
 }
 
 /// The parameters and their gradients, flat.
@@ -289,7 +306,8 @@ impl GpuMlp {
     /// [`GpuMlp::evaluate`] and [`GpuMlp::predict_proba`].
     ///
     /// # Errors
-    /// [`MlpError::Config`] for an invalid `config`; [`MlpError::InvalidArgument`] if
+    /// [`MlpError::Config`] for an invalid `config` or one of more than
+    /// [`MAX_CLASSES`](crate::kernels::loss::MAX_CLASSES) classes; [`MlpError::InvalidArgument`] if
     /// `params` or `state` do not have the shapes `config` and `optimizer` ask for, if
     /// `max_batch` is 0 or too large, or hyperparameters are invalid (non-finite, betas outside
     /// `[0, 1)`); build, dispatch and device errors.
@@ -302,6 +320,15 @@ impl GpuMlp {
         max_batch: usize,
     ) -> Result<GpuMlp, MlpError> {
         config.validate()?;
+        if config.classes > MAX_CLASSES as usize {
+            // The bound of the derived loss gradient's loops over the classes.
+            return Err(crate::config::ConfigError::TooLarge {
+                what: "classes (the loss gradient's loop bound, kernels::loss::MAX_CLASSES)",
+                value: config.classes,
+                limit: MAX_CLASSES as usize,
+            }
+            .into());
+        }
         optimizer.validate()?;
         if !params.matches(config) {
             return Err(invalid(
@@ -353,6 +380,7 @@ impl GpuMlp {
             },
             linear_identity: gpu.compile_typed(Linear(None))?,
             softmax: gpu.compile_typed(SoftmaxCrossEntropy)?,
+            softmax_backward: DerivedKernel::compile(gpu, softmax_cross_entropy_backward()?)?,
             mean_loss: gpu.compile_typed(MeanLoss)?,
             weight_grad: gpu.compile_typed(LinearBackwardWeight)?,
             bias_grad: gpu.compile_typed(BiasGrad)?,
@@ -540,6 +568,7 @@ impl GpuMlp {
                     ..Default::default()
                 },
             )?,
+            loss_seed: GpuBuffer::from_slice(gpu, &vec![1.0 / rows as f32; rows])?,
             eval: GpuBuffer::from_value(
                 gpu,
                 EvalParams {
@@ -654,6 +683,7 @@ impl GpuMlp {
             k.record_gather(rec, &gp, state, order, data, work, rows)?;
             k.record_forward(rec, u, &tensors.params, work, rows)?;
             k.record_softmax(rec, u, work, rows)?;
+            k.record_loss_gradient(rec, u, work, rows)?;
             let args = MeanLossArgs {
                 dims: &u.loss,
                 state,
@@ -803,8 +833,35 @@ impl Kernels {
         Ok(())
     }
 
-    /// Softmax cross-entropy of the last layer's logits: probabilities, per-example losses and
-    /// the logits' gradient.
+    /// The gradient of the batch-mean loss with respect to the logits, into the last layer's
+    /// deltas: the derived backward pass of `softmax_cross_entropy` (kernel AD) seeded with
+    /// `1 / rows` per example, after zeroing the deltas it adds into.
+    fn record_loss_gradient(
+        &self,
+        rec: &mut Recorder<'_>,
+        u: &BatchUniforms,
+        work: &Workspace,
+        rows: usize,
+    ) -> Result<(), MlpError> {
+        let last = work.acts.len() - 1;
+        rec.clear(&work.deltas[last])?;
+        let arg = |name: &str, role: &Role| -> Option<&dyn BindArg> {
+            Some(match (name, role) {
+                ("dims", Role::Data { .. }) => &u.loss,
+                ("logits", Role::Data { .. }) => &work.acts[last],
+                ("labels", Role::Data { .. }) => &work.labels,
+                ("probs", Role::Data { .. }) => &work.probs,
+                (_, Role::OutputGradient { output }) if output == "losses" => &u.loss_seed,
+                (_, Role::InputGradient { input, .. }) if input == "logits" => &work.deltas[last],
+                (_, Role::IterationLimit { .. }) => &work.iteration_limit,
+                _ => return None,
+            })
+        };
+        self.softmax_backward
+            .record(rec, arg, SoftmaxCrossEntropy.workgroups(rows))
+    }
+
+    /// Softmax cross-entropy of the last layer's logits: probabilities and per-example losses.
     fn record_softmax(
         &self,
         rec: &mut Recorder<'_>,
@@ -818,7 +875,6 @@ impl Kernels {
             logits: &work.acts[last],
             labels: &work.labels,
             probs: &mut work.probs,
-            dlogits: &mut work.deltas[last],
             losses: &mut work.example_losses,
         };
         Ok(self.softmax.record(rec, args, rows)?)
@@ -943,6 +999,7 @@ impl Workspace {
             },
             probs: GpuBuffer::zeroed(gpu, max_batch * config.classes)?,
             example_losses: GpuBuffer::zeroed(gpu, max_batch)?,
+            iteration_limit: GpuBuffer::zeroed(gpu, 1)?,
         })
     }
 }

@@ -93,7 +93,6 @@ function makeClassifier(device, model, weights, k) {
   const lossDims = buffer(16, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
   const labels = buffer(cap * 4);
   const probs = buffer(cap * classes * 4);
-  const dlogits = buffer(cap * classes * 4);
   const losses = buffer(cap * 4);
   const readback = buffer(cap * classes * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   let queue = Promise.resolve();
@@ -121,7 +120,7 @@ function makeClassifier(device, model, weights, k) {
       kernel.dispatch(pass, { dims: dims[i], x: i === 0 ? x : acts[i - 1], params, y: acts[i] }, grid);
     });
     const logits = acts[acts.length - 1];
-    k[model.softmax_kernel].dispatch(pass, { dims: lossDims, logits, labels, probs, dlogits, losses }, [
+    k[model.softmax_kernel].dispatch(pass, { dims: lossDims, logits, labels, probs, losses }, [
       Math.ceil(rows / model.softmax_workgroup),
       1,
       1,

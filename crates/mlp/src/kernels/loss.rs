@@ -14,33 +14,36 @@ pub const SOFTMAX_WORKGROUP: u32 = 64;
 /// Workgroup size of `mean_loss` (a single workgroup).
 pub const MEAN_LOSS_WORKGROUP: u32 = 256;
 
+/// Most classes [`softmax_cross_entropy`] takes: the bound of its loops over the classes
+/// (`#[max_iterations]`, Slang's `[MaxIters]`), which kernel AD needs to derive them; its
+/// backward kernel keeps a tape of this many values per loop-carried value per invocation
+/// (the loops' `var`s and counters: 6 of them, 6 KiB of private memory). A model with more
+/// classes is refused when it is made.
+pub const MAX_CLASSES: u32 = 256;
+
 /// Kernel `softmax_cross_entropy`, one invocation per example. Bindings: `dims`
 /// ([`LossDims`]), `logits [batch, classes]`, `labels [batch]` (each `< classes`), and the
-/// written `probs [batch, classes]` (softmax), `dlogits [batch, classes]` (`(p - onehot) /
-/// batch`, the gradient of the batch-mean loss) and `losses [batch]` (`-ln p[label]`).
-/// Problem size: `batch`.
+/// written `probs [batch, classes]` (softmax) and `losses [batch]` (`-ln p[label]`, the
+/// cross-entropy). Problem size: `batch`; `classes <= MAX_CLASSES`.
 ///
-/// **Why `dlogits` is written by hand here** (the one derivative of [`crate::kernels`] that is
-/// neither a product's custom derivative nor derived): the class count is a run-time value
-/// (`dims.classes`, a uniform), so the loss is built by loops whose trip count the kernel does
-/// not know when it is built, accumulating into `var`s (`z_max`, `sum`). The expression AD
-/// refuses a `var` load whose value depends on the variables (`NotDifferentiable`: it cannot
-/// see the stores of a run-time loop), and the kernel AD refuses loops with run-time trip
-/// counts (it unrolls loops, or stores loop-carried values, only for trip counts known at
-/// build time); see `docs/autodiff.md`. Where the class count is known when the kernel is built
-/// (the fused step's `softmax_head`, at most [`super::fused::HEAD_MAX_CLASSES`] classes), the
-/// gradient `(p - onehot) / batch` is derived from the loss expression
-/// `ln(sum_j exp(z_j - m)) + m - z[label]` (`grad` over the logits bound with `let`s).
+/// **Its gradient is derived**, not written: kernel AD (`autodiff::derive`, through
+/// `differentiable`) differentiates `losses` with respect to `logits` through the loops over
+/// the run-time class count (`dims.classes`, bounded by [`MAX_CLASSES`]), giving
+/// [`softmax_cross_entropy_backward`]: given `d_losses` (the training step's is `1 / batch`
+/// per row, the gradient of the batch mean), it adds `d_losses[row] * (p - onehot)` into
+/// `d_logits` (each row's elements by its own invocation: exclusive accumulation, stated
+/// here and checked by the interpreter's race checks in the tests). `probs` is not
+/// differentiated (`no_diff`).
 #[kernel(
     workgroup_size = [SOFTMAX_WORKGROUP, 1, 1],
-    grid = |batch: usize| [(batch as u32).div_ceil(SOFTMAX_WORKGROUP), 1, 1]
+    grid = |batch: usize| [(batch as u32).div_ceil(SOFTMAX_WORKGROUP), 1, 1],
+    differentiable(no_diff(probs), accumulate(logits = Exclusive))
 )]
 pub fn softmax_cross_entropy(
     #[uniform] dims: LossDims,
     #[storage(read)] logits: &[f32],
     #[storage(read)] labels: &[u32],
     #[storage(read_write)] probs: &mut [f32],
-    #[storage(read_write)] dlogits: &mut [f32],
     #[storage(read_write)] losses: &mut [f32],
     #[builtin(global_invocation_id)] gid: Vec3<u32>,
 ) {
@@ -52,23 +55,23 @@ pub fn softmax_cross_entropy(
     }
     let base = row * classes;
     let mut z_max = logits[base];
+    #[max_iterations(MAX_CLASSES)]
     for c in 1u32..classes {
         z_max = max(z_max, logits[base + c]);
     }
     let m = z_max;
     let mut sum = 0.0;
+    #[max_iterations(MAX_CLASSES)]
     for c in 0u32..classes {
         sum += exp(logits[base + c] - m);
     }
     let lse = log(sum);
     let label = labels[row];
     losses[row] = lse - (logits[base + label] - m);
-    let inv_batch = 1.0 / (batch as f32);
+    #[max_iterations(MAX_CLASSES)]
     for c in 0u32..classes {
         let at = base + c;
-        let p = exp(logits[at] - m - lse);
-        probs[at] = p;
-        dlogits[at] = (p - select(0.0, 1.0, c == label)) * inv_batch;
+        probs[at] = exp(logits[at] - m - lse);
     }
 }
 

@@ -10,7 +10,8 @@
 //! | `gather_batch` | [`GatherBatch`](gather::GatherBatch) | [`gather`] | `x, labels` of the step from the dataset through `order` |
 //! | `linear_{act}` / `linear_identity` | [`Linear`](linear::Linear) | [`linear`] | `y = act(x W^T + b)` per layer, tiled |
 //! | `linear_{act}_keep_z` | [`LinearKeepZ`](linear::LinearKeepZ) | [`linear`] | the same, also storing `z = x W^T + b` (activations whose backward needs `z`) |
-//! | `softmax_cross_entropy` | [`SoftmaxCrossEntropy`](loss::SoftmaxCrossEntropy) | [`loss`] | probabilities, per-example loss, `dlogits` |
+//! | `softmax_cross_entropy` | [`SoftmaxCrossEntropy`](loss::SoftmaxCrossEntropy) | [`loss`] | probabilities, per-example loss |
+//! | `softmax_cross_entropy_backward` | [`softmax_cross_entropy_backward`](loss::softmax_cross_entropy_backward) (derived by kernel AD) | [`loss`] | `dlogits = (p - onehot) / batch`, into the zeroed last deltas |
 //! | `mean_loss` | [`MeanLoss`](loss::MeanLoss) | [`loss`] | batch mean into the loss history |
 //! | `linear_backward_weight` | [`LinearBackwardWeight`](backward::LinearBackwardWeight) | [`backward`] | `dW = dy^T x`, tiled |
 //! | `bias_grad` | [`BiasGrad`](backward::BiasGrad) | [`backward`] | `db = sum_batch dy`, workgroup reduction |
@@ -33,9 +34,11 @@
 //! `gelu`, `silu`, `tanh`, `sigmoid`, `softplus`), a DSL function whose derivative is derived
 //! by the expression AD ([`crate::activation`]). The only derivatives written by hand in this
 //! module are the products' and sums' (the custom derivatives of the GEMMs: `dW = dy^T x`,
-//! `dx = dy W`, `db = sum dy`, here and in [`fused`]) and the loss gradient of the unfused
-//! `softmax_cross_entropy` (its class count is a run-time value: [`loss`] says why it cannot be
-//! derived there); the fused `softmax_head` derives the loss gradient from the loss.
+//! `dx = dy W`, `db = sum dy`, here and in [`fused`]: their tiled loops run over a run-time
+//! number of tiles with workgroup memory inside, which kernel AD refuses yet, and the derived
+//! tiled product is much slower where it is derived, `BENCHMARKS.md`). The loss gradient is
+//! derived: by kernel AD through the loops over the run-time class count in the unfused
+//! `softmax_cross_entropy` ([`loss`]), by the expression AD in the fused `softmax_head`.
 
 pub mod backward;
 pub mod eval;
@@ -73,6 +76,7 @@ pub fn all() -> Vec<KernelBuilder> {
     unfused.extend([
         linear::LinearDirect(None).build(),
         loss::SoftmaxCrossEntropy.build(),
+        loss_backward(),
         loss::MeanLoss.build(),
         backward::LinearBackwardWeight.build(),
         backward::BiasGrad.build(),
@@ -83,6 +87,15 @@ pub fn all() -> Vec<KernelBuilder> {
         eval::ArgmaxAccuracy.build(),
     ]);
     unfused.into_iter().chain(fused::all()).collect()
+}
+
+/// `softmax_cross_entropy_backward`, derived by kernel AD ([`loss::softmax_cross_entropy`]).
+/// The kernel is fixed, so deriving it fails only on a bug of this crate, which the unit
+/// test below (every kernel builds) and the model's construction report.
+fn loss_backward() -> KernelBuilder {
+    let mut b = loss::softmax_cross_entropy_backward()
+        .expect("softmax_cross_entropy is derivable (a fixed kernel: a bug if not)");
+    b.kernels.remove(0).kernel
 }
 
 #[cfg(test)]

@@ -11,13 +11,16 @@ use mlp::kernels::backward::{BiasGrad, LinearBackwardInput, LinearBackwardWeight
 use mlp::kernels::eval::ArgmaxAccuracy;
 use mlp::kernels::gather::{GatherBatch, rows_of_step};
 use mlp::kernels::linear::{Linear, LinearDirect, LinearKeepZ};
-use mlp::kernels::loss::{MeanLoss, SoftmaxCrossEntropy};
+use mlp::kernels::loss::{
+    MAX_CLASSES, MeanLoss, SoftmaxCrossEntropy, softmax_cross_entropy_backward,
+};
 use mlp::kernels::optim::{AdamUpdate, SgdUpdate};
 use mlp::kernels::step::{AdvanceStep, BeginChunk, STATE_LEN};
 use mlp::kernels::uniforms::{
     AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
 };
 use mlp::reference::{self, Activation};
+use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
 
 pub use support::{CHECKED_SIZES, CaseSizes, MlpOp};
@@ -61,6 +64,11 @@ pub fn all() -> Vec<MlpOp> {
                 softmax_case(logits, labels, s.classes)
             },
             softmax_spec,
+        ),
+        MlpOp::of_builder(
+            softmax_backward_kernel,
+            softmax_backward_case,
+            softmax_backward_spec,
         ),
         MlpOp::new(MeanLoss, mean_loss_case, mean_loss_spec),
         MlpOp::new(LinearBackwardWeight, weight_grad_case, weight_grad_spec),
@@ -275,22 +283,62 @@ pub fn softmax_case(logits: Vec<f32>, labels: Vec<u32>, classes: usize) -> Case 
             Data::F32(logits),
             Data::U32(labels),
             Data::poisoned_f32(batch * classes),
-            Data::poisoned_f32(batch * classes),
             Data::poisoned_f32(batch),
         ],
         workgroups: SoftmaxCrossEntropy.workgroups(batch),
     }
 }
 
-/// The specification of `softmax_cross_entropy`: probabilities, `dlogits`, losses.
+/// The specification of `softmax_cross_entropy`: probabilities, losses.
 pub fn softmax_spec(case: &Case) -> Vec<Expected> {
     let d: LossDims = case.value(0);
     let (batch, classes) = (d.batch as usize, d.classes as usize);
     let r = reference::softmax_cross_entropy(&case.f64s(1), case.u32s(2), batch, classes);
+    vec![Expected::F64(r.probs), Expected::F64(r.losses)]
+}
+
+/// `softmax_cross_entropy_backward`, derived by kernel AD from `softmax_cross_entropy`.
+fn softmax_backward_kernel() -> KernelBuilder {
+    let mut b = softmax_cross_entropy_backward().expect("the loss is derived");
+    b.kernels.remove(0).kernel
+}
+
+/// A case of the derived loss gradient: random logits, labels and per-example incoming
+/// gradients `d_losses`; `d_logits` holds random values first (the pass adds into it), `probs`
+/// too (not differentiated: the pass must leave it), the iteration-limit flag 0. At most
+/// `MAX_CLASSES` classes, the bound of its loops (`tests/mlp_kernels.rs` checks that bound
+/// and one past it).
+fn softmax_backward_case(rng: &mut Rng, s: &CaseSizes) -> Case {
+    let (batch, classes) = (s.batch, s.classes.min(MAX_CLASSES as usize));
+    Case {
+        buffers: vec![
+            Data::value(loss_dims(batch, classes)),
+            Data::F32(random_f32(rng, batch * classes, -8.0, 8.0)),
+            Data::U32(random_u32(rng, batch, classes as u32)),
+            Data::F32(random_f32(rng, batch * classes, 0.0, 1.0)),
+            Data::F32(random_f32(rng, batch, -2.0, 2.0)),
+            Data::F32(random_f32(rng, batch * classes, -1.0, 1.0)),
+            Data::U32(vec![0]),
+        ],
+        workgroups: SoftmaxCrossEntropy.workgroups(batch),
+    }
+}
+
+/// The specification of the derived loss gradient, from the closed form of the `f64`
+/// reference: `d_logits += d_losses[row] * (p - onehot)` (the reference's `dlogits` is
+/// `(p - onehot) / batch`), `probs` unchanged, the flag still 0.
+fn softmax_backward_spec(case: &Case) -> Vec<Expected> {
+    let d: LossDims = case.value(0);
+    let (batch, classes) = (d.batch as usize, d.classes as usize);
+    let r = reference::softmax_cross_entropy(&case.f64s(1), case.u32s(2), batch, classes);
+    let (seed, before) = (case.f64s(4), case.f64s(5));
+    let d_logits = (0..batch * classes)
+        .map(|i| before[i] + seed[i / classes] * r.dlogits[i] * batch as f64)
+        .collect();
     vec![
-        Expected::F64(r.probs),
-        Expected::F64(r.dlogits),
-        Expected::F64(r.losses),
+        Expected::from(&case.buffers[3]),
+        Expected::F64(d_logits),
+        Expected::U32(vec![0]),
     ]
 }
 

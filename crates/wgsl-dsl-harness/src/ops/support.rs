@@ -84,6 +84,21 @@ impl MlpOp {
         }
     }
 
+    /// The op of a kernel made by `kernel` (a derived backward kernel, which has no
+    /// [`KernelDef`]): `case` makes random cases, `spec` as in [`MlpOp::new`].
+    pub(crate) fn of_builder(
+        kernel: impl Fn() -> KernelBuilder + 'static,
+        case: impl Fn(&mut Rng, &CaseSizes) -> Case + 'static,
+        spec: impl Fn(&Case) -> Vec<Expected> + 'static,
+    ) -> MlpOp {
+        MlpOp {
+            name: kernel().name().to_string(),
+            kernel: Box::new(kernel),
+            case: Box::new(case),
+            spec: Box::new(spec),
+        }
+    }
+
     /// A random case for `sizes`.
     pub fn case(&self, rng: &mut Rng, sizes: &CaseSizes) -> Case {
         (self.case)(rng, sizes)
