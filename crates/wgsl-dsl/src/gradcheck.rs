@@ -241,6 +241,26 @@ pub enum CheckError {
         /// Its WGSL type.
         ty: String,
     },
+    /// A gradient buffer that should be added into was not: started from random contents,
+    /// the backward pass left other values than its gradient (computed from zeros) added to
+    /// them (it overwrote them, or added twice).
+    #[error(
+        "`{gradient}[{index}]`: from {initial} the backward pass left {after}, where adding its gradient {gradient_value} gives {expected} (is `{gradient}` written instead of added into?)"
+    )]
+    Accumulation {
+        /// The gradient binding.
+        gradient: String,
+        /// The element.
+        index: usize,
+        /// Its contents before the pass.
+        initial: f32,
+        /// After it.
+        after: f32,
+        /// The pass's gradient there, from zeroed contents.
+        gradient_value: f64,
+        /// `initial + gradient_value`.
+        expected: f64,
+    },
     /// A backward kernel's binding has a role the forward kernel does not match.
     #[error(
         "backward kernel `{kernel}`: binding `{binding}` refers to `{forward}`, which the forward kernel has not (as that kind of binding)"
@@ -456,6 +476,41 @@ impl GradientBuffer {
             })
             .collect()
     }
+}
+
+/// The run from random contents `before` added `accumulated` where the run from zeros gives
+/// `g.derived()`: equal to within the rounding of the additions into contents of magnitude
+/// `|before| + |gradient|` (a kernel that overwrote instead of adding is off by `before`).
+fn check_accumulation(
+    g: &GradientBuffer,
+    accumulated: &[f64],
+    before: &Data,
+) -> Result<(), CheckError> {
+    if g.scheme == Accumulation::Write {
+        return Ok(());
+    }
+    let before: Vec<f32> = match before {
+        Data::F32(v) => v.clone(),
+        Data::U32(v) => v.iter().map(|b| f32::from_bits(*b)).collect(),
+        Data::I32(v) => v.iter().map(|b| *b as f32).collect(),
+    };
+    for (index, ((acc, precise), b)) in accumulated.iter().zip(g.derived()).zip(before).enumerate()
+    {
+        let scale = f64::from(b).abs() + precise.abs();
+        // 2^-12 of the magnitude: far above the rounding of any count of additions the
+        // checker's sizes make, far below a missing `before` (uniform in [-1, 1)).
+        if (acc - precise).abs() > scale / 4096.0 || acc.is_nan() != precise.is_nan() {
+            return Err(CheckError::Accumulation {
+                gradient: g.gradient.clone(),
+                index,
+                initial: b,
+                after: (f64::from(b) + acc) as f32,
+                gradient_value: precise,
+                expected: f64::from(b) + precise,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The forward kernel's data and what the check derives from it.
@@ -708,6 +763,25 @@ pub fn check(
         )?;
     }
     backward_pass(backward, &setup, on, workgroups, &mut rng, &mut gradients)?;
+    // Again from zeroed gradient buffers: the gradient itself at full precision (what a pass
+    // adds to random contents of magnitude ~1 keeps only the bits above their last place: a
+    // gradient of 1e-5 would keep 6 of its 24, and the adjoint identity would then blame a
+    // right gradient). The first run checks the accumulation against it.
+    let accumulated: Vec<Vec<f64>> = gradients.iter().map(GradientBuffer::derived).collect();
+    let initial: Vec<Data> = gradients.iter().map(|g| g.initial.clone()).collect();
+    for g in &mut gradients {
+        if g.scheme != Accumulation::Write {
+            g.initial = match &g.initial {
+                Data::F32(v) => Data::F32(vec![0.0; v.len()]),
+                Data::U32(v) => Data::U32(vec![0; v.len()]),
+                Data::I32(v) => Data::I32(vec![0; v.len()]),
+            };
+        }
+    }
+    backward_pass(backward, &setup, on, workgroups, &mut rng, &mut gradients)?;
+    for ((g, acc), before) in gradients.iter().zip(&accumulated).zip(&initial) {
+        check_accumulation(g, acc, before)?;
+    }
 
     let adjoint = adjoint_identity(forward, &setup, &gradients, on, workgroups, &mut rng)?;
 

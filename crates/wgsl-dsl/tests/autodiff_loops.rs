@@ -690,6 +690,52 @@ fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
     }
     assert_close("d_x", gradient(&g, "d_x"), &want);
 
+    // Two stores per iteration: `y[i] = 0.5`, then `y[i] = x` where `x > 0`. The second store
+    // of an iteration is overwritten by the first store of the next: only the last
+    // iteration's counts (AD fuzzer case 12946708503231815506, after the fix above).
+    let mut k = KernelBuilder::new("two_stores", [8, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.storage::<RuntimeArray<u32>, ReadOnly>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        k.max_iterations(4)
+            .for_range("j", 0u32, n.at(&i).load(), |k, j| {
+                k.store(&y.at(&i), 0.5f32);
+                let v = k.let_("v", x.at(&i * 4u32 + &j).load());
+                k.if_(v.gt(0.0f32), |k| k.store(&y.at(&i), &v * 3.0f32));
+            });
+    });
+    let backward = derive(&k, &Derive::new()).expect("derives");
+    // Every third element negative: row 3's last iteration stores nothing of `x` though its
+    // earlier ones did.
+    let xs: Vec<f32> = (0..20)
+        .map(|v| {
+            if v % 3 == 0 {
+                -1.0
+            } else {
+                0.5 + 0.1 * v as f32
+            }
+        })
+        .collect();
+    let g = run_backward(
+        &backward,
+        &[
+            ("x", Data::F32(xs.clone())),
+            ("n", Data::U32(counts.to_vec())),
+            ("d_y", Data::F32(dy.to_vec())),
+        ],
+        [1, 1, 1],
+    );
+    let mut want = vec![0.0f64; 20];
+    for (r, &c) in counts.iter().enumerate() {
+        let at = r * 4 + c as usize;
+        if c > 0 && xs[at - 1] > 0.0 {
+            want[at - 1] = 3.0 * f64::from(dy[r]);
+        }
+    }
+    assert_close("d_x", gradient(&g, "d_x"), &want);
+
     let mut k = KernelBuilder::new("repeating", [8, 1, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let n = k.uniform::<u32>("n");

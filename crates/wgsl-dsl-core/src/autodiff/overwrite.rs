@@ -13,8 +13,9 @@
 //!
 //! A store inside loops of a run-time trip count ([`super::loops`]) runs once per iteration:
 //! - at an index that no enclosing loop changes (`y[i]` in a loop over `j`), each iteration
-//!   overwrites the one before: the store is its own later store, so only the last iteration
-//!   that ran it keeps its seed (the reverse pass meets that iteration first);
+//!   overwrites the one before: the store is its own later store, and so is every store before
+//!   it in a loop they share (it runs again in the next iteration), so only the last store that
+//!   ran keeps its seed (the reverse pass meets it first);
 //! - at an index that one loop's counter moves by a nonzero step (`y[base + j]`), every
 //!   iteration stores another element: no overwriting among them, and any other store into
 //!   the output must be at a provably different element;
@@ -149,7 +150,7 @@ impl Overwrites {
         collect(items, &mut Vec::new(), &mut Vec::new(), &mut 0, &mut stores);
         let mut plan = Overwrites::default();
         // Stores in run-time loops: their own later stores, or one element per iteration.
-        for s in &stores {
+        for (n, s) in stores.iter().enumerate() {
             let Some(varies) = in_loops(s)? else {
                 continue;
             };
@@ -177,6 +178,36 @@ impl Overwrites {
                     )
                 });
                 plan.killers.entry(s.key).or_default().push((s.key, true));
+                // The stores before it in a loop they share run again in later iterations:
+                // they may overwrite it too (those after it are paired below, as anywhere).
+                for earlier in &stores[..n] {
+                    let shared = earlier
+                        .loops
+                        .iter()
+                        .any(|l| s.loops.iter().any(|m| std::ptr::eq(*l, *m)));
+                    let rel = relation(&s.index, &earlier.index);
+                    if !shared || earlier.global != s.global || rel == Relation::Distinct {
+                        continue;
+                    }
+                    let entry = plan.flags.entry(earlier.key).or_insert_with(|| {
+                        (
+                            Flag {
+                                ran: ValueId::fresh(),
+                                at: None,
+                            },
+                            earlier.index.clone(),
+                            earlier.site,
+                        )
+                    });
+                    let same = rel == Relation::Same;
+                    if !same && entry.0.at.is_none() {
+                        entry.0.at = Some(ValueId::fresh());
+                    }
+                    plan.killers
+                        .entry(s.key)
+                        .or_default()
+                        .push((earlier.key, same));
+                }
             }
         }
         // Dead: overwritten at the same index by a later store that runs whenever it does.
