@@ -7,20 +7,15 @@
 
 mod common;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use wgsl_dsl::BuildError;
-use wgsl_dsl::autodiff::{
-    Accumulation, Adjoint, Backward, CheckOptions, Data, Derive, Executor, Role, check, derive,
+use common::kernel_ad::{
+    Case, TOLERANCE, assert_close, check_case, gradient, run_backward, uniform,
 };
-use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use wgsl_dsl::BuildError;
+use wgsl_dsl::autodiff::{CheckOptions, Data, Derive, Executor, check, derive};
 use wgsl_dsl::prelude::*;
-
-const TOLERANCE: f64 = 2e-3;
-
-fn uniform(r: &mut StdRng, n: usize, scale: f32) -> Vec<f32> {
-    (0..n).map(|_| r.random_range(-scale..scale)).collect()
-}
 
 /// `y[w] = sum over the workgroup's elements of sin(x) x` (zero past the end), by a tree
 /// reduction in workgroup memory: six barrier-separated phases.
@@ -98,14 +93,6 @@ fn reversed() -> KernelBuilder {
     k
 }
 
-struct Case {
-    name: &'static str,
-    forward: KernelBuilder,
-    backward: Backward,
-    data: Vec<(&'static str, Data)>,
-    grid: [u32; 3],
-}
-
 fn cases() -> Vec<Case> {
     let r = &mut StdRng::seed_from_u64(32);
     let n = 150;
@@ -145,26 +132,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn check_case(c: &Case, on: Executor<'_>) {
-    let report = check(
-        &c.forward,
-        &c.backward,
-        &c.data,
-        c.grid,
-        on,
-        CheckOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    eprintln!("{}{report}", c.backward);
-    assert!(!report.worst.is_empty(), "{}: nothing checked", c.name);
-    assert!(report.max_error() < TOLERANCE, "{}:\n{report}", c.name);
-    // The adjoint identity against the forward-mode kernel: checked, and holding.
-    match &report.adjoint {
-        Adjoint::Checked(a) => assert!(a.holds(), "{}: adjoint identity fails:\n{report}", c.name),
-        Adjoint::NotMade(why) => panic!("{}: no forward mode ({why})", c.name),
-    }
-}
-
 #[test]
 fn workgroup_memory_kernels_match_central_differences_on_the_interpreter() {
     for c in cases() {
@@ -177,91 +144,6 @@ fn workgroup_memory_kernels_match_central_differences_on_the_gpu() {
     let gpu = common::gpu();
     for c in cases() {
         check_case(&c, Executor::Gpu(gpu));
-    }
-}
-
-/// The backward pass run once on the interpreter (checks on), gradients zeroed first; the
-/// gradients by name.
-fn run_backward(
-    backward: &Backward,
-    data: &[(&str, Data)],
-    grid: [u32; 3],
-) -> Vec<(String, Vec<f32>)> {
-    let bk = &backward.kernels[0];
-    let program = Interpreter::new()
-        .compile(&bk.kernel.build().expect("builds"))
-        .expect("compiles");
-    let get = |name: &str| -> Vec<f32> {
-        match data.iter().find(|(n, _)| *n == name) {
-            Some((_, Data::F32(v))) => v.clone(),
-            _ => panic!("no f32 data for {name}"),
-        }
-    };
-    let mut f = Vec::new();
-    let mut u = Vec::new();
-    let mut order = Vec::new();
-    for (name, role) in &bk.roles {
-        match role {
-            Role::Data { binding } => {
-                order.push((false, f.len()));
-                f.push(HostBuffer::from_slice(&get(binding)));
-            }
-            Role::OutputGradient { .. } => {
-                order.push((false, f.len()));
-                f.push(HostBuffer::from_slice(&get(name)));
-            }
-            Role::InputGradient {
-                input,
-                accumulation,
-            } => {
-                let len = get(input).len();
-                if *accumulation == Accumulation::Atomic {
-                    order.push((true, u.len()));
-                    u.push(HostBuffer::<u32>::zeroed(len));
-                } else {
-                    order.push((false, f.len()));
-                    f.push(HostBuffer::<f32>::zeroed(len));
-                }
-            }
-            Role::IterationLimit { .. } => {
-                order.push((true, u.len()));
-                u.push(HostBuffer::<u32>::zeroed(1));
-            }
-        }
-    }
-    let args: Vec<&dyn HostArg> = order
-        .iter()
-        .map(|&(is_u, i)| -> &dyn HostArg {
-            if is_u { &u[i] } else { &f[i] }
-        })
-        .collect();
-    Interpreter::new()
-        .dispatch(&program, &args, grid)
-        .expect("runs");
-    bk.roles
-        .iter()
-        .zip(&order)
-        .filter(|((_, r), _)| matches!(r, Role::InputGradient { .. }))
-        .map(|((name, _), &(is_u, i))| {
-            let v = if is_u {
-                u[i].read().into_iter().map(f32::from_bits).collect()
-            } else {
-                f[i].read()
-            };
-            (name.clone(), v)
-        })
-        .collect()
-}
-
-fn gradient<'a>(g: &'a [(String, Vec<f32>)], name: &str) -> &'a [f32] {
-    &g.iter().find(|(n, _)| n == name).expect("gradient").1
-}
-
-fn assert_close(name: &str, got: &[f32], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (j, (g, w)) in got.iter().zip(want).enumerate() {
-        let err = (f64::from(*g) - w).abs() / w.abs().max(1.0);
-        assert!(err < 1e-5, "{name}[{j}]: derived {g}, f64 {w}");
     }
 }
 

@@ -1,6 +1,9 @@
 //! Helpers shared by the test files of this directory (each file is its own crate: one that
 //! does not use a helper would warn about it, hence the `allow(dead_code)`s).
 
+#[allow(dead_code)]
+pub mod kernel_ad;
+
 use std::sync::OnceLock;
 
 use wgsl_dsl::prelude::*;
