@@ -307,7 +307,7 @@ impl GpuMlp {
     ///
     /// # Errors
     /// [`MlpError::Config`] for an invalid `config` or one of more than
-    /// [`MAX_CLASSES`](crate::kernels::loss::MAX_CLASSES) classes; [`MlpError::InvalidArgument`] if
+    /// [`MAX_CLASSES`] classes; [`MlpError::InvalidArgument`] if
     /// `params` or `state` do not have the shapes `config` and `optimizer` ask for, if
     /// `max_batch` is 0 or too large, or hyperparameters are invalid (non-finite, betas outside
     /// `[0, 1)`); build, dispatch and device errors.
