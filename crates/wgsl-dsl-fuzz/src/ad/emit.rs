@@ -21,6 +21,7 @@ struct Ctx<'p> {
     gid: [Exp<u32>; 3],
     g: Exp<u32>,
     lets: HashMap<usize, Exp<f32>>,
+    staged: Option<Exp<f32>>,
     vars: HashMap<usize, Var<f32>>,
     counter: Option<Exp<u32>>,
 }
@@ -113,6 +114,7 @@ impl Ctx<'_> {
                 }
             }
             E::Param(_) => lit(0.5f32),
+            E::Staged => self.staged.clone().unwrap_or_else(|| lit(0.5f32)),
         }
     }
 
@@ -239,6 +241,21 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
     let gz = k.let_("gz", gid.z());
     let [nx, ny, nz] = p.extent;
     let inside = gx.lt(nx).and(gy.lt(ny)).and(gz.lt(nz));
+    // Workgroup memory: every invocation stores, a barrier at the top level, each reads a
+    // neighbour's value back.
+    let staged = p.stage.as_ref().map(|s| {
+        let size: u32 = p.workgroup.iter().product();
+        let tile = k.workgroup_array::<f32>("tile", size);
+        let lid = k.let_("lid", local_invocation_index());
+        let all = k.let_("g_all", &gx + &gy * nx + &gz * (nx * ny));
+        let len = p.inputs[s.buf];
+        k.store(
+            &tile.at(&lid),
+            inputs[s.buf].at((&all * s.a + s.b) % len).load(),
+        );
+        k.workgroup_barrier();
+        k.let_("staged", tile.at((&lid * s.p + s.q) % size).load())
+    });
     k.if_(inside, |k| {
         let g = k.let_("g", &gx + &gy * nx + &gz * (nx * ny));
         let mut ctx = Ctx {
@@ -250,6 +267,7 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
             gid: [gx.clone(), gy.clone(), gz.clone()],
             g,
             lets: HashMap::new(),
+            staged,
             vars: HashMap::new(),
             counter: None,
         };
@@ -325,6 +343,8 @@ impl Printer<'_> {
                 format!("select(0.0f32, sqrt(max({a}, 0.0f32)), ({a}).gt(0.0f32))")
             }
             E::Call(h, a, b) => format!("k.call(&h{h}, ({}, {}))", self.exp(a), self.exp(b)),
+            E::Staged if self.p.stage.is_some() => "staged.clone()".into(),
+            E::Staged => "lit(0.5f32)".into(),
         }
     }
 
@@ -494,6 +514,29 @@ pub fn print(p: &AdProgram) -> String {
     pr.line(0, "let gy = k.let_(\"gy\", global_invocation_id().y());");
     pr.line(0, "let gz = k.let_(\"gz\", global_invocation_id().z());");
     let [nx, ny, nz] = p.extent;
+    if let Some(s) = &p.stage {
+        let size: u32 = p.workgroup.iter().product();
+        let len = p.inputs[s.buf];
+        for l in [
+            format!("let tile = k.workgroup_array::<f32>(\"tile\", {size});"),
+            "let lid = k.let_(\"lid\", local_invocation_index());".to_string(),
+            format!(
+                "let g_all = k.let_(\"g_all\", &gx + &gy * {nx}u32 + &gz * {}u32);",
+                nx * ny
+            ),
+            format!(
+                "k.store(&tile.at(&lid), in{}.at((&g_all * {}u32 + {}u32) % {len}u32).load());",
+                s.buf, s.a, s.b
+            ),
+            "k.workgroup_barrier();".to_string(),
+            format!(
+                "let staged = k.let_(\"staged\", tile.at((&lid * {}u32 + {}u32) % {size}u32).load());",
+                s.p, s.q
+            ),
+        ] {
+            pr.line(0, &l);
+        }
+    }
     pr.line(
         0,
         &format!("k.if_(gx.lt({nx}u32).and(gy.lt({ny}u32)).and(gz.lt({nz}u32)), |k| {{"),

@@ -2,8 +2,8 @@
 //!
 //! [`program::generate`] makes a kernel of the generator's differentiable subset (1-, 2- and
 //! 3-D grids, gathers and scatters through index maps, several stores to an element,
-//! `if`/`select`/`switch`, unrolled loops, run-time loops bounded by `max_iterations`, helper
-//! functions, kinks: see [`program`]);
+//! `if`/`select`/`switch`, unrolled loops, run-time loops bounded by `max_iterations`,
+//! workgroup memory and a barrier, helper functions, kinks: see [`program`]);
 //! [`emit::emit`] builds it with the DSL. [`check`] then:
 //!
 //! 1. derives its backward pass (`autodiff::derive`): a refusal must be a
@@ -337,6 +337,11 @@ pub fn shrink(p: &AdProgram, seed: u64, kind: Kind, gpu: Option<&Gpu>, budget: u
     };
     'outer: loop {
         let mut candidates: Vec<AdProgram> = Vec::new();
+        if best.stage.is_some() {
+            let mut q = best.clone();
+            q.stage = None;
+            candidates.push(q);
+        }
         if best.helpers.iter().any(|_| true) {
             let mut q = best.clone();
             if !body_calls(&q.body) {

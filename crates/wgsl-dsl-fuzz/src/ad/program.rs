@@ -9,7 +9,8 @@
 //! element may be stored several times by its invocation. Bodies have `let`s, `var`s,
 //! `if`/`else` on comparisons of values (kinks), `switch` on `g % m`, loops of a build-time
 //! trip count and loops of a run-time trip count bounded by `max_iterations` (the count read
-//! from a `u32` buffer, different per invocation), helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
+//! from a `u32` buffer, different per invocation), workgroup memory and a barrier before the
+//! body ([`Stage`]), helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
 //! (kinks). Every operation is defined on every value it can meet (`a / (1 + b^2)`,
 //! `sqrt(1 + a^2)`, `exp(tanh a)`; the guarded `select(0, sqrt(max(a, 0)), a > 0)`): no NaN in the
 //! forward kernel.
@@ -88,6 +89,23 @@ pub enum E {
     Call(usize, Box<E>, Box<E>),
     /// A helper function's parameter (in helper bodies only).
     Param(usize),
+    /// The value the invocation read back from workgroup memory ([`Stage`]; `0.5` without
+    /// one).
+    Staged,
+}
+
+/// Workgroup memory and a barrier before the body: each invocation of a workgroup stores
+/// `in<buf>[(a g + b) % len]` into `tile[local_invocation_index]` (for every invocation of
+/// the workgroup, inside the grid or not), a `workgroupBarrier()` at the top level, then
+/// reads back `tile[(lid * p + q) % size]`, a neighbour's value (`p` prime to the
+/// workgroup's size: a permutation), as [`E::Staged`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub buf: usize,
+    pub a: u32,
+    pub b: u32,
+    pub p: u32,
+    pub q: u32,
 }
 
 /// `a < b` or `a > b`.
@@ -146,6 +164,8 @@ pub struct AdProgram {
     /// The contents of the `u32` data binding `counts` (per-invocation trip counts of the
     /// run-time loops), declared when the body has a run-time loop.
     pub counts: Vec<u32>,
+    /// Workgroup memory and a barrier before the body, if any.
+    pub stage: Option<Stage>,
 }
 
 impl AdProgram {
@@ -192,6 +212,8 @@ struct Gen {
     lets: Vec<Vec<usize>>,
     vars: Vec<Vec<usize>>,
     in_loop: bool,
+    /// The program reads a value back from workgroup memory.
+    staged: bool,
     statements: i32,
 }
 
@@ -258,6 +280,7 @@ impl Gen {
                 1 | 2 if !lets.is_empty() => E::Let(self.pick(&lets)),
                 3 if !vars.is_empty() => E::Var(self.pick(&vars)),
                 4 if self.in_loop => E::Counter,
+                5 if self.staged => E::Staged,
                 _ => E::In {
                     buf: self.rng.random_range(0..self.inputs),
                     index: self.index(),
@@ -446,8 +469,26 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         lets: Vec::new(),
         vars: Vec::new(),
         in_loop: false,
+        staged: false,
         statements,
     };
+    let size: u32 = workgroup.iter().product();
+    let stage = g.rng.random_bool(0.3).then(|| {
+        let p = loop {
+            let p = g.rng.random_range(1..=size.max(1) * 2 + 1);
+            if gcd(p, size) == 1 {
+                break p;
+            }
+        };
+        Stage {
+            buf: g.rng.random_range(0..inputs.len()),
+            a: g.rng.random_range(0..=5),
+            b: g.rng.random_range(0..=7),
+            p,
+            q: g.rng.random_range(0..size.max(1)),
+        }
+    });
+    g.staged = stage.is_some();
     let helpers = (0..helper_count)
         .map(|_| (g.exp_in(2, 2), g.exp_in(2, 3)))
         .collect();
@@ -473,6 +514,7 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         helpers,
         body,
         counts,
+        stage,
     }
 }
 
