@@ -45,6 +45,19 @@ pub(crate) struct Emit<'a> {
     pub overwrites: super::overwrite::Overwrites,
 }
 
+/// True if `n` reads (not through values) an active value or a differentiable input.
+pub(crate) fn reaches(
+    n: &NodeRef,
+    gradients: &Gradients,
+    active: &std::collections::HashSet<ValueId>,
+) -> bool {
+    super::subst::any_node(n, |n| match &n.kind {
+        ExprKind::Bound(id) => active.contains(id),
+        ExprKind::Load(place) => gradients.is_input(place),
+        _ => false,
+    })
+}
+
 /// The values of `items` that depend on a load of a differentiable input (through other
 /// values): only their adjoints are computed.
 pub(crate) fn active(
@@ -52,29 +65,10 @@ pub(crate) fn active(
     gradients: &Gradients,
     out: &mut std::collections::HashSet<ValueId>,
 ) {
-    let reaches = |n: &NodeRef, active: &std::collections::HashSet<ValueId>| {
-        let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![n.clone()];
-        while let Some(n) = stack.pop() {
-            if !seen.insert(Rc::as_ptr(&n)) {
-                continue;
-            }
-            match &n.kind {
-                ExprKind::Bound(id) => {
-                    if active.contains(id) {
-                        return true;
-                    }
-                }
-                ExprKind::Load(place) if gradients.is_input(place) => return true,
-                _ => stack.extend(super::subst::operands(&n)),
-            }
-        }
-        false
-    };
     for item in items {
         match item {
             Item::Let { id, value, .. } => {
-                if reaches(value, out) {
+                if reaches(value, gradients, out) {
                     out.insert(*id);
                 }
             }
@@ -87,7 +81,9 @@ pub(crate) fn active(
                 active(then, gradients, out);
                 active(otherwise, gradients, out);
                 for m in merges {
-                    if reaches(&m.then_value, out) || reaches(&m.else_value, out) {
+                    if reaches(&m.then_value, gradients, out)
+                        || reaches(&m.else_value, gradients, out)
+                    {
                         out.insert(m.id);
                     }
                 }

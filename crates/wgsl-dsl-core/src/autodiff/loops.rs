@@ -35,7 +35,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::accumulate::Gradients;
-use super::backward::{Emit, forward, has_output};
+use super::backward::{Emit, forward, has_output, reaches};
 use super::error::NotDifferentiable;
 use super::make::{At, Block, bind, float_scalar, node};
 use super::program::{Carried, Item, Loop};
@@ -159,35 +159,13 @@ fn if_break(condition: NodeRef, site: CallSite) -> (Stmt, CallSite) {
     )
 }
 
-/// True if `n` reads (not through values) an active value or a differentiable input.
-fn reaches(n: &NodeRef, gradients: &Gradients, active: &HashSet<ValueId>) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![n.clone()];
-    while let Some(n) = stack.pop() {
-        if !seen.insert(Rc::as_ptr(&n)) {
-            continue;
-        }
-        match &n.kind {
-            ExprKind::Bound(id) => {
-                if active.contains(id) {
-                    return true;
-                }
-            }
-            ExprKind::Load(place) if gradients.is_input(place) => return true,
-            _ => stack.extend(super::subst::operands(&n)),
-        }
-    }
-    false
-}
-
 impl Loop {
     /// The forward pass of a run-time loop: the loop, its carried values in `var`s, recorded
     /// on their tapes; after it, the carried values' exits and the iteration count as `let`s.
     pub(crate) fn forward(&self, out: &mut Block) {
-        let l = self;
-        let site = l.site;
-        let n = l.max_iterations;
-        for c in &l.carried {
+        let site = self.site;
+        let n = self.max_iterations;
+        for c in &self.carried {
             out.push((
                 Stmt::Var {
                     id: c.var,
@@ -207,10 +185,10 @@ impl Loop {
                 site,
             ));
         }
-        let counter = local(l.counter, &u32_ty(), site);
+        let counter = local(self.counter, &u32_ty(), site);
         out.push((
             Stmt::Var {
-                id: l.counter,
+                id: self.counter,
                 name: "iterations".into(),
                 ty: u32_ty(),
                 init: VarInit::Value(u32_lit(0, site)),
@@ -218,7 +196,7 @@ impl Loop {
             site,
         ));
         let mut body: Block = Vec::new();
-        for c in &l.carried {
+        for c in &self.carried {
             body.push((
                 Stmt::Let {
                     id: c.phi,
@@ -228,11 +206,11 @@ impl Loop {
                 site,
             ));
         }
-        body.push(if_break(l.exit.clone(), site));
+        body.push(if_break(self.exit.clone(), site));
         let count = bind(&mut body, "iteration", load(&counter, site), site);
         // Past the bound: raise the flag, add no gradient.
         let mut over: Block = Vec::new();
-        if let Some(flag) = l.flag {
+        if let Some(flag) = self.flag {
             let global = Rc::new(PlaceNode {
                 kind: PlaceKind::Global(flag),
                 ty: Ty::Array {
@@ -250,7 +228,7 @@ impl Loop {
                         site,
                     }),
                     fun: AtomicOp::Max,
-                    value: u32_lit(l.number, site),
+                    value: u32_lit(self.number, site),
                     compare: None,
                 },
                 site,
@@ -269,7 +247,7 @@ impl Loop {
             },
             site,
         ));
-        for c in &l.carried {
+        for c in &self.carried {
             body.push((
                 Stmt::Store {
                     place: tape_at(c, n, &count, site),
@@ -278,8 +256,8 @@ impl Loop {
                 site,
             ));
         }
-        body.extend(forward(&l.body));
-        for c in &l.carried {
+        body.extend(forward(&self.body));
+        for c in &self.carried {
             body.push((
                 Stmt::Store {
                     place: local(c.var, &c.ty, site),
@@ -303,7 +281,7 @@ impl Loop {
             },
             site,
         ));
-        for c in &l.carried {
+        for c in &self.carried {
             out.push((
                 Stmt::Let {
                     id: c.exit,
@@ -315,7 +293,7 @@ impl Loop {
         }
         out.push((
             Stmt::Let {
-                id: l.count,
+                id: self.count,
                 name: "iterations".into(),
                 value: load(&counter, site),
             },
@@ -326,22 +304,21 @@ impl Loop {
     /// The active values of a run-time loop: its body's, and the carried values an active
     /// value reaches through any number of iterations (a fixed point).
     pub(crate) fn active(&self, gradients: &Gradients, out: &mut HashSet<ValueId>) {
-        let l = self;
         loop {
             let before = out.len();
-            for c in &l.carried {
+            for c in &self.carried {
                 if float_scalar(&c.ty).is_some()
                     && (reaches(&c.init, gradients, out) || reaches(&c.next, gradients, out))
                 {
                     out.insert(c.phi);
                 }
             }
-            super::backward::active(&l.body, gradients, out);
+            super::backward::active(&self.body, gradients, out);
             if out.len() == before {
                 break;
             }
         }
-        for c in &l.carried {
+        for c in &self.carried {
             if out.contains(&c.phi) {
                 out.insert(c.exit);
             }
@@ -350,13 +327,12 @@ impl Loop {
 
     /// Names of a loop's values, for the adjoints' names and program order.
     pub(crate) fn names(&self, out: &mut HashMap<ValueId, (String, usize)>) {
-        let l = self;
-        for c in &l.carried {
+        for c in &self.carried {
             let n = out.len();
             out.insert(c.phi, (c.name.clone(), n));
         }
-        super::backward::names(&l.body, out);
-        for c in &l.carried {
+        super::backward::names(&self.body, out);
+        for c in &self.carried {
             let n = out.len();
             out.insert(c.exit, (c.name.clone(), n));
         }

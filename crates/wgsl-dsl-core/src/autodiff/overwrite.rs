@@ -452,20 +452,10 @@ fn defined_in(l: &Loop) -> HashSet<ValueId> {
 
 /// True if `n` reads a value of `defined`.
 fn depends(n: &NodeRef, defined: &HashSet<ValueId>) -> bool {
-    let mut stack = vec![n.clone()];
-    let mut seen = HashSet::new();
-    while let Some(n) = stack.pop() {
-        if !seen.insert(Rc::as_ptr(&n)) {
-            continue;
-        }
-        if let ExprKind::Bound(id) = &n.kind
-            && defined.contains(id)
-        {
-            return true;
-        }
-        stack.extend(super::subst::operands(&n));
-    }
-    false
+    super::subst::any_node(
+        n,
+        |n| matches!(&n.kind, ExprKind::Bound(id) if defined.contains(id)),
+    )
 }
 
 /// True if `index` is a loop-invariant base plus the loop's counter times an odd constant

@@ -320,8 +320,7 @@ impl Shared {
     /// phases (stores, barriers, loads saved); otherwise a recomputation (loads read the saved
     /// values, nothing else is done).
     pub(crate) fn forward(&self, primal: bool, out: &mut Block) {
-        let s = self;
-        match s {
+        match self {
             Shared::Load {
                 id,
                 var,

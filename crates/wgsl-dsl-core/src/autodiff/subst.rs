@@ -152,6 +152,23 @@ pub(crate) fn place_indices(place: &PlaceRef, out: &mut Vec<NodeRef>) {
     }
 }
 
+/// True if a node of `n`'s DAG (`n` included, through [`operands`], each node once)
+/// satisfies `pred`.
+pub(crate) fn any_node(n: &NodeRef, mut pred: impl FnMut(&NodeRef) -> bool) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![n.clone()];
+    while let Some(n) = stack.pop() {
+        if !seen.insert(Rc::as_ptr(&n)) {
+            continue;
+        }
+        if pred(&n) {
+            return true;
+        }
+        stack.extend(operands(&n));
+    }
+    false
+}
+
 /// The operands of a node, the indices of the places it reads included.
 pub(crate) fn operands(n: &NodeRef) -> Vec<NodeRef> {
     let mut v = Vec::new();
