@@ -387,15 +387,17 @@ fn in_loops(s: &Store<'_>) -> Result<Option<bool>, NotDifferentiable> {
     let Some(&innermost) = s.loops.last() else {
         return Ok(None);
     };
-    let moved: Vec<&Loop> = s
+    let moved: Vec<(&Loop, HashSet<ValueId>)> = s
         .loops
         .iter()
-        .copied()
-        .filter(|l| depends(&s.index, &defined_in(l)))
+        .map(|&l| (l, defined_in(l)))
+        .filter(|(_, defined)| depends(&s.index, defined))
         .collect();
     match moved.as_slice() {
         [] => Ok(Some(false)),
-        [l] if std::ptr::eq(*l, innermost) && steps(&s.index, l, &defined_in(l)) => Ok(Some(true)),
+        [(l, defined)] if std::ptr::eq(*l, innermost) && steps(&s.index, l, defined) => {
+            Ok(Some(true))
+        }
         _ => Err(refuse_in_loop(
             s.site,
             "its index may repeat across the loop's iterations (kernel AD derives stores in a \
