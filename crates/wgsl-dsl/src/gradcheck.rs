@@ -177,11 +177,13 @@ impl fmt::Display for GradientReport {
         match &self.adjoint {
             Adjoint::Checked(a) => writeln!(
                 f,
-                "  adjoint identity: <u, J v> = {:.9e}, <J^T u, v> = {:.9e}, error {:.1e} of magnitude {:.3e} (tolerance {:.1e}): {}",
+                "  adjoint identity: <u, J v> = {:.9e}, <J^T u, v> = {:.9e}, error {:.1e} of magnitude {:.3e} (contributions {}; tolerance {:.1e}): {}",
                 a.forward,
                 a.backward,
                 a.error,
                 a.magnitude,
+                a.contributions
+                    .map_or_else(|| "not bounded".to_string(), |c| format!("{c:.3e}")),
                 a.tolerance,
                 if a.holds() { "holds" } else { "FAILS" }
             )?,
@@ -622,10 +624,11 @@ fn backward_pass(
 }
 
 /// How far apart the adjoint identity's two sides may be, in units of `f32::EPSILON` times
-/// the sum of the magnitudes of their terms: each side is a sum of products of values each
-/// computed in `f32` (a few roundings each, and the kernel's own arithmetic), so a right
-/// derivative is within a few dozen roundings of the magnitudes; a wrong one is off by a
-/// fraction of them.
+/// their magnitude ([`AdjointCheck::magnitude`]: the magnitudes of their terms, or of every
+/// chain-rule contribution, cancelled ones included): each side is a sum of products of
+/// values each computed in `f32` (a few roundings each, and the kernel's own arithmetic), so
+/// a right derivative is within a few dozen roundings of the magnitudes; a wrong one is off
+/// by a fraction of them.
 pub const IDENTITY_ULPS: f64 = 256.0;
 
 /// The adjoint identity `<u, J v> = <J^T u, v>` between the forward kernel's tangent kernel
@@ -638,8 +641,16 @@ pub struct AdjointCheck {
     pub forward: f64,
     /// `<J^T u, v>`: the backward pass's gradients times the inputs' tangents.
     pub backward: f64,
-    /// The sum of the magnitudes of both sides' terms.
+    /// The scale of the two sides' rounding: the sum of the magnitudes of both sides' terms,
+    /// or twice [`AdjointCheck::contributions`], whichever is larger.
     pub magnitude: f64,
+    /// `sum_k |u_k| (M |v|)_k`, with `M |v|` the magnitude kernel's outputs
+    /// ([`derive_tangent_magnitude`](crate::autodiff::derive_tangent_magnitude)): the
+    /// magnitudes of every chain-rule contribution to either side, including those that
+    /// cancel inside one gradient element (`x - x`: each side is 0, but a GPU that contracts
+    /// `u * a - u * a` into a fused multiply-add leaves one rounding of `u * a`). `None`
+    /// where that kernel cannot be made (a product with a matrix).
+    pub contributions: Option<f64>,
     /// `|forward - backward| / magnitude` (infinite where a side is not finite).
     pub error: f64,
     /// The most `error` a right derivative reaches: [`IDENTITY_ULPS`] `* f32::EPSILON`.
@@ -954,6 +965,62 @@ fn adjoint_identity(
             magnitude += term.abs();
         }
     }
+    // The magnitudes of the contributions, from the magnitude kernel run on `|v|`.
+    let contributions = match crate::autodiff::derive_tangent_magnitude(forward, &inputs, &outputs)
+    {
+        Ok(m) => {
+            let compiled = compile(&m.kernel, on)?;
+            let mut args = Vec::new();
+            for ((name, role), given) in m.roles.iter().zip(&tangent.roles) {
+                debug_assert_eq!(
+                    name, &given.0,
+                    "the magnitude kernel's bindings are the tangent kernel's"
+                );
+                args.push(match role {
+                    TangentRole::Primal { binding } => {
+                        setup.data_of(binding).expect("the tangent kernel found it")
+                    }
+                    TangentRole::InputTangent { input } => {
+                        let (_, t) = v.iter().find(|(n, _)| n == input).expect("drawn above");
+                        Data::F32(t.iter().map(|x| x.abs()).collect())
+                    }
+                    TangentRole::OutputTangent { output } => {
+                        let i = setup
+                            .index_of(output, &[BindingKind::StorageReadWrite])
+                            .expect("the tangent kernel found it");
+                        Data::F32(vec![f32::NAN; setup.base[i].len()])
+                    }
+                });
+            }
+            let after_m = compiled.run(on, &args, workgroups)?;
+            let mut sum = 0.0;
+            for ((_, role), d) in m.roles.iter().zip(&after_m) {
+                let TangentRole::OutputTangent { output } = role else {
+                    continue;
+                };
+                let (Some(o), Data::F32(mv)) =
+                    (setup.index_of(output, &[BindingKind::StorageReadWrite]), d)
+                else {
+                    continue;
+                };
+                let (Data::F32(y), Some((_, u))) =
+                    (&after[o], setup.outputs.iter().find(|(j, _)| *j == o))
+                else {
+                    continue;
+                };
+                for k in 0..y.len() {
+                    if !y[k].is_nan() {
+                        sum += f64::from(u[k]).abs() * f64::from(mv[k]);
+                    }
+                }
+            }
+            Some(sum)
+        }
+        Err(_) => None,
+    };
+    if let Some(c) = contributions {
+        magnitude = magnitude.max(2.0 * c);
+    }
     let difference = (forward_side - backward_side).abs();
     let error = if !difference.is_finite() || !magnitude.is_finite() {
         f64::INFINITY
@@ -966,6 +1033,7 @@ fn adjoint_identity(
         forward: forward_side,
         backward: backward_side,
         magnitude,
+        contributions,
         error,
         tolerance: IDENTITY_ULPS * f64::from(f32::EPSILON),
     }))

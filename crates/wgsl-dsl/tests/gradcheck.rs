@@ -346,3 +346,88 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
     .expect_err("it writes where it should add");
     assert!(matches!(err, CheckError::Accumulation { .. }), "{err}");
 }
+
+/// H200 AD fuzzer case 11050032409562616883: `y = (x - x) / 1.25` has derivative 0; its
+/// backward pass adds `u / 1.25` and `-u / 1.25` into one gradient element, and a GPU that
+/// contracts the two products into a fused multiply-add leaves one rounding of `u / 1.25`
+/// (-6.1e-9 on the H200). The identity compared that with `<u, J v> = 0` relative to the
+/// magnitude of its own terms (the rounding itself) and blamed a right gradient. The
+/// tolerance now scales with the magnitudes of every chain-rule contribution (the magnitude
+/// kernel's). Here a custom backward computes what the H200 did, with WGSL's `fma` (which
+/// the interpreter fuses and lavapipe may not) plus one rounding of `u` (`u * 2^-23`), so the
+/// case is the same on every executor; a gradient off by a hundredth of the contributions is
+/// still blamed.
+#[test]
+fn cancellation_inside_a_gradient_element_is_not_blamed() {
+    let mut k = KernelBuilder::new("cancel", [64, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(x.len()), |k| {
+        let v = k.let_("v", x.at(&i).load());
+        k.store(&y.at(&i), (&v - &v) / 1.25f32);
+    });
+    // `d_x = fma(u, 0.8, -(u * 0.8)) + off * u`.
+    let backward = |off: f32| {
+        let mut b = KernelBuilder::new("cancel_backward", [64, 1, 1]);
+        let bx = b.storage::<RuntimeArray<f32>, ReadOnly>("x");
+        let dy = b.storage::<RuntimeArray<f32>, ReadOnly>("d_y");
+        let dx = b.storage::<RuntimeArray<f32>, ReadWrite>("d_x");
+        let j = b.let_("j", global_invocation_id().x());
+        b.if_(j.lt(bx.len()), |k| {
+            let u = k.let_("u", dy.at(&j).load());
+            let p = k.let_("p", &u * 0.8f32);
+            k.store(&dx.at(&j), fma(u.clone(), 0.8f32.into_exp(), -p) + &u * off);
+        });
+        Backward::custom(vec![BackwardKernel {
+            kernel: b,
+            roles: vec![
+                (
+                    "x".into(),
+                    Role::Data {
+                        binding: "x".into(),
+                    },
+                ),
+                ("d_y".into(), Role::OutputGradient { output: "y".into() }),
+                (
+                    "d_x".into(),
+                    Role::InputGradient {
+                        input: "x".into(),
+                        accumulation: Accumulation::Write,
+                    },
+                ),
+            ],
+        }])
+    };
+    let data = rows_data(random(11, 45));
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        let report = check(
+            &k,
+            &backward(f32::EPSILON),
+            &data,
+            [1, 1, 1],
+            on,
+            CheckOptions::default(),
+        )
+        .expect("checks");
+        let Adjoint::Checked(a) = &report.adjoint else {
+            panic!("the identity is checked: {report}");
+        };
+        // The rounding is there, and the sides' own terms are no larger than it.
+        assert!(a.backward != 0.0 && a.forward == 0.0, "{report}");
+        let contributions = a.contributions.expect("the magnitude kernel is made");
+        assert!(contributions > 1e3 * a.backward.abs(), "{report}");
+        assert!(report.passed() && report.identity_holds(), "{report}");
+
+        let wrong = check(
+            &k,
+            &backward(0.01),
+            &data,
+            [1, 1, 1],
+            on,
+            CheckOptions::default(),
+        )
+        .expect("checks");
+        assert!(!wrong.identity_holds(), "{wrong}");
+    }
+}

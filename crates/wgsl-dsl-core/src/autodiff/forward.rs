@@ -17,12 +17,15 @@ use crate::exp::{ExprKind, NodeRef};
 
 /// The tangent of `root` given the tangents of the variables of `g` (by key); `None` if it
 /// does not depend on them. `bind` names the tangents of `let`s as
-/// [`super::reverse::reverse`]'s hook names adjoints.
+/// [`super::reverse::reverse`]'s hook names adjoints. With `absolute`, every linear map is
+/// replaced by its magnitudes ([`Lin::absolute`]; the variables' tangents are then
+/// non-negative): the result bounds the magnitudes of the chain rule's contributions.
 pub(crate) fn forward(
     g: &Graph<'_>,
     root: &NodeRef,
     tangents: &HashMap<Key, NodeRef>,
     bind: super::reverse::BindAdjoint<'_>,
+    absolute: bool,
 ) -> Result<Option<NodeRef>, NotDifferentiable> {
     if !g.depends(root) {
         return Ok(None);
@@ -91,13 +94,25 @@ pub(crate) fn forward(
                 }
             }
             _ => {
-                let parts: Vec<NodeRef> = ts
-                    .iter()
-                    .filter_map(|(c, lin)| {
-                        let t = tangent.get(&key(c))?;
-                        Some(lin.apply(t, &c.ty, &n.ty, at))
-                    })
-                    .collect();
+                let mut parts: Vec<NodeRef> = Vec::new();
+                for (c, lin) in &ts {
+                    let Some(t) = tangent.get(&key(c)) else {
+                        continue;
+                    };
+                    let lin = if absolute {
+                        lin.absolute(at).ok_or_else(|| NotDifferentiable {
+                            operation: "a product with a matrix".into(),
+                            reason: "the magnitude kernel takes the magnitudes of each \
+                                     derivative's coefficients, and WGSL has no `abs` of a \
+                                     matrix"
+                                .into(),
+                            site: n.site,
+                        })?
+                    } else {
+                        lin.clone()
+                    };
+                    parts.push(lin.apply(t, &c.ty, &n.ty, at));
+                }
                 at.sum(parts)
             }
         };

@@ -55,6 +55,46 @@ pub(crate) enum Lin {
 }
 
 impl Lin {
+    /// The map whose coefficients are this one's magnitudes (`|J|` entry by entry, or a
+    /// bound of it), for non-negative tangents: the tangent kernel built of these
+    /// ([`super::derive_tangent_magnitude`]) bounds the sum of the magnitudes of the chain
+    /// rule's contributions to each output, the scale of the rounding in a derivative (terms
+    /// that cancel, such as those of `x - x`, each count). `None` for a matrix operand (WGSL
+    /// has no `abs` of a matrix).
+    pub(crate) fn absolute(&self, at: At) -> Option<Lin> {
+        let abs = |p: &NodeRef| at.math1(M::Abs, p);
+        Some(match self {
+            Lin::Scale(p) => Lin::Scale(p.as_ref().map(abs)),
+            Lin::DivBy(d) => Lin::DivBy(abs(d)),
+            Lin::Dot(w) => Lin::Dot(abs(w)),
+            // `|alpha I + u v^T| <= |alpha| I + |u| |v|^T`, entry by entry.
+            Lin::RankOne { alpha, u, v } => Lin::RankOne {
+                alpha: alpha.as_ref().map(abs),
+                u: abs(u),
+                v: abs(v),
+            },
+            // Each component of `cross(t, b)` is `+-b_j t_k - +-b_k t_j`: at most
+            // `dot(|b|, t)` for `t >= 0`.
+            Lin::CrossLeft(b) | Lin::CrossRight(b) => Lin::RankOne {
+                alpha: None,
+                u: at.float(&b.ty, 1.0),
+                v: abs(b),
+            },
+            Lin::MatLeft(_) | Lin::MatRight(_) => return None,
+            Lin::Masked(condition, inner) => {
+                Lin::Masked(condition.clone(), Box::new(inner.absolute(at)?))
+            }
+            // Selections, conversions and masks: coefficients 0 and 1.
+            Lin::Convert
+            | Lin::Component(_)
+            | Lin::DynComponent(_)
+            | Lin::Swizzle(..)
+            | Lin::Splat(_)
+            | Lin::Part { .. }
+            | Lin::Mask { .. } => self.clone(),
+        })
+    }
+
     /// The node's tangent (of type `node`) from the operand's tangent `t` (of type `operand`).
     pub(crate) fn apply(&self, t: &NodeRef, operand: &Ty, node: &Ty, at: At) -> NodeRef {
         match self {

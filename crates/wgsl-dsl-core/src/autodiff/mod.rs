@@ -154,7 +154,7 @@ pub use accumulate::Accumulation;
 pub use derive::{Backward, BackwardKernel, Choice, Derive, Role, derive};
 pub use loops::{BoundedLoop, IterationLimitExceeded};
 pub use symbolic::MAX_UNROLLED;
-pub use tangent::{TangentKernel, TangentRole, derive_tangent};
+pub use tangent::{TangentKernel, TangentRole, derive_tangent, derive_tangent_magnitude};
 
 use crate::error::BuildError;
 use crate::exp::{Exp, ExprKind, IntoExp, NodeRef};
@@ -448,7 +448,7 @@ impl KernelBuilder {
                 let name = format!("t_{}", g.let_name(n).unwrap_or("value"));
                 make::bind(&mut stmts, &name, t, n.site)
             };
-            let t = forward::forward(&g, y, &by_key, &mut bind).map_err(|e| e.at(site))?;
+            let t = forward::forward(&g, y, &by_key, &mut bind, false).map_err(|e| e.at(site))?;
             let result = match t {
                 Some(t) => make::bind(&mut stmts, "tangent", t, site),
                 None => At(site).zero(&y.ty),

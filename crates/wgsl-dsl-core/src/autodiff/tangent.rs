@@ -106,7 +106,39 @@ pub fn derive_tangent(
     inputs: &[&str],
     outputs: &[&str],
 ) -> Result<TangentKernel, BuildError> {
-    let site = CallSite::caller();
+    tangent_kernel(primal, inputs, outputs, false, CallSite::caller())
+}
+
+/// The magnitude kernel of `primal`: its tangent kernel ([`derive_tangent`], the same
+/// bindings and roles, named `<name>_magnitude`) with every local derivative replaced by its
+/// magnitude (`|p| t` for `p t`, `t / |d|` for `t / d`, `dot(|w|, t)` for `dot(w, t)`).
+/// Given non-negative input tangents `|v|`, it writes for each output element a bound of
+/// `sum over the chain rule's paths of |product of the local derivatives| |v|`: the
+/// magnitudes of every contribution to `J v`, including those that cancel. A derivative's
+/// rounding error scales with that, not with `J v` itself: `x - x` has derivative 0, but
+/// its derived gradient is `u - u`, which an FMA-contracting GPU leaves at one rounding of
+/// `u` (the gradient checker's adjoint identity takes its tolerance from this kernel,
+/// [`crate::autodiff`]'s checker docs).
+///
+/// # Errors
+/// As [`derive_tangent`]'s, and [`BuildError::NotDifferentiable`] for a product of a
+/// matrix with a value that depends on an input (WGSL has no `abs` of a matrix).
+#[track_caller]
+pub fn derive_tangent_magnitude(
+    primal: &KernelBuilder,
+    inputs: &[&str],
+    outputs: &[&str],
+) -> Result<TangentKernel, BuildError> {
+    tangent_kernel(primal, inputs, outputs, true, CallSite::caller())
+}
+
+fn tangent_kernel(
+    primal: &KernelBuilder,
+    inputs: &[&str],
+    outputs: &[&str],
+    absolute: bool,
+    site: CallSite,
+) -> Result<TangentKernel, BuildError> {
     if let Some(e) = primal.errors.first() {
         return Err(e.clone());
     }
@@ -141,7 +173,8 @@ pub fn derive_tangent(
         })?);
     }
 
-    let mut b = KernelBuilder::new(format!("{}_tangent", primal.name), primal.workgroup_size);
+    let suffix = if absolute { "magnitude" } else { "tangent" };
+    let mut b = KernelBuilder::new(format!("{}_{suffix}", primal.name), primal.workgroup_size);
     // The primal's handles stay valid: same builder id, globals and functions in order.
     b.id = primal.id;
     b.site = site;
@@ -253,6 +286,7 @@ pub fn derive_tangent(
         globals: tangents,
         vars: HashMap::new(),
         lets: HashMap::new(),
+        absolute,
     };
     let body = t.block(primal.entry_body()).map_err(|e| e.at(site))?;
     let mut b = t.b;
@@ -421,6 +455,8 @@ struct Transform {
     vars: HashMap<ValueId, ValueId>,
     /// The tangent of each `let` that depends on an input.
     lets: HashMap<ValueId, NodeRef>,
+    /// The magnitude kernel: each local derivative's magnitude ([`derive_tangent_magnitude`]).
+    absolute: bool,
 }
 
 impl Transform {
@@ -667,6 +703,6 @@ impl Transform {
             let name = format!("t_{}", g.let_name(n).unwrap_or("value"));
             bind(out, &name, t, n.site)
         };
-        super::forward::forward(&g, e, &given, &mut bind_let)
+        super::forward::forward(&g, e, &given, &mut bind_let, self.absolute)
     }
 }
