@@ -233,6 +233,9 @@ pub enum CheckError {
     /// A binding of the forward kernel has no data.
     #[error("no data for binding `{0}`")]
     MissingData(String),
+    /// An output of the forward kernel has no incoming gradient ([`run_backward`]).
+    #[error("no incoming gradient for output `{0}`")]
+    MissingGradient(String),
     /// A binding's data is not of its type.
     #[error(
         "binding `{binding}` holds {ty}; its data is not of that element type (the checker takes f32, u32 and i32 scalars and arrays)"
@@ -539,14 +542,157 @@ impl Setup<'_> {
     }
 }
 
+/// The gradients a backward pass computed ([`run_backward`]), by input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gradients {
+    /// `(input binding, gradient)` for each input the pass differentiates, in the order its
+    /// kernels first bind them; each gradient has the input's length.
+    pub by_input: Vec<(String, Vec<f32>)>,
+}
+
+impl Gradients {
+    /// The gradient of the input binding `input`, if the pass computes one.
+    pub fn get(&self, input: &str) -> Option<&[f32]> {
+        self.by_input
+            .iter()
+            .find(|(n, _)| n == input)
+            .map(|(_, g)| g.as_slice())
+    }
+}
+
+/// Run a backward pass (derived by [`derive()`](crate::autodiff::derive) or custom) in one
+/// call: every kernel of `backward` over the forward kernel's grid `workgroups` (a count of
+/// workgroups per dimension, as [`check`] and the untyped `dispatch`es take), each binding
+/// bound by its [`Role`]: the forward kernel's data from `data` (by the forward binding's
+/// name: the bindings the roles read, and each differentiated input, whose length is its
+/// gradient's), the incoming gradient of each output from `output_gradients` (by the
+/// output's name, of its length), each gradient buffer zeroed first (an `Atomic` one as
+/// `u32` bits) and shared by name between the kernels, each iteration-limit flag zeroed and
+/// read back after. Returns each input's gradient as `f32`s, whatever the accumulation
+/// scheme. On [`Executor::Interpreter`] every kernel also passes the race, bounds and
+/// barrier checks.
+///
+/// # Errors
+/// [`CheckError::MissingData`] for a forward binding a role needs without data;
+/// [`CheckError::MissingGradient`] for an output without an incoming gradient;
+/// [`CheckError::IterationLimit`] when a bounded loop ran past its `max_iterations` (the
+/// gradients are then not computed); [`CheckError::Build`], [`CheckError::Interp`] (an
+/// argument of the wrong type or length, a race), [`CheckError::Dispatch`],
+/// [`CheckError::Device`] from building and running the kernels.
+pub fn run_backward(
+    backward: &Backward,
+    data: &[(&str, Data)],
+    output_gradients: &[(&str, Vec<f32>)],
+    workgroups: [u32; 3],
+    on: Executor<'_>,
+) -> Result<Gradients, CheckError> {
+    let named = Named {
+        data,
+        output_gradients,
+    };
+    let mut gradients = Vec::new();
+    backward_pass(
+        backward,
+        &named,
+        on,
+        workgroups,
+        &mut |_, n| vec![0.0; n],
+        &mut gradients,
+    )?;
+    let mut by_input: Vec<(String, Vec<f32>)> = Vec::new();
+    for g in &gradients {
+        let d: Vec<f32> = g.derived().iter().map(|v| *v as f32).collect();
+        match by_input.iter_mut().find(|(n, _)| *n == g.input) {
+            // Two gradient bindings of one input (a pass that splits it): their sum.
+            Some((_, sum)) => sum.iter_mut().zip(&d).for_each(|(a, b)| *a += b),
+            None => by_input.push((g.input.clone(), d)),
+        }
+    }
+    Ok(Gradients { by_input })
+}
+
+/// Where a backward pass's bindings come from: the checker's [`Setup`] (bindings of the
+/// forward kernel it compiled) or [`run_backward`]'s data by name.
+trait PassData {
+    /// The forward kernel's contents of `binding` ([`Role::Data`]).
+    fn data(&self, binding: &str) -> Option<Data>;
+    /// The incoming gradient of `output` ([`Role::OutputGradient`]).
+    fn output_gradient(&self, output: &str) -> Option<Vec<f32>>;
+    /// The length of the input `input` ([`Role::InputGradient`]).
+    fn input_len(&self, input: &str) -> Option<usize>;
+    /// The error for a role whose forward binding (`forward`) has nothing here.
+    fn missing(&self, kernel: &str, binding: &str, forward: &str) -> CheckError;
+    /// The error for an output without an incoming gradient.
+    fn missing_gradient(&self, kernel: &str, binding: &str, output: &str) -> CheckError {
+        self.missing(kernel, binding, output)
+    }
+}
+
+impl PassData for Setup<'_> {
+    fn data(&self, binding: &str) -> Option<Data> {
+        self.data_of(binding)
+    }
+
+    fn output_gradient(&self, output: &str) -> Option<Vec<f32>> {
+        let i = self.index_of(output, &[BindingKind::StorageReadWrite])?;
+        let (_, u) = self.outputs.iter().find(|(j, _)| *j == i)?;
+        Some(u.clone())
+    }
+
+    fn input_len(&self, input: &str) -> Option<usize> {
+        let i = self.index_of(input, &[BindingKind::StorageRead])?;
+        Some(self.base[i].len())
+    }
+
+    fn missing(&self, kernel: &str, binding: &str, forward: &str) -> CheckError {
+        CheckError::Role {
+            kernel: kernel.to_string(),
+            binding: binding.to_string(),
+            forward: forward.to_string(),
+        }
+    }
+}
+
+/// [`run_backward`]'s data: the forward kernel's bindings and the outputs' incoming
+/// gradients, by name.
+struct Named<'a> {
+    data: &'a [(&'a str, Data)],
+    output_gradients: &'a [(&'a str, Vec<f32>)],
+}
+
+impl PassData for Named<'_> {
+    fn data(&self, binding: &str) -> Option<Data> {
+        let (_, d) = self.data.iter().find(|(n, _)| *n == binding)?;
+        Some(d.clone())
+    }
+
+    fn output_gradient(&self, output: &str) -> Option<Vec<f32>> {
+        let (_, u) = self.output_gradients.iter().find(|(n, _)| *n == output)?;
+        Some(u.clone())
+    }
+
+    fn input_len(&self, input: &str) -> Option<usize> {
+        self.data(input).map(|d| d.len())
+    }
+
+    fn missing(&self, _kernel: &str, _binding: &str, forward: &str) -> CheckError {
+        CheckError::MissingData(forward.to_string())
+    }
+
+    fn missing_gradient(&self, _kernel: &str, _binding: &str, output: &str) -> CheckError {
+        CheckError::MissingGradient(output.to_string())
+    }
+}
+
 /// Run the backward pass on `on`, its gradient buffers shared by name between its kernels
-/// and starting from `initial` (made on the first run, reused on the next).
+/// and starting from their `initial` contents (`initial(scheme, length)` on the first run;
+/// kept for the next).
 fn backward_pass(
     backward: &Backward,
-    setup: &Setup<'_>,
+    pass: &dyn PassData,
     on: Executor<'_>,
     workgroups: [u32; 3],
-    rng: &mut Random,
+    initial: &mut dyn FnMut(Accumulation, usize) -> Vec<f32>,
     gradients: &mut Vec<GradientBuffer>,
 ) -> Result<(), CheckError> {
     for g in gradients.iter_mut() {
@@ -556,25 +702,13 @@ fn backward_pass(
         let compiled = compile(&bk.kernel, on)?;
         let mut args = Vec::new();
         for (name, role) in &bk.roles {
-            let err = |forward: &str| CheckError::Role {
-                kernel: bk.kernel.name().to_string(),
-                binding: name.clone(),
-                forward: forward.to_string(),
-            };
+            let err = |forward: &str| pass.missing(bk.kernel.name(), name, forward);
             let d = match role {
-                Role::Data { binding } => setup.data_of(binding).ok_or_else(|| err(binding))?,
-                Role::OutputGradient { output } => {
-                    let i = setup
-                        .index_of(output, &[BindingKind::StorageReadWrite])
-                        .ok_or_else(|| err(output))?;
-                    let dy = &setup
-                        .outputs
-                        .iter()
-                        .find(|(j, _)| *j == i)
-                        .ok_or_else(|| err(output))?
-                        .1;
-                    Data::F32(dy.clone())
-                }
+                Role::Data { binding } => pass.data(binding).ok_or_else(|| err(binding))?,
+                Role::OutputGradient { output } => Data::F32(
+                    pass.output_gradient(output)
+                        .ok_or_else(|| pass.missing_gradient(bk.kernel.name(), name, output))?,
+                ),
                 Role::InputGradient {
                     input,
                     accumulation,
@@ -582,14 +716,8 @@ fn backward_pass(
                     if let Some(g) = gradients.iter().find(|g| g.gradient == *name) {
                         g.current.clone()
                     } else {
-                        let i = setup
-                            .index_of(input, &[BindingKind::StorageRead])
-                            .ok_or_else(|| err(input))?;
-                        let n = setup.base[i].len();
-                        let initial: Vec<f32> = match accumulation {
-                            Accumulation::Write => vec![f32::NAN; n],
-                            _ => (0..n).map(|_| rng.next()).collect(),
-                        };
+                        let n = pass.input_len(input).ok_or_else(|| err(input))?;
+                        let initial = initial(*accumulation, n);
                         let d = match accumulation {
                             Accumulation::Atomic => {
                                 Data::U32(initial.iter().map(|v| v.to_bits()).collect())
@@ -763,17 +891,30 @@ pub fn check(
 
     // The backward pass, on the interpreter too (its race and bounds checks).
     let mut gradients: Vec<GradientBuffer> = Vec::new();
+    // Gradient buffers start from random contents (a written one from NaN), so that the
+    // accumulation is checked too.
+    let mut random_initial = |scheme: Accumulation, n: usize| match scheme {
+        Accumulation::Write => vec![f32::NAN; n],
+        _ => (0..n).map(|_| rng.next()).collect(),
+    };
     if let Executor::Gpu(_) = on {
         backward_pass(
             backward,
             &setup,
             Executor::Interpreter,
             workgroups,
-            &mut rng,
+            &mut random_initial,
             &mut gradients,
         )?;
     }
-    backward_pass(backward, &setup, on, workgroups, &mut rng, &mut gradients)?;
+    backward_pass(
+        backward,
+        &setup,
+        on,
+        workgroups,
+        &mut random_initial,
+        &mut gradients,
+    )?;
     // Again from zeroed gradient buffers: the gradient itself at full precision (what a pass
     // adds to random contents of magnitude ~1 keeps only the bits above their last place: a
     // gradient of 1e-5 would keep 6 of its 24, and the adjoint identity would then blame a
@@ -789,7 +930,14 @@ pub fn check(
             };
         }
     }
-    backward_pass(backward, &setup, on, workgroups, &mut rng, &mut gradients)?;
+    backward_pass(
+        backward,
+        &setup,
+        on,
+        workgroups,
+        &mut random_initial,
+        &mut gradients,
+    )?;
     for ((g, acc), before) in gradients.iter().zip(&accumulated).zip(&initial) {
         check_accumulation(g, acc, before)?;
     }

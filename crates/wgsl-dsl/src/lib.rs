@@ -62,13 +62,15 @@ pub mod autodiff {
     //! the compiler's [`wgsl_dsl_core::autodiff`] (its page is the guide: [`KernelBuilder::vjp`],
     //! [`KernelBuilder::jvp`], [`derive()`], [`Backward::custom`], [`Accumulation`]), and, with
     //! the `runtime` feature, the gradient checker [`check`], which runs a backward pass against
-    //! central differences of its forward kernel on the interpreter or the GPU.
+    //! central differences of its forward kernel on the interpreter or the GPU, and
+    //! [`run_backward`], which runs a backward pass in one call (every binding bound by its
+    //! role) and returns the inputs' gradients.
     #[cfg(doc)]
     use crate::KernelBuilder;
     #[cfg(feature = "runtime")]
     pub use crate::gradcheck::{
-        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport,
-        IDENTITY_ULPS, Verdict, WorstError, check,
+        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport, Gradients,
+        IDENTITY_ULPS, Verdict, WorstError, check, run_backward,
     };
     #[doc(inline)]
     pub use wgsl_dsl_core::autodiff::*;

@@ -8,139 +8,49 @@ mod autodiff_support;
 
 use autodiff_support::Executor;
 use wgsl_dsl::BuildError;
-use wgsl_dsl::autodiff::{Accumulation, Backward, Derive, Role, derive};
-use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::autodiff::{self, Accumulation, Backward, Data, Derive, Role, derive};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{BindArg, GpuBuffer};
 
-/// A buffer of a backward kernel: `f32`s, or `u32`s (indices; atomic gradients start at 0).
+/// A buffer of a backward kernel: `f32`s, or `u32`s (indices).
 enum Buf {
     F32(Vec<f32>),
     U32(Vec<u32>),
 }
 
-/// Runs the derived kernel of `backward` over `workgroups` with `buffers` bound in order
-/// (each gradient, exclusive or atomic, zeroed), and returns the gradient of each input by
-/// name (atomic ones decoded from their bits).
+/// Runs the backward pass over `workgroups` (`autodiff::run_backward`: each gradient zeroed,
+/// atomic ones decoded from their bits) with `data` by the forward binding's name and each
+/// output's incoming gradient as `d_<output>`; the gradient of each input by name.
 fn run_backward(
     on: Executor,
     backward: &Backward,
     data: &[(&str, Buf)],
     workgroups: [u32; 3],
 ) -> Vec<(String, Vec<f32>)> {
-    let kernel = &backward.kernels[0];
-    let shader = kernel.kernel.build().expect("the backward kernel builds");
-    // Every binding in order: data by name, gradients zeroed (of their input's length).
-    let mut bufs: Vec<Buf> = Vec::new();
-    for (name, role) in &kernel.roles {
-        let find = |n: &str| {
-            data.iter()
-                .find(|(d, _)| *d == n)
-                .map(|(_, b)| b)
-                .unwrap_or_else(|| panic!("no data for `{n}`"))
-        };
-        bufs.push(match role {
-            Role::Data { binding } => match find(binding) {
-                Buf::F32(v) => Buf::F32(v.clone()),
-                Buf::U32(v) => Buf::U32(v.clone()),
-            },
-            Role::OutputGradient { .. } => match find(name) {
-                Buf::F32(v) => Buf::F32(v.clone()),
-                Buf::U32(_) => panic!("an incoming gradient of u32s"),
-            },
-            Role::InputGradient {
-                input,
-                accumulation,
-            } => {
-                let Buf::F32(x) = find(input) else {
-                    panic!("an input of u32s")
-                };
-                match accumulation {
-                    Accumulation::Atomic => Buf::U32(vec![0; x.len()]),
-                    _ => Buf::F32(vec![0.0; x.len()]),
-                }
-            }
-            // None of these kernels has a bounded loop; the flag starts at zero.
-            Role::IterationLimit { .. } => Buf::U32(vec![0]),
-        });
-    }
-    let read: Vec<Buf> = match on {
-        Executor::Interpreter => {
-            let cpu = Interpreter::new();
-            let program = cpu.compile(&shader).expect("the interpreter compiles it");
-            enum H {
-                F(HostBuffer<f32>),
-                U(HostBuffer<u32>),
-            }
-            let hs: Vec<H> = bufs
-                .iter()
-                .map(|b| match b {
-                    Buf::F32(v) => H::F(HostBuffer::from_slice(v)),
-                    Buf::U32(v) => H::U(HostBuffer::from_slice(v)),
-                })
-                .collect();
-            let args: Vec<&dyn HostArg> = hs
-                .iter()
-                .map(|h| match h {
-                    H::F(b) => b as &dyn HostArg,
-                    H::U(b) => b as &dyn HostArg,
-                })
-                .collect();
-            cpu.dispatch(&program, &args, workgroups)
-                .unwrap_or_else(|e| panic!("{}: {e}", shader.signature.name));
-            hs.iter()
-                .map(|h| match h {
-                    H::F(b) => Buf::F32(b.read()),
-                    H::U(b) => Buf::U32(b.read()),
-                })
-                .collect()
-        }
-        Executor::Gpu => {
-            let gpu = autodiff_support::gpu();
-            let compiled = gpu.compile(&shader).expect("the GPU compiles it");
-            enum G {
-                F(GpuBuffer<f32>),
-                U(GpuBuffer<u32>),
-            }
-            let gs: Vec<G> = bufs
-                .iter()
-                .map(|b| match b {
-                    Buf::F32(v) => G::F(GpuBuffer::from_slice(gpu, v).expect("upload")),
-                    Buf::U32(v) => G::U(GpuBuffer::from_slice(gpu, v).expect("upload")),
-                })
-                .collect();
-            let args: Vec<&dyn BindArg> = gs
-                .iter()
-                .map(|g| match g {
-                    G::F(b) => b as &dyn BindArg,
-                    G::U(b) => b as &dyn BindArg,
-                })
-                .collect();
-            gpu.dispatch(&compiled, &args, workgroups)
-                .unwrap_or_else(|e| panic!("{}: {e}", shader.signature.name));
-            gs.iter()
-                .map(|g| match g {
-                    G::F(b) => Buf::F32(b.read(gpu).expect("read back")),
-                    G::U(b) => Buf::U32(b.read(gpu).expect("read back")),
-                })
-                .collect()
-        }
-    };
-    kernel
-        .roles
+    let data: Vec<(&str, Data)> = data
         .iter()
-        .zip(read)
-        .filter_map(|((_, role), b)| match role {
-            Role::InputGradient { input, .. } => Some((
-                input.clone(),
-                match b {
-                    Buf::F32(v) => v,
-                    Buf::U32(v) => v.into_iter().map(f32::from_bits).collect(),
-                },
-            )),
-            _ => None,
+        .map(|(n, b)| {
+            let d = match b {
+                Buf::F32(v) => Data::F32(v.clone()),
+                Buf::U32(v) => Data::U32(v.clone()),
+            };
+            (*n, d)
         })
-        .collect()
+        .collect();
+    let mut incoming = Vec::new();
+    for (name, role) in backward.kernels.iter().flat_map(|k| &k.roles) {
+        if let (Role::OutputGradient { output }, Some((_, Data::F32(u)))) =
+            (role, data.iter().find(|(n, _)| n == name))
+        {
+            incoming.push((output.as_str(), u.clone()));
+        }
+    }
+    let on = match on {
+        Executor::Interpreter => autodiff::Executor::Interpreter,
+        Executor::Gpu => autodiff::Executor::Gpu(autodiff_support::gpu()),
+    };
+    autodiff::run_backward(backward, &data, &incoming, workgroups, on)
+        .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
+        .by_input
 }
 
 fn gradient<'a>(grads: &'a [(String, Vec<f32>)], input: &str) -> &'a [f32] {

@@ -8,7 +8,7 @@ mod common;
 
 use wgsl_dsl::autodiff::{
     Accumulation, Adjoint, Backward, BackwardKernel, CheckError, CheckOptions, Data, Derive,
-    Executor, Role, Verdict, check, derive, derive_tangent,
+    Executor, Role, Verdict, check, derive, derive_tangent, run_backward,
 };
 use wgsl_dsl::interp::InterpError;
 use wgsl_dsl::prelude::*;
@@ -429,5 +429,57 @@ fn cancellation_inside_a_gradient_element_is_not_blamed() {
         )
         .expect("checks");
         assert!(!wrong.identity_holds(), "{wrong}");
+    }
+}
+
+/// `autodiff::run_backward` runs a derived pass in one call on both executors: the outer
+/// product `out[r * n + c] = x[c] * s[r]` over a 2-D grid of odd sizes, whose `x` and `s`
+/// gradients are accumulated atomically (every row reads `x[c]`), against the `f64` sums
+/// `d_x[c] = sum_r u[r, c] s[r]`, `d_s[r] = sum_c u[r, c] x[c]`. An output without an
+/// incoming gradient is a typed error.
+#[test]
+fn run_backward_returns_each_inputs_gradient() {
+    let (n, rows) = (13u32, 7u32);
+    let mut k = KernelBuilder::new("outer", [8, 8, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let s = k.storage::<RuntimeArray<f32>, ReadOnly>("s");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let c = k.let_("c", global_invocation_id().x());
+    let r = k.let_("r", global_invocation_id().y());
+    k.if_(c.lt(n).and(r.lt(rows)), |k| {
+        k.store(&out.at(&r * n + &c), x.at(&c).load() * s.at(&r).load());
+    });
+    let backward = derive(&k, &Derive::new()).expect("derives");
+    let (xs, ss, u) = (
+        random(1, n as usize),
+        random(2, rows as usize),
+        random(3, (n * rows) as usize),
+    );
+    let data = [("x", Data::F32(xs.clone())), ("s", Data::F32(ss.clone()))];
+    let (mut want_x, mut want_s) = (vec![0.0f64; n as usize], vec![0.0f64; rows as usize]);
+    for r in 0..rows as usize {
+        for c in 0..n as usize {
+            let ui = f64::from(u[r * n as usize + c]);
+            want_x[c] += ui * f64::from(ss[r]);
+            want_s[r] += ui * f64::from(xs[c]);
+        }
+    }
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        let g = run_backward(&backward, &data, &[("out", u.clone())], [2, 1, 1], on).expect("runs");
+        for (input, want) in [("x", &want_x), ("s", &want_s)] {
+            let got = g.get(input).expect("a gradient");
+            assert_eq!(got.len(), want.len());
+            for (j, (a, b)) in got.iter().zip(want.iter()).enumerate() {
+                assert!(
+                    (f64::from(*a) - b).abs() <= 1e-5 * b.abs().max(1.0),
+                    "{input}[{j}]: {a} vs {b}"
+                );
+            }
+        }
+        let err = run_backward(&backward, &data, &[], [2, 1, 1], on).expect_err("no gradient");
+        assert!(
+            matches!(&err, CheckError::MissingGradient(o) if o == "out"),
+            "{err}"
+        );
     }
 }

@@ -5,10 +5,7 @@
 
 use rand::Rng;
 use rand::rngs::StdRng;
-use wgsl_dsl::autodiff::{
-    Accumulation, Adjoint, Backward, CheckOptions, Data, Executor, Role, check,
-};
-use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::autodiff::{self, Adjoint, Backward, CheckOptions, Data, Executor, Role, check};
 use wgsl_dsl::prelude::*;
 
 /// Worst `|derived - central| / max(1, |central|)` allowed.
@@ -50,81 +47,29 @@ pub fn check_case(c: &Case, on: Executor<'_>) {
     }
 }
 
-/// The backward pass run once on the interpreter with `data` for its roles' bindings (data
-/// by the forward binding's name, `d_<output>` given, gradients zeroed); the gradients by
-/// name, as `f32`s.
+/// The backward pass run once on the interpreter (`autodiff::run_backward`: race, bounds and
+/// barrier checks on, gradients zeroed first, the iteration-limit flag checked) with `data`
+/// by the forward binding's name and each output's incoming gradient as `d_<output>` (the
+/// backward kernel's name for it); the gradients as `d_<input>`.
 pub fn run_backward(
     backward: &Backward,
     data: &[(&str, Data)],
     grid: [u32; 3],
 ) -> Vec<(String, Vec<f32>)> {
-    let bk = &backward.kernels[0];
-    let program = Interpreter::new()
-        .compile(&bk.kernel.build().expect("builds"))
-        .expect("compiles");
-    enum B {
-        F(HostBuffer<f32>),
-        U(HostBuffer<u32>),
-    }
-    let get = |name: &str| {
-        data.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, d)| d.clone())
-            .unwrap_or_else(|| panic!("no data for {name}"))
-    };
-    let mut bufs = Vec::new();
-    for (name, role) in &bk.roles {
-        let d = match role {
-            Role::Data { binding } => get(binding),
-            Role::OutputGradient { .. } => get(name),
-            Role::InputGradient {
-                input,
-                accumulation,
-            } => {
-                let n = match get(input) {
-                    Data::F32(v) => v.len(),
-                    _ => panic!("f32 input"),
-                };
-                match accumulation {
-                    Accumulation::Atomic => Data::U32(vec![0; n]),
-                    _ => Data::F32(vec![0.0; n]),
-                }
-            }
-            Role::IterationLimit { .. } => Data::U32(vec![0]),
-        };
-        bufs.push(match d {
-            Data::F32(v) => B::F(HostBuffer::from_slice(&v)),
-            Data::U32(v) => B::U(HostBuffer::from_slice(&v)),
-            Data::I32(_) => panic!("no i32 here"),
-        });
-    }
-    let args: Vec<&dyn HostArg> = bufs
-        .iter()
-        .map(|b| -> &dyn HostArg {
-            match b {
-                B::F(b) => b,
-                B::U(b) => b,
-            }
-        })
-        .collect();
-    Interpreter::new()
-        .dispatch(&program, &args, grid)
-        .expect("runs");
-    let mut out = Vec::new();
-    for ((name, role), b) in bk.roles.iter().zip(&bufs) {
-        match (role, b) {
-            (Role::InputGradient { .. }, B::F(b)) => out.push((name.clone(), b.read())),
-            (Role::InputGradient { .. }, B::U(b)) => out.push((
-                name.clone(),
-                b.read().into_iter().map(f32::from_bits).collect(),
-            )),
-            (Role::IterationLimit { .. }, B::U(b)) => bk
-                .check_iteration_limit(b.read()[0])
-                .expect("within bounds"),
-            _ => {}
+    let mut incoming = Vec::new();
+    for (name, role) in backward.kernels.iter().flat_map(|k| &k.roles) {
+        if let (Role::OutputGradient { output }, Some((_, Data::F32(u)))) =
+            (role, data.iter().find(|(n, _)| n == name))
+        {
+            incoming.push((output.as_str(), u.clone()));
         }
     }
-    out
+    autodiff::run_backward(backward, data, &incoming, grid, Executor::Interpreter)
+        .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
+        .by_input
+        .into_iter()
+        .map(|(input, g)| (format!("d_{input}"), g))
+        .collect()
 }
 
 /// The gradient named `name` of [`run_backward`]'s result.
