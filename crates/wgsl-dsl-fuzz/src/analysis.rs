@@ -800,6 +800,11 @@ impl<'p> Analyzer<'p> {
                 {
                     return Err("a compare-exchange in a loop or on another slot".into());
                 }
+                if (*op == AtomicOp::AddF32) != (*target == AtomicTarget::Own(F32_SLOT))
+                    || (*op == AtomicOp::AddF32 && id.is_some())
+                {
+                    return Err("an f32 addition on another slot, or another op on its slot".into());
+                }
                 match target {
                     AtomicTarget::Own(slot) => {
                         self.out.uses.atomics = true;
@@ -1362,6 +1367,12 @@ fn in_range(i: &Info, n: i64) -> Result<(), Reject> {
 /// may fail spuriously (WGSL spec §17.8.5), so this slot is used by one such statement, outside
 /// loops, and its final contents are not compared; its old value is.
 pub const CAS_SLOT: u32 = 3;
+
+/// The per-invocation atomic slot `atomic_add_f32` takes, and nothing else: its words are
+/// `f32` bits. It starts from arbitrary bits; each addition adds a whole number in 1..=1023,
+/// so a denormal start (which a GPU may flush) is lost in the rounding on both executors;
+/// a NaN start stays NaN, its payload the executor's (compared as "both NaN").
+pub const F32_SLOT: u32 = 4;
 
 fn check_compare_exchange(body: &[Stmt]) -> Result<(), Reject> {
     let mut n = 0;

@@ -424,6 +424,9 @@ pub enum AtomicOp {
     Exchange,
     CompareExchange,
     Store,
+    /// `atomic_add_f32` of `f32((value & 1023) | 1)` (a whole number in 1..=1023) into the
+    /// invocation's own slot [`crate::analysis::F32_SLOT`].
+    AddF32,
 }
 
 /// Which atomic an atomic statement touches.

@@ -469,6 +469,10 @@ impl Em<'_> {
                         k.atomic_store(&p, v);
                         None
                     }
+                    AtomicOp::AddF32 => {
+                        k.atomic_add_f32(&p, ((v & 1023u32) | 1u32).to_f32());
+                        None
+                    }
                 };
                 if let (Some(id), Some(r)) = (id, r) {
                     self.set(*id, V::U1(r));

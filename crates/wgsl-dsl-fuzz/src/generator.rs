@@ -13,7 +13,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::accuracy::F;
-use crate::analysis::{Analyzer, CAS_SLOT, Contract, Ctx, Info, Num, Phase, full, shared_op_ok};
+use crate::analysis::{
+    Analyzer, CAS_SLOT, Contract, Ctx, F32_SLOT, Info, Num, Phase, full, shared_op_ok,
+};
 use crate::ast::*;
 use crate::emit::out_index;
 
@@ -1483,6 +1485,16 @@ impl<'p> Gen<'p> {
                     AtomicOp::Exchange,
                     AtomicOp::Store,
                 ]);
+                if op == AtomicOp::Add && self.rng.random_range(0..3) == 0 {
+                    self.own_atomic = self.own_atomic.max(F32_SLOT + 1);
+                    return Some(vec![Stmt::Atomic(
+                        None,
+                        AtomicTarget::Own(F32_SLOT),
+                        AtomicOp::AddF32,
+                        value,
+                        None,
+                    )]);
+                }
                 let id = (op != AtomicOp::Store).then(|| self.id());
                 Stmt::Atomic(id, AtomicTarget::Own(slot), op, value, None)
             }

@@ -449,13 +449,17 @@ impl Printer<'_> {
                     AtomicOp::Exchange => "atomic_exchange",
                     AtomicOp::CompareExchange => "atomic_compare_exchange_weak",
                     AtomicOp::Store => "atomic_store",
+                    AtomicOp::AddF32 => "atomic_add_f32",
                 };
-                let call = match cmp {
-                    Some(c) => format!("k.{name}({p}, {}, {})", expr(c), expr(v)),
-                    None => format!("k.{name}({p}, {})", expr(v)),
+                let call = match (cmp, op) {
+                    (Some(c), _) => format!("k.{name}({p}, {}, {})", expr(c), expr(v)),
+                    (None, AtomicOp::AddF32) => {
+                        format!("k.{name}({p}, (({}) & 1023u32 | 1u32).to_f32())", expr(v))
+                    }
+                    (None, _) => format!("k.{name}({p}, {})", expr(v)),
                 };
                 self.line(&match (id, op) {
-                    (_, AtomicOp::Store) => format!("{call};"),
+                    (_, AtomicOp::Store | AtomicOp::AddF32) => format!("{call};"),
                     (Some(id), AtomicOp::CompareExchange) => format!("let (v{id}, _) = {call};"),
                     (Some(id), _) => format!("let v{id} = {call};"),
                     (None, _) => format!("let _ = {call};"),

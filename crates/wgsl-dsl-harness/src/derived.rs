@@ -138,6 +138,24 @@ pub fn all() -> Vec<DerivedCase> {
             },
         },
         DerivedCase {
+            name: "scatter_add",
+            forward: scatter_add,
+            backward: || derive(&scatter_add(), &Derive::new()),
+            data: |r| {
+                let (n, bins) = (37, SCATTER_BINS);
+                let idx = (0..n).map(|_| r.random_range(0..bins as u32)).collect();
+                (
+                    vec![
+                        ("x", Data::F32(uniform(r, n, 2.0))),
+                        ("s", Data::F32(uniform(r, SCATTER_PERIOD, 1.0))),
+                        ("idx", Data::U32(idx)),
+                        ("out", Data::U32(vec![0; bins])),
+                    ],
+                    [5, 1, 1],
+                )
+            },
+        },
+        DerivedCase {
             name: "tiled_product_13x11x7",
             forward: || tiled_product(PRODUCT),
             backward: || Ok(product_backward(PRODUCT)),
@@ -179,6 +197,31 @@ fn away_from_zero(r: &mut StdRng, n: usize, scale: f32) -> Vec<f32> {
             if r.random_bool(0.5) { v } else { -v }
         })
         .collect()
+}
+
+/// The bins [`scatter_add`]'s data adds into, and the period of its weights `s`.
+pub const SCATTER_BINS: usize = 6;
+/// See [`SCATTER_BINS`].
+pub const SCATTER_PERIOD: usize = 5;
+
+/// `out[idx[i]] += sin(x[i]) * s[i % 5]` for every `i < len(x)`, one invocation each (a
+/// weighted histogram: many invocations add into one bin): `f32` additions into an
+/// `array<atomic<u32>>` of bits (`atomic_add_f32`), `idx` integer data. Its derived gradients:
+/// `d_x[i] = d_out[idx[i]] cos(x[i]) s[i % 5]`, `d_s[j] = sum over i % 5 = j of
+/// d_out[idx[i]] sin(x[i])`.
+pub fn scatter_add() -> KernelBuilder {
+    let mut k = KernelBuilder::new("scatter_add", [8, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let s = k.storage::<RuntimeArray<f32>, ReadOnly>("s");
+    let idx = k.storage::<RuntimeArray<u32>, ReadOnly>("idx");
+    let out = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("out");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(x.len()), |k| {
+        let bin = k.let_("bin", idx.at(&i).load());
+        let w = s.at(&i % SCATTER_PERIOD as u32).load();
+        k.atomic_add_f32(&out.at(&bin), sin(x.at(&i).load()) * w);
+    });
+    k
 }
 
 /// A random generator for a case's data.

@@ -410,6 +410,25 @@ impl Compiled {
     }
 }
 
+/// An output's values as `f32`s: an `array<f32>`'s, or the bits of an `array<atomic<u32>>`
+/// added into with `atomic_add_f32`.
+fn floats(d: &Data) -> Option<Vec<f32>> {
+    match d {
+        Data::F32(v) => Some(v.clone()),
+        Data::U32(v) => Some(v.iter().map(|b| f32::from_bits(*b)).collect()),
+        Data::I32(_) => None,
+    }
+}
+
+/// An output's contents before a run: NaN where it is stored into (an element the kernel
+/// does not write stays NaN), `0.0` where it is added into (`array<atomic<u32>>`, as bits).
+fn poisoned(ty: &Ty, n: usize) -> Data {
+    match ty {
+        Ty::Array { elem, .. } if **elem == Ty::Atomic(ScalarTy::U32) => Data::U32(vec![0; n]),
+        _ => Data::F32(vec![f32::NAN; n]),
+    }
+}
+
 /// The scalar element of a binding's type, for the data check.
 fn element(ty: &Ty) -> Option<ScalarTy> {
     match ty {
@@ -441,7 +460,7 @@ fn check_type(binding: &str, ty: &Ty, d: &Data) -> Result<(), CheckError> {
 fn objective(outputs: &[(usize, Vec<f32>)], after: &[Data]) -> f64 {
     let mut l = 0.0;
     for (i, dy) in outputs {
-        if let Data::F32(y) = &after[*i] {
+        if let Some(y) = floats(&after[*i]) {
             for (a, b) in y.iter().zip(dy) {
                 if !a.is_nan() {
                     l += f64::from(*a) * f64::from(*b);
@@ -804,7 +823,8 @@ pub enum Adjoint {
 
 /// Check `backward` against `forward` over the grid `workgroups`, with `data` the contents
 /// of the forward kernel's bindings by name (every binding; an output's data gives its
-/// length, its contents are replaced by NaN). Two checks that do not share a mistake:
+/// length, its contents are replaced by NaN, or by `0.0` for an `array<atomic<u32>>` output that
+/// `atomic_add_f32` adds into). Two checks that do not share a mistake:
 ///
 /// - **The adjoint identity** `<u, J v> = <J^T u, v>` ([`AdjointCheck`]): the forward
 ///   kernel's tangent kernel (forward mode, statement by statement) gives `J v` for random
@@ -878,7 +898,7 @@ pub fn check(
         if is_output {
             let n = d.len();
             outputs.push((i, (0..n).map(|_| rng.next()).collect()));
-            base.push(Data::F32(vec![f32::NAN; n]));
+            base.push(poisoned(&b.ty, n));
         } else {
             base.push(d);
         }
@@ -1071,7 +1091,7 @@ fn adjoint_identity(
                 let i = setup
                     .index_of(output, &[BindingKind::StorageReadWrite])
                     .ok_or_else(|| err(output))?;
-                Data::F32(vec![f32::NAN; setup.base[i].len()])
+                poisoned(&setup.sig.bindings[i].ty, setup.base[i].len())
             }
         });
     }
@@ -1083,13 +1103,16 @@ fn adjoint_identity(
             continue;
         };
         let _ = name;
-        let (Some(o), Data::F32(jv)) =
-            (setup.index_of(output, &[BindingKind::StorageReadWrite]), d)
-        else {
+        let (Some(o), Some(jv)) = (
+            setup.index_of(output, &[BindingKind::StorageReadWrite]),
+            floats(d),
+        ) else {
             continue;
         };
-        let (Data::F32(y), Some((_, u))) = (&after[o], setup.outputs.iter().find(|(j, _)| *j == o))
-        else {
+        let (Some(y), Some((_, u))) = (
+            floats(&after[o]),
+            setup.outputs.iter().find(|(j, _)| *j == o),
+        ) else {
             continue;
         };
         for k in 0..y.len() {
@@ -1136,7 +1159,7 @@ fn adjoint_identity(
                         let i = setup
                             .index_of(output, &[BindingKind::StorageReadWrite])
                             .expect("the tangent kernel found it");
-                        Data::F32(vec![f32::NAN; setup.base[i].len()])
+                        poisoned(&setup.sig.bindings[i].ty, setup.base[i].len())
                     }
                 });
             }
@@ -1146,14 +1169,16 @@ fn adjoint_identity(
                 let TangentRole::OutputTangent { output } = role else {
                     continue;
                 };
-                let (Some(o), Data::F32(mv)) =
-                    (setup.index_of(output, &[BindingKind::StorageReadWrite]), d)
-                else {
+                let (Some(o), Some(mv)) = (
+                    setup.index_of(output, &[BindingKind::StorageReadWrite]),
+                    floats(d),
+                ) else {
                     continue;
                 };
-                let (Data::F32(y), Some((_, u))) =
-                    (&after[o], setup.outputs.iter().find(|(j, _)| *j == o))
-                else {
+                let (Some(y), Some((_, u))) = (
+                    floats(&after[o]),
+                    setup.outputs.iter().find(|(j, _)| *j == o),
+                ) else {
                     continue;
                 };
                 for k in 0..y.len() {

@@ -295,3 +295,50 @@ fn integer_atomics_on_data_are_derived_and_their_results_refused() {
         other => panic!("expected NotDifferentiable, got {other:?}"),
     }
 }
+
+/// An `array<atomic<u32>>` output is derived when `atomic_add_f32` is all that writes it
+/// (`tests/autodiff_kernels.rs` checks such a kernel); an integer atomic or an
+/// `atomicStore` into it as well is refused at the author's line, as is an `f32` atomic
+/// addition into workgroup memory.
+#[test]
+fn other_writes_into_an_output_added_into_are_refused_at_their_line() {
+    let refused = |k: &KernelBuilder, line: u32, words: &str| match derive(k, &Derive::new()) {
+        Err(e @ BuildError::NotDifferentiable { .. }) => {
+            let BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains(words), "{e}");
+            assert_eq!((site.file, site.line), (file!(), line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    };
+    let kernel = |k: &mut KernelBuilder| {
+        let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+        let out = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("out");
+        let i = k.let_("i", global_invocation_id().x());
+        k.atomic_add_f32(&out.at(&i % 3u32), x.at(&i).load());
+        (out, i)
+    };
+    let mut k = KernelBuilder::new("mixed_integer", [16, 1, 1]);
+    let (out, _) = kernel(&mut k);
+    let line = line!() + 1;
+    let _ = k.atomic_add(&out.at(0u32), 1u32);
+    refused(&k, line, "integer atomic on an output");
+
+    let mut k = KernelBuilder::new("mixed_store", [16, 1, 1]);
+    let (out, i) = kernel(&mut k);
+    let line = line!() + 1;
+    k.atomic_store(&out.at(&i), 0u32);
+    refused(&k, line, "atomic store into an output");
+
+    let mut k = KernelBuilder::new("shared_add", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let tile = k.workgroup::<Array<Atomic<u32>, 16>>("tile");
+    let i = k.let_("i", global_invocation_id().x());
+    let line = line!() + 1;
+    k.atomic_add_f32(&tile.at(0u32), x.at(&i).load());
+    k.workgroup_barrier();
+    k.store(&y.at(&i), x.at(&i).load());
+    refused(&k, line, "workgroup memory");
+}

@@ -29,8 +29,8 @@ use super::error::NotDifferentiable;
 
 use super::make::{At, Block, bind, node};
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
-use crate::handle::{GlobalHandle, ValueId};
-use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
+use crate::handle::GlobalHandle;
+use crate::kernel::stmt::Stmt;
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
@@ -169,10 +169,9 @@ fn reroot(place: &PlaceRef, global: GlobalHandle) -> PlaceRef {
     })
 }
 
-/// The compare-exchange loop adding the `f32` `value` to word `word` of `grad`.
+/// The compare-exchange loop adding the `f32` `value` to word `word` of `grad` (the one
+/// `atomic_add_f32` lowers to).
 fn cas_add(grad: GlobalHandle, word: NodeRef, value: NodeRef, site: CallSite, out: &mut Block) {
-    let u32_ty = Ty::Scalar(ScalarTy::U32);
-    let f32_ty = Ty::Scalar(ScalarTy::F32);
     let word = bind(out, "word", word, site);
     let global = Rc::new(PlaceNode {
         kind: PlaceKind::Global(grad),
@@ -187,81 +186,7 @@ fn cas_add(grad: GlobalHandle, word: NodeRef, value: NodeRef, site: CallSite, ou
         ty: Ty::Atomic(ScalarTy::U32),
         site,
     });
-    let old = ValueId::fresh();
-    let old_place = Rc::new(PlaceNode {
-        kind: PlaceKind::Local(old),
-        ty: u32_ty.clone(),
-        site,
-    });
-    out.push((
-        Stmt::Var {
-            id: old,
-            name: "old".into(),
-            ty: u32_ty.clone(),
-            init: VarInit::Value(node(ExprKind::Load(cell.clone()), u32_ty.clone(), site)),
-        },
-        site,
-    ));
-    let old_value = node(ExprKind::Load(old_place.clone()), u32_ty.clone(), site);
-    let as_f32 = node(
-        ExprKind::As {
-            value: old_value.clone(),
-            kind: naga::ScalarKind::Float,
-            convert: None,
-        },
-        f32_ty.clone(),
-        site,
-    );
-    let sum = At(site).add(&as_f32, &value);
-    let new = node(
-        ExprKind::As {
-            value: sum,
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        },
-        u32_ty.clone(),
-        site,
-    );
-    let result = ValueId::fresh();
-    let result_node = node(ExprKind::Bound(result), u32_ty.clone(), site);
-    let exchanged = node(
-        ExprKind::AccessIndex(result_node.clone(), 1),
-        Ty::Scalar(ScalarTy::Bool),
-        site,
-    );
-    let old_again = node(ExprKind::AccessIndex(result_node, 0), u32_ty, site);
-    out.push((
-        Stmt::Loop {
-            body: vec![
-                (
-                    Stmt::Atomic {
-                        result,
-                        place: cell,
-                        fun: AtomicOp::Exchange,
-                        value: new,
-                        compare: Some(old_value),
-                    },
-                    site,
-                ),
-                (
-                    Stmt::If {
-                        condition: exchanged,
-                        accept: vec![(Stmt::Break, site)],
-                        reject: Vec::new(),
-                    },
-                    site,
-                ),
-                (
-                    Stmt::Store {
-                        place: old_place,
-                        value: old_again,
-                    },
-                    site,
-                ),
-            ],
-            continuing: Vec::new(),
-            bound: None,
-        },
-        site,
+    out.extend(crate::kernel::collective::atomic_add_f32_loop(
+        cell, value, site,
     ));
 }

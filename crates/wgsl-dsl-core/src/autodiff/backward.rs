@@ -277,7 +277,9 @@ impl Emit<'_> {
     ) -> Result<(), NotDifferentiable> {
         for item in items.iter().rev() {
             match item {
-                Item::Output { seed, value, site } => {
+                Item::Output {
+                    seed, value, site, ..
+                } => {
                     // Last store wins: the seed of a store overwritten later is zero.
                     let Some((s, masked)) =
                         self.overwrites.seed(seed, load(seed, *site), *site, out)

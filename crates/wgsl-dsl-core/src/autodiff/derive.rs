@@ -13,6 +13,7 @@ use super::program::GlobalRole;
 use super::symbolic::Symbolic;
 use crate::error::BuildError;
 use crate::handle::GlobalHandle;
+use crate::kernel::stmt::Stmt;
 use crate::kernel::{BindingKind, GlobalKind, KernelBuilder};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
@@ -303,6 +304,17 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
             Root::Local(_) => None,
         })
         .collect();
+    // The `array<atomic<u32>>` bindings added into with `atomic_add_f32`: outputs.
+    let mut added = std::collections::HashSet::new();
+    for body in primal.recorded_bodies() {
+        super::graph::for_each_stmt(body, &mut |s, _| {
+            if let Stmt::AtomicAddF32 { place, .. } = s
+                && let Some(Root::Global(i)) = super::graph::root(primal, place)
+            {
+                added.insert(i);
+            }
+        });
+    }
     let mut roles = Vec::new();
     let mut role_list = Vec::new();
     let mut outputs = Vec::new();
@@ -332,7 +344,11 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
                         inputs.push((index, h));
                         GlobalRole::Input(h)
                     }
-                    BindingKind::StorageReadWrite if diff && float && stored.contains(&index) => {
+                    BindingKind::StorageReadWrite
+                        if diff
+                            && ((float && stored.contains(&index))
+                                || (super::is_accumulated(&g.ty) && added.contains(&index))) =>
+                    {
                         outputs.push(index);
                         // Declared with the incoming gradients below.
                         GlobalRole::Output(GlobalHandle {
@@ -361,7 +377,16 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     for &index in &outputs {
         let g = &primal.globals[index];
         let name = format!("d_{}", g.name);
-        let h = b.declare_binding(&name, g.ty.clone(), BindingKind::StorageRead, g.site);
+        // An output added into as `f32` bits has an incoming gradient of `f32`s.
+        let ty = if super::is_accumulated(&g.ty) {
+            Ty::Array {
+                elem: Box::new(Ty::Scalar(ScalarTy::F32)),
+                len: None,
+            }
+        } else {
+            g.ty.clone()
+        };
+        let h = b.declare_binding(&name, ty, BindingKind::StorageRead, g.site);
         roles[index] = GlobalRole::Output(h);
         role_list.push((
             name,

@@ -89,6 +89,8 @@ fn must_store(items: &[Item]) -> Vec<(usize, NodeRef)> {
     let mut out = Vec::new();
     for item in items {
         match item {
+            // An addition proves no ownership: several invocations may add into one element.
+            Item::Output { adds: true, .. } => {}
             Item::Output { seed, .. } => out.extend(element(seed)),
             Item::If {
                 then, otherwise, ..

@@ -96,7 +96,9 @@ pub(crate) fn stores(k: &KernelBuilder) -> HashMap<Root, Vec<NodeRef>> {
     for body in k.recorded_bodies() {
         for_each_stmt(body, &mut |s, _| {
             let (place, values): (&PlaceRef, Vec<&NodeRef>) = match s {
-                Stmt::Store { place, value } => (place, vec![value]),
+                Stmt::Store { place, value } | Stmt::AtomicAddF32 { place, value } => {
+                    (place, vec![value])
+                }
                 Stmt::Atomic {
                     place,
                     value,

@@ -163,6 +163,7 @@ use crate::kernel::stmt::Stmt;
 use crate::kernel::values::MemoryCheck;
 use crate::site::CallSite;
 use crate::types::{Float, ScalarOrVector};
+use crate::types::{ScalarTy, Ty};
 
 use graph::{Graph, Key, key};
 use make::At;
@@ -255,6 +256,12 @@ pub fn tangent<T: Differentiable>(primal: &Exp<T>, tangent: impl IntoExp<T>) -> 
 }
 
 /// Re-check every [`MemoryCheck`] of `k` against all of its stores.
+/// True for `array<atomic<u32>>`: the type of an output kernel AD takes when the kernel only
+/// adds into it with [`KernelBuilder::atomic_add_f32`] (its words are `f32` bits).
+pub(crate) fn is_accumulated(ty: &Ty) -> bool {
+    matches!(ty, Ty::Array { elem, len: None } if **elem == Ty::Atomic(ScalarTy::U32))
+}
+
 pub(crate) fn check_memory(k: &KernelBuilder) -> Result<(), BuildError> {
     for assumed in &k.memory_checks {
         let g = Graph::new(k, &assumed.loads, &assumed.wrt);

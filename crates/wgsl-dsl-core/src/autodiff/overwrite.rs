@@ -77,6 +77,8 @@ fn collect<'i>(
 ) {
     for item in items {
         match item {
+            // Additions (`atomic_add_f32`) neither overwrite nor are overwritten.
+            Item::Output { adds: true, .. } => {}
             Item::Output { seed, site, .. } => {
                 if let Some((global, index)) = element(seed) {
                     out.push(Store {
@@ -518,7 +520,12 @@ fn moves(l: &Loop, c: &super::program::Carried, phi: ValueId) -> bool {
 fn refuse_other_places(items: &[Item]) -> Result<(), NotDifferentiable> {
     for item in items {
         match item {
-            Item::Output { seed, site, .. } if element(seed).is_none() => {
+            Item::Output {
+                seed,
+                site,
+                adds: false,
+                ..
+            } if element(seed).is_none() => {
                 return Err(NotDifferentiable {
                     operation: "a store into an output".into(),
                     reason: "kernel AD follows stores of whole elements `y[i]` of an \

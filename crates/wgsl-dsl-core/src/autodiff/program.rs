@@ -18,11 +18,14 @@ pub(crate) enum Item {
         value: NodeRef,
         site: CallSite,
     },
-    /// A store of `value` into an output element; `seed` is the same element of the
-    /// output's incoming gradient.
+    /// A store of `value` into an output element (`adds`: an addition into it,
+    /// `atomic_add_f32`); `seed` is the same element of the output's incoming gradient.
+    /// An addition is never overwritten and proves no ownership of the element (several
+    /// invocations may add into it).
     Output {
         seed: PlaceRef,
         value: NodeRef,
+        adds: bool,
         site: CallSite,
     },
     /// `if condition { then } else { otherwise }`, and the values the branches leave

@@ -499,6 +499,44 @@ impl<'k> Symbolic<'k> {
                     Root::Global(index)
                         if matches!(self.roles.get(index), Some(GlobalRole::Data { .. }))
                 ) => {}
+            Stmt::AtomicAddF32 { place, value } => match self.roles.get(match base_root(place) {
+                Root::Global(index) => index,
+                Root::Local => usize::MAX,
+            }) {
+                Some(GlobalRole::Output(_)) => {
+                    let seed = self.place(place)?;
+                    let value = self.expr(value)?;
+                    items.push(Item::Output {
+                        seed,
+                        value,
+                        adds: true,
+                        site,
+                    });
+                }
+                // Not differentiated (`no_diff`): an effect the derived kernel does not repeat.
+                Some(GlobalRole::Data { .. }) => {}
+                _ => {
+                    return Err(refuse(
+                        "an `f32` atomic addition into workgroup memory",
+                        "kernel AD takes `atomic_add_f32` into storage buffers (outputs)",
+                        site,
+                    ));
+                }
+            },
+            Stmt::Atomic { place, .. }
+                if matches!(
+                    base_root(place),
+                    Root::Global(index)
+                        if matches!(self.roles.get(index), Some(GlobalRole::Output(_)))
+                ) =>
+            {
+                return Err(refuse(
+                    "an integer atomic on an output added into",
+                    "an `array<atomic<u32>>` output is derived when `atomic_add_f32` is all \
+                     that writes it",
+                    site,
+                ));
+            }
             Stmt::Atomic { .. } => {
                 return Err(refuse(
                     "an atomic operation on workgroup memory",
@@ -579,10 +617,23 @@ impl<'k> Symbolic<'k> {
                     unreachable!("locals handled above")
                 };
                 match self.roles.get(index).copied() {
+                    Some(GlobalRole::Output(_)) if matches!(place.ty, Ty::Atomic(_)) => {
+                        Err(refuse(
+                            "an atomic store into an output added into",
+                            "an `array<atomic<u32>>` output is derived when `atomic_add_f32` \
+                             is all that writes it",
+                            site,
+                        ))
+                    }
                     Some(GlobalRole::Output(_)) => {
                         let seed = self.place(place)?;
                         let value = self.expr(value)?;
-                        items.push(Item::Output { seed, value, site });
+                        items.push(Item::Output {
+                            seed,
+                            value,
+                            adds: false,
+                            site,
+                        });
                         Ok(())
                     }
                     // The derived kernel computes gradients only: the primal's other writes

@@ -147,7 +147,8 @@ fn tangent_kernel(
         primal.globals.iter().position(|g| {
             g.name == name
                 && matches!(g.kind, GlobalKind::Binding(k, _) if k == kind)
-                && float_array(&g.ty)
+                && (float_array(&g.ty)
+                    || (kind == BindingKind::StorageReadWrite && super::is_accumulated(&g.ty)))
         })
     };
     let mut input_index = Vec::new();
@@ -166,7 +167,8 @@ fn tangent_kernel(
         output_index.push(find(name, BindingKind::StorageReadWrite).ok_or_else(|| {
             refuse(
                 &format!("the output `{name}`"),
-                "the forward kernel has no read-write `array<f32>` binding of that name",
+                "the forward kernel has no read-write `array<f32>` binding of that name (or \
+                 `array<atomic<u32>>` added into by `atomic_add_f32`)",
                 site,
             )
             .at(site)
@@ -255,7 +257,7 @@ fn tangent_kernel(
     for f in &primal.functions {
         let mut stores_tangent = None;
         for_each_stmt(&f.body, &mut |s, at| {
-            if let Stmt::Store { place, .. } = s
+            if let Stmt::Store { place, .. } | Stmt::AtomicAddF32 { place, .. } = s
                 && let Some(super::graph::Root::Global(i)) = super::graph::root(primal, place)
                 && tangents.contains_key(&i)
             {
@@ -392,6 +394,10 @@ fn copy(s: &Stmt, mut blocks: impl FnMut(&[(Stmt, CallSite)]) -> Block) -> Stmt 
             value: value.clone(),
             compare: compare.clone(),
         },
+        Stmt::AtomicAddF32 { place, value } => Stmt::AtomicAddF32 {
+            place: place.clone(),
+            value: value.clone(),
+        },
         Stmt::CoopStore {
             value,
             place,
@@ -502,6 +508,36 @@ impl Transform {
                         at,
                     ));
                 }
+            }
+            Stmt::AtomicAddF32 { place, value } => {
+                let tangent_place = self.tangent_place(place);
+                let t = match &tangent_place {
+                    Some(_) => self
+                        .tangent(value, out)?
+                        .map(|t| bind(out, "t_value", t, at)),
+                    None => None,
+                };
+                out.push((copy(s, copy_block), at));
+                // The tangent of a sum is the sum of the tangents, added the same way.
+                if let (Some(tp), Some(t)) = (tangent_place, t) {
+                    out.push((
+                        Stmt::AtomicAddF32 {
+                            place: tp,
+                            value: t,
+                        },
+                        at,
+                    ));
+                }
+            }
+            Stmt::Store { place, .. } | Stmt::Atomic { place, .. }
+                if matches!(place.ty, Ty::Atomic(_)) && self.tangent_place(place).is_some() =>
+            {
+                return Err(refuse(
+                    "an integer atomic on an output",
+                    "forward mode follows an `array<atomic<u32>>` output only through \
+                     `atomic_add_f32`",
+                    at,
+                ));
             }
             Stmt::Store { place, value } => {
                 let tangent_place = self.tangent_place(place);

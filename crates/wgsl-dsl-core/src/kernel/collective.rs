@@ -3,7 +3,7 @@
 
 use super::stmt::{AtomicOp, Stmt};
 use super::{KernelBuilder, Place, ReadWrite};
-use crate::exp::{Exp, ExprKind, IntoExp};
+use crate::exp::{Exp, ExprKind, IntoExp, NodeRef, PlaceRef};
 use crate::site::CallSite;
 use crate::types::*;
 
@@ -93,6 +93,42 @@ impl KernelBuilder {
         );
     }
 
+    /// `place += value` for an `f32` kept as its bits in an `atomic<u32>` (WGSL has no float
+    /// atomics, spec §6.2.8): a compare-exchange loop (§17.8.5) that retries until no other
+    /// invocation changed the word between its load and its exchange:
+    ///
+    /// ```text
+    /// var old = atomicLoad(&place);
+    /// loop {
+    ///     let r = atomicCompareExchangeWeak(&place, old, bitcast<u32>(bitcast<f32>(old) + value));
+    ///     if r.exchanged { break; }
+    ///     old = r.old_value;
+    /// }
+    /// ```
+    ///
+    /// Additions from several invocations never race, but their order (and so the rounding of
+    /// the sum) varies from run to run. Read the result as `f32::from_bits`. Kernel AD
+    /// ([`crate::autodiff::derive`]) differentiates it: a binding only added into this way
+    /// is an output whose incoming gradient is an `array<f32>`, and the added value's adjoint
+    /// is that gradient at `place` (each addition's, whatever the order).
+    #[track_caller]
+    pub fn atomic_add_f32(
+        &mut self,
+        place: &Place<Atomic<u32>, ReadWrite>,
+        value: impl IntoExp<f32>,
+    ) {
+        let site = CallSite::caller();
+        self.check_place(&place.node, site);
+        let value = self.let_("value", value);
+        self.push(
+            Stmt::AtomicAddF32 {
+                place: place.node.clone(),
+                value: value.node,
+            },
+            site,
+        );
+    }
+
     /// A tree reduction over one workgroup (WGSL spec §17.11.3 for the barriers): every
     /// invocation stores `value` into `scratch[local_index]`, then `log2(N)` rounds combine
     /// `scratch[i] = op(scratch[i], scratch[i + stride])` for `i < stride`, each round followed
@@ -135,4 +171,102 @@ impl KernelBuilder {
         }
         scratch.at(0u32).load()
     }
+}
+
+/// The statements of `cell += value` for the `f32` whose bits the `atomic<u32>` `cell` holds
+/// (a compare-exchange loop, [`KernelBuilder::atomic_add_f32`]); `value` is evaluated once
+/// per attempt, so bind it first.
+pub(crate) fn atomic_add_f32_loop(
+    cell: PlaceRef,
+    value: NodeRef,
+    site: CallSite,
+) -> Vec<(Stmt, CallSite)> {
+    use std::rc::Rc;
+
+    use super::stmt::VarInit;
+    use crate::exp::{Node, PlaceKind, PlaceNode};
+    use crate::handle::ValueId;
+
+    let node = |kind: ExprKind, ty: Ty| Rc::new(Node { kind, ty, site });
+    let u32_ty = Ty::Scalar(ScalarTy::U32);
+    let f32_ty = Ty::Scalar(ScalarTy::F32);
+    let old = ValueId::fresh();
+    let old_place = Rc::new(PlaceNode {
+        kind: PlaceKind::Local(old),
+        ty: u32_ty.clone(),
+        site,
+    });
+    let old_value = node(ExprKind::Load(old_place.clone()), u32_ty.clone());
+    let as_f32 = node(
+        ExprKind::As {
+            value: old_value.clone(),
+            kind: naga::ScalarKind::Float,
+            convert: None,
+        },
+        f32_ty.clone(),
+    );
+    let sum = node(
+        ExprKind::Binary(naga::BinaryOperator::Add, as_f32, value),
+        f32_ty,
+    );
+    let new = node(
+        ExprKind::As {
+            value: sum,
+            kind: naga::ScalarKind::Uint,
+            convert: None,
+        },
+        u32_ty.clone(),
+    );
+    let result = ValueId::fresh();
+    let result_node = node(ExprKind::Bound(result), u32_ty.clone());
+    let exchanged = node(
+        ExprKind::AccessIndex(result_node.clone(), 1),
+        Ty::Scalar(ScalarTy::Bool),
+    );
+    let old_again = node(ExprKind::AccessIndex(result_node, 0), u32_ty.clone());
+    vec![
+        (
+            Stmt::Var {
+                id: old,
+                name: "old".into(),
+                ty: u32_ty.clone(),
+                init: VarInit::Value(node(ExprKind::Load(cell.clone()), u32_ty)),
+            },
+            site,
+        ),
+        (
+            Stmt::Loop {
+                body: vec![
+                    (
+                        Stmt::Atomic {
+                            result,
+                            place: cell,
+                            fun: AtomicOp::Exchange,
+                            value: new,
+                            compare: Some(old_value),
+                        },
+                        site,
+                    ),
+                    (
+                        Stmt::If {
+                            condition: exchanged,
+                            accept: vec![(Stmt::Break, site)],
+                            reject: Vec::new(),
+                        },
+                        site,
+                    ),
+                    (
+                        Stmt::Store {
+                            place: old_place,
+                            value: old_again,
+                        },
+                        site,
+                    ),
+                ],
+                continuing: Vec::new(),
+                bound: None,
+            },
+            site,
+        ),
+    ]
 }

@@ -55,6 +55,7 @@ pub const STMT_KINDS: &[&str] = &[
     "stmt::Barrier",
     "stmt::Call",
     "stmt::Atomic",
+    "stmt::AtomicAddF32",
     "stmt::CoopStore",
     "stmt::LoopBreakIf",
     "stmt::Switch",
@@ -105,6 +106,7 @@ fn stmt_kind(stmt: &Stmt) -> &'static str {
         Stmt::Barrier(_) => "stmt::Barrier",
         Stmt::Call { .. } => "stmt::Call",
         Stmt::Atomic { .. } => "stmt::Atomic",
+        Stmt::AtomicAddF32 { .. } => "stmt::AtomicAddF32",
         Stmt::CoopStore { .. } => "stmt::CoopStore",
         Stmt::LoopBreakIf { .. } => "stmt::LoopBreakIf",
         Stmt::Switch { .. } => "stmt::Switch",
@@ -255,6 +257,10 @@ impl Walk {
                 self.place(place);
                 self.expr(value);
                 compare.iter().for_each(|c| self.expr(c));
+            }
+            Stmt::AtomicAddF32 { place, value } => {
+                self.place(place);
+                self.expr(value);
             }
             Stmt::CoopStore {
                 value,

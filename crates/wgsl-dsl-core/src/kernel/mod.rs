@@ -25,7 +25,7 @@
 //! A `let` declared inside an `if` or loop closure is not visible after it, exactly as in WGSL.
 //! Expressions that do not mention such a `let` may be used anywhere.
 
-mod collective;
+pub(crate) mod collective;
 mod control;
 mod coop;
 pub mod debug;

@@ -54,6 +54,14 @@ pub(crate) enum Stmt {
         /// The `cmp` operand of `atomicCompareExchangeWeak`.
         compare: Option<NodeRef>,
     },
+    /// `place += value` on the `f32` whose bits the `atomic<u32>` at `place` holds
+    /// ([`KernelBuilder::atomic_add_f32`](super::KernelBuilder::atomic_add_f32)): lowered to
+    /// a compare-exchange loop ([`atomic_add_f32_loop`](super::collective::atomic_add_f32_loop)),
+    /// kept as one statement so that kernel AD sees the addition.
+    AtomicAddF32 {
+        place: PlaceRef,
+        value: NodeRef,
+    },
     /// `coopStore`/`coopStoreT`: `value` written from `place` on, rows or columns `stride`
     /// elements apart.
     CoopStore {

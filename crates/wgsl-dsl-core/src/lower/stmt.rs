@@ -596,6 +596,17 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 );
                 self.bind(*result, h, site, "atomic result");
             }
+            Stmt::AtomicAddF32 { place, value } => {
+                let expanded = crate::kernel::collective::atomic_add_f32_loop(
+                    place.clone(),
+                    value.clone(),
+                    site,
+                );
+                block.extend(self.emitter.finish(&self.func.expressions));
+                let body = self.nested(&expanded)?;
+                let span = self.span(site);
+                block.push(Statement::Block(body), span);
+            }
             Stmt::CoopStore {
                 value,
                 place,
