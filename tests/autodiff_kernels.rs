@@ -279,3 +279,33 @@ fn reading_an_output_is_refused() {
     k.store(&y.at(&i), v * 2.0f32);
     refused(&k, "output", line);
 }
+
+/// AD fuzzer case 4065946614790714619 (shrunk): a value defined before an `if` and added
+/// with `atomic_add_f32` inside it. Its adjoint crosses the `if` in a `var` of the seed's
+/// type, which was the output's `atomic<u32>` (not storable in a `var`: the backward kernel
+/// did not build); the seed is now typed as the incoming gradient's `f32`.
+#[test]
+fn an_addition_under_an_if_of_a_value_defined_before_it_is_derived() {
+    let mut k = KernelBuilder::new("add_under_if", [8, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let acc = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("acc");
+    let i = k.let_("i", global_invocation_id().x());
+    let v = k.let_("v", sin(x.at(&i % 7u32).load()));
+    k.if_(i.lt(x.len()), |k| {
+        k.atomic_add_f32(&acc.at(&i % 3u32), v.clone() * 2.0f32);
+    });
+    let backward = derive(&k, &Derive::new()).expect("derives");
+    let mut r = derived::rng(5);
+    let xs: Vec<f32> = (0..19)
+        .map(|_| rand::Rng::random_range(&mut r, -2.0..2.0))
+        .collect();
+    let data = [("x", Data::F32(xs)), ("acc", Data::U32(vec![0; 3]))];
+    let mut executors = vec![Executor::Interpreter];
+    executors.extend(wgsl_dsl_workspace_tests::gpu().map(Executor::Gpu));
+    for on in executors {
+        let report =
+            check(&k, &backward, &data, [3, 1, 1], on, CheckOptions::default()).expect("checks");
+        assert!(report.passed(), "{report}");
+        assert!(matches!(report.adjoint, Adjoint::Checked(_)), "{report}");
+    }
+}

@@ -504,7 +504,7 @@ impl<'k> Symbolic<'k> {
                 Root::Local => usize::MAX,
             }) {
                 Some(GlobalRole::Output(_)) => {
-                    let seed = self.place(place)?;
+                    let seed = as_f32_place(&self.place(place)?);
                     let value = self.expr(value)?;
                     items.push(Item::Output {
                         seed,
@@ -773,6 +773,32 @@ fn unknown_trip_count(site: CallSite) -> NotDifferentiable {
 enum Root {
     Global(usize),
     Local,
+}
+
+/// `p` (a place in an `array<atomic<u32>>` output, rerooted at its incoming gradient) with
+/// the types of the incoming gradient, an `array<f32>`: each `atomic<u32>` an `f32`.
+fn as_f32_place(p: &PlaceRef) -> PlaceRef {
+    fn f32_ty(ty: &Ty) -> Ty {
+        match ty {
+            Ty::Atomic(ScalarTy::U32) => Ty::Scalar(ScalarTy::F32),
+            Ty::Array { elem, len } => Ty::Array {
+                elem: Box::new(f32_ty(elem)),
+                len: *len,
+            },
+            other => other.clone(),
+        }
+    }
+    let kind = match &p.kind {
+        PlaceKind::Index(b, i) => PlaceKind::Index(as_f32_place(b), i.clone()),
+        PlaceKind::Field(b, f) => PlaceKind::Field(as_f32_place(b), *f),
+        PlaceKind::Global(g) => PlaceKind::Global(*g),
+        PlaceKind::Local(v) => PlaceKind::Local(*v),
+    };
+    Rc::new(PlaceNode {
+        kind,
+        ty: f32_ty(&p.ty),
+        site: p.site,
+    })
 }
 
 fn base_root(place: &PlaceRef) -> Root {

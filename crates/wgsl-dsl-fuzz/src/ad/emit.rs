@@ -17,6 +17,7 @@ struct Ctx<'p> {
     inputs: Vec<Input>,
     outputs: Vec<Output>,
     counts: Option<Place<RuntimeArray<u32>, ReadOnly>>,
+    acc: Option<Place<RuntimeArray<Atomic<u32>>, ReadWrite>>,
     helpers: Vec<Function<(f32, f32), f32>>,
     gid: [Exp<u32>; 3],
     g: Exp<u32>,
@@ -156,6 +157,13 @@ impl Ctx<'_> {
                 let at = (&self.g * sc.a + sc.b) % n;
                 k.store(&self.outputs[*out].at(at), v);
             }
+            S::Accumulate { bin, value } => {
+                let v = self.exp(k, value);
+                if let Some(acc) = &self.acc {
+                    let at = self.index(bin, self.p.bins);
+                    k.atomic_add_f32(&acc.at(at), v);
+                }
+            }
             S::If {
                 cond,
                 then,
@@ -224,6 +232,7 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
     let counts = p
         .has_run_time_loop()
         .then(|| k.storage::<RuntimeArray<u32>, ReadOnly>("counts"));
+    let acc = (p.bins > 0).then(|| k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>("acc"));
     let helpers = p
         .helpers
         .iter()
@@ -263,6 +272,7 @@ pub fn emit(p: &AdProgram) -> KernelBuilder {
             inputs,
             outputs,
             counts,
+            acc,
             helpers,
             gid: [gx.clone(), gy.clone(), gz.clone()],
             g,
@@ -311,21 +321,22 @@ struct Printer<'p> {
 }
 
 impl Printer<'_> {
+    fn index(&self, index: &Index, len: u32) -> String {
+        match index {
+            Index::Linear { a, b } => format!("(&g * {a}u32 + {b}u32) % {len}u32"),
+            Index::Coord { dim, a, b } => {
+                format!("(&g{} * {a}u32 + {b}u32) % {len}u32", ["x", "y", "z"][*dim])
+            }
+            Index::Counter { b } if self.in_loop => format!("(&g + &c + {b}u32) % {len}u32"),
+            Index::Counter { b } => format!("(&g + {b}u32) % {len}u32"),
+        }
+    }
+
     fn exp(&self, e: &E) -> String {
         match e {
             E::Lit(v) => format!("{v:?}f32"),
             E::In { buf, index } => {
-                let len = self.p.inputs[*buf];
-                let i = match index {
-                    Index::Linear { a, b } => format!("(&g * {a}u32 + {b}u32) % {len}u32"),
-                    Index::Coord { dim, a, b } => {
-                        format!("(&g{} * {a}u32 + {b}u32) % {len}u32", ["x", "y", "z"][*dim])
-                    }
-                    Index::Counter { b } if self.in_loop => {
-                        format!("(&g + &c + {b}u32) % {len}u32")
-                    }
-                    Index::Counter { b } => format!("(&g + {b}u32) % {len}u32"),
-                };
+                let i = self.index(index, self.p.inputs[*buf]);
                 format!("in{buf}.at({i}).load()")
             }
             E::Let(i) if self.lets.contains(i) => format!("l{i}.clone()"),
@@ -395,6 +406,14 @@ impl Printer<'_> {
                     "k.store(&out{out}.at((&g * {}u32 + {}u32) % {n}u32), {});",
                     sc.a,
                     sc.b,
+                    self.exp(value)
+                );
+                self.line(d, &l);
+            }
+            S::Accumulate { bin, value } => {
+                let l = format!(
+                    "k.atomic_add_f32(&acc.at({}), {});",
+                    self.index(bin, self.p.bins),
                     self.exp(value)
                 );
                 self.line(d, &l);
@@ -497,6 +516,12 @@ pub fn print(p: &AdProgram) -> String {
         pr.line(
             0,
             "let counts = k.storage::<RuntimeArray<u32>, ReadOnly>(\"counts\");",
+        );
+    }
+    if p.bins > 0 {
+        pr.line(
+            0,
+            "let acc = k.storage::<RuntimeArray<Atomic<u32>>, ReadWrite>(\"acc\");",
         );
     }
     for (i, (first, second)) in p.helpers.iter().enumerate() {

@@ -105,6 +105,9 @@ fn data(p: &AdProgram, seed: u64) -> Vec<(String, Data)> {
     if p.has_run_time_loop() {
         out.push(("counts".to_string(), Data::U32(p.counts.clone())));
     }
+    if p.bins > 0 {
+        out.push(("acc".to_string(), Data::U32(vec![0; p.bins as usize])));
+    }
     out
 }
 
@@ -275,6 +278,14 @@ fn block_variants(body: &[S]) -> Vec<Vec<S>> {
                     out.push(replace(vec![S::Store { out: *o, value: f }]));
                 }
             }
+            S::Accumulate { bin, value } => {
+                for f in exp_variants(value) {
+                    out.push(replace(vec![S::Accumulate {
+                        bin: bin.clone(),
+                        value: f,
+                    }]));
+                }
+            }
         }
     }
     out
@@ -342,6 +353,11 @@ pub fn shrink(p: &AdProgram, seed: u64, kind: Kind, gpu: Option<&Gpu>, budget: u
             q.stage = None;
             candidates.push(q);
         }
+        if best.bins > 0 && !program::accumulates(&best.body) {
+            let mut q = best.clone();
+            q.bins = 0;
+            candidates.push(q);
+        }
         if best.helpers.iter().any(|_| true) {
             let mut q = best.clone();
             if !body_calls(&q.body) {
@@ -370,6 +386,7 @@ pub fn shrink(p: &AdProgram, seed: u64, kind: Kind, gpu: Option<&Gpu>, budget: u
             let smaller = size(&q.body) < size(&best.body)
                 || q.extent.iter().product::<u32>() < best.extent.iter().product::<u32>()
                 || q.helpers.len() < best.helpers.len()
+                || q.bins < best.bins
                 || format!("{:?}", q.body).len() < format!("{:?}", best.body).len();
             if smaller && still(&q, &mut checks) {
                 best = q;

@@ -11,7 +11,8 @@
 //! trip count and loops of a run-time trip count bounded by `max_iterations` (the count read
 //! from a `u32` buffer, different per invocation), workgroup memory and a barrier before the
 //! body ([`Stage`]), helper functions (`let`s and one `return`), `select`s, `abs`/`max`/`min`
-//! (kinks). Every operation is defined on every value it can meet (`a / (1 + b^2)`,
+//! (kinks), and `f32` atomic additions (`atomic_add_f32`) into a few bins of an accumulated
+//! output `acc` that many invocations add into ([`S::Accumulate`]). Every operation is defined on every value it can meet (`a / (1 + b^2)`,
 //! `sqrt(1 + a^2)`, `exp(tanh a)`; the guarded `select(0, sqrt(max(a, 0)), a > 0)`): no NaN in the
 //! forward kernel.
 
@@ -143,6 +144,8 @@ pub enum S {
         run_time: bool,
         body: Vec<S>,
     },
+    /// `atomic_add_f32(&acc[index of bins], value)`: many invocations add into one bin.
+    Accumulate { bin: Index, value: E },
 }
 
 /// One kernel of the AD fuzzer.
@@ -166,6 +169,9 @@ pub struct AdProgram {
     pub counts: Vec<u32>,
     /// Workgroup memory and a barrier before the body, if any.
     pub stage: Option<Stage>,
+    /// The bins of the accumulated output `acc` (`array<atomic<u32>>` of `f32` bits); 0:
+    /// none.
+    pub bins: u32,
 }
 
 impl AdProgram {
@@ -214,6 +220,8 @@ struct Gen {
     in_loop: bool,
     /// The program reads a value back from workgroup memory.
     staged: bool,
+    /// The accumulated output's bins (0: none).
+    bins: u32,
     statements: i32,
 }
 
@@ -417,6 +425,10 @@ impl Gen {
                     body,
                 }
             }
+            12 if self.bins > 0 => S::Accumulate {
+                bin: self.index(),
+                value: self.exp(3),
+            },
             _ => S::Store {
                 out: self.rng.random_range(0..self.outputs),
                 value: self.exp(3),
@@ -470,6 +482,7 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         vars: Vec::new(),
         in_loop: false,
         staged: false,
+        bins: 0,
         statements,
     };
     let size: u32 = workgroup.iter().product();
@@ -494,7 +507,16 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         .collect();
     g.helpers = helper_count;
     let scatters = (0..outputs).map(|_| g.scatter()).collect();
+    g.bins = if g.rng.random_bool(0.3) {
+        g.rng.random_range(1..=5)
+    } else {
+        0
+    };
     let mut body = g.block(2);
+    if g.bins > 0 && !accumulates(&body) {
+        let (bin, value) = (g.index(), g.exp(3));
+        body.push(S::Accumulate { bin, value });
+    }
     // Every output is stored into somewhere.
     for out in 0..outputs {
         if !stores_into(&body, out) {
@@ -515,7 +537,21 @@ pub fn generate(seed: u64, statements: i32) -> AdProgram {
         body,
         counts,
         stage,
+        bins: g.bins,
     }
+}
+
+/// True if `body` adds into the accumulated output somewhere.
+pub(crate) fn accumulates(body: &[S]) -> bool {
+    body.iter().any(|s| match s {
+        S::Accumulate { .. } => true,
+        S::If {
+            then, otherwise, ..
+        } => accumulates(then) || accumulates(otherwise),
+        S::Switch { arms, .. } => arms.iter().any(|a| accumulates(a)),
+        S::Loop { body, .. } => accumulates(body),
+        _ => false,
+    })
 }
 
 fn stores_into(body: &[S], out: usize) -> bool {
