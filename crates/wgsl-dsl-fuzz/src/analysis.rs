@@ -135,6 +135,10 @@ pub struct Analyzer<'p> {
     literal_lets: HashMap<Id, Lit>,
     /// `let`s of constants (naga's front end folds them).
     konst_lets: HashSet<Id>,
+    /// `let`s of vectors composed of parts (`vec4(x, 255u, ..)`, `splat`): naga's validator
+    /// looks through the `let` at the composed expression and checks its constant parts as
+    /// a shift amount or divisor (FUZZING.md naga finding 4).
+    compose_lets: HashMap<Id, Expr>,
     /// The result.
     pub out: Analysis,
 }
@@ -282,6 +286,7 @@ impl<'p> Analyzer<'p> {
             func_results: Vec::new(),
             literal_lets: HashMap::new(),
             konst_lets: HashSet::new(),
+            compose_lets: HashMap::new(),
             out: Analysis::default(),
         }
     }
@@ -506,6 +511,9 @@ impl<'p> Analyzer<'p> {
                     self.literal_lets.insert(*id, *l);
                 } else {
                     i.konst = false;
+                }
+                if matches!(e, Expr::Compose(_) | Expr::Splat(..)) {
+                    self.compose_lets.insert(*id, e.clone());
                 }
                 self.bind(*id, i)?;
             }
@@ -1313,6 +1321,18 @@ impl<'p> Analyzer<'p> {
         let yi = self.expr(y, ctx)?;
         let konst = xi.konst && yi.konst;
         let uniform = xi.uniform && yi.uniform;
+        // A `let` of a composed vector: naga's validator checks the composed expression's
+        // constant parts (a `let` is no const-expression in WGSL, §8.9, but naga refuses
+        // `x << v` with `let v = vec4(a, 255u, 31u, b)`: "Shift amount exceeds the bit
+        // width"; H200 differential run of seed 20261206, case 5378828363366603443,
+        // FUZZING.md naga finding 4). Such an amount or divisor is checked as if written
+        // in place.
+        let y = match y {
+            Expr::Value(id) if matches!(op, Bin::Div | Bin::Rem | Bin::Shl | Bin::Shr) => {
+                self.compose_lets.get(id).unwrap_or(y)
+            }
+            _ => y,
+        };
         let mut lits = Vec::new();
         literal_parts(y, &self.literal_lets, &mut lits);
         if matches!(op, Bin::Div | Bin::Rem | Bin::Shl | Bin::Shr)

@@ -346,3 +346,37 @@ fn mix_is_bounded_by_both_formulas_the_conformance_tests_accept() {
         "{checked} operands, {differ} where the formulas differ"
     );
 }
+
+/// Case 5378828363366603443 of the H200 run of seed 20261206, oracle (a): `let v10 =
+/// vec4(in_u32[..], 255u, 31u, in_u32[..]);` then `vec4<i32>(..) << v10` failed to build:
+/// naga's validator checks the constant parts of a composed shift amount even through a
+/// `let` (naga finding 8). The analysis checks such a `let`'s parts as if written in place;
+/// a `let` of run-time parts only is kept.
+#[test]
+fn a_shift_by_a_let_of_a_vector_with_a_large_literal_part_is_refused() {
+    let u = |i: u32| Expr::Input(Scalar::U32, Box::new(Expr::Lit(Lit::U32(i))));
+    let i = |k: u32| Expr::Input(Scalar::I32, Box::new(Expr::Lit(Lit::U32(k))));
+    let shift = |amount: Vec<Expr>| {
+        program(vec![
+            Stmt::Let(1, Expr::Compose(amount)),
+            Stmt::Let(
+                2,
+                Expr::Bin(
+                    Bin::Shl,
+                    Box::new(Expr::Compose(vec![i(0), i(1), i(2), i(3)])),
+                    Box::new(Expr::Value(1)),
+                ),
+            ),
+        ])
+    };
+    let large = vec![
+        u(22),
+        Expr::Lit(Lit::U32(255)),
+        Expr::Lit(Lit::U32(31)),
+        u(18),
+    ];
+    let err = analyze(&shift(large)).expect_err("naga would refuse the shift");
+    assert!(err.contains("shift"), "{err}");
+    let run_time = shift(vec![u(22), u(1), u(2), u(18)]);
+    analyze(&run_time).unwrap_or_else(|e| panic!("a shift by loaded values is kept: {e}"));
+}

@@ -260,3 +260,32 @@ fn naga_spirv_unpacks_4x8_integers_through_8_bit_vectors_with_int8() {
     assert!(names.contains(&BIT_FIELD_S_EXTRACT), "{names:?}");
     assert!(!ops.iter().any(|(op, w)| *op == TYPE_INT && w[1] == 8));
 }
+
+/// Finding 8: a shift by a vector `let` composed of run-time and constant parts is a run-time
+/// shift in WGSL (the `let` is no const-expression, and neither is the composition: only a
+/// const-expression amount of 32 or more is an error, spec §8.9), but naga 30's validator
+/// checks each constant component of a composed amount (`validate_constant_shift_amounts`)
+/// and refuses `x << v` with `let v = vec2(u, 40u)`: "Shift amount exceeds the bit width".
+/// The fuzzer's analysis checks the parts of such a `let` as if written in place (H200 run of
+/// seed 20261206, case 5378828363366603443).
+#[test]
+fn naga_refuses_a_run_time_shift_by_a_composed_vector_with_a_large_constant_part() {
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> out: array<vec2<i32>>;
+@group(0) @binding(1) var<storage> amounts: array<u32>;
+@compute @workgroup_size(1) fn main() {
+    let v = vec2(amounts[0], 40u);
+    out[0] = out[1] << v;
+}";
+    let err = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&parse(wgsl))
+    .map(|_| ())
+    .expect_err(
+        "naga now accepts a run-time shift by a composed vector: drop compose_lets from the \
+         fuzzer's analysis",
+    );
+    let err = format!("{:?}", err.into_inner());
+    assert!(err.contains("ShiftAmountTooLarge"), "{err}");
+}
