@@ -1,4 +1,4 @@
-//! Tile configurations, chosen per problem shape and target (design decision 14: pure
+//! Tile configurations, chosen per problem shape and target (ARCHITECTURE.md decision *Shape-aware kernels*: pure
 //! functions, unit-tested; the configuration is part of the kernel's name, so each has its own
 //! snapshot and pipeline).
 

@@ -43,7 +43,7 @@ pub(crate) struct DebugModule {
 
 impl Shader {
     /// The Rust call site that built the naga expression or statement with this span (every
-    /// expression and statement of the module has one; see ARCHITECTURE decision 3).
+    /// expression and statement of the module has one; see ARCHITECTURE.md decision *Call sites through spans*).
     pub fn call_site(&self, span: naga::Span) -> Option<CallSite> {
         self.sites.lookup(span)
     }

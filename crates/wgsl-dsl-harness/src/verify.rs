@@ -7,7 +7,7 @@ use wgsl_dsl::{BindingKind, KernelBuilder};
 use crate::data::{Case, Data, Expected};
 use crate::executor::{Buffers, Error, Executor};
 
-/// A kernel paired with its specification (the project's "verified op", design decision 8).
+/// A kernel paired with its specification (the project's "verified op", ARCHITECTURE.md decision *A kernel comes with its specification*).
 pub trait VerifiedOp {
     /// The kernel's entry point name.
     fn name(&self) -> &str;

@@ -1,5 +1,5 @@
 //! Running kernels on the CPU: an interpreter of the built module that reports the bugs a GPU
-//! hides (design decision 12: one module, two executors).
+//! hides (ARCHITECTURE.md decision *One module, two executors*).
 //!
 //! [`Interpreter`] executes a [`Shader`]'s validated `naga::Module`, the very module the GPU
 //! runs, for a dispatch grid over [`HostBuffer`]s, after the same argument checks as

@@ -1,5 +1,5 @@
 //! Typed dispatch on the interpreter: the argument structs `#[kernel]` and
-//! `#[derive(Bindings)]` write, over [`HostBuffer`]s (design decision 11 on the second
+//! `#[derive(Bindings)]` write, over [`HostBuffer`]s (ARCHITECTURE.md decision *A kernel's interface is written once*, on the second
 //! executor). `SgdArgs<'a>` is `SgdArgs<'a, Gpu>`; `SgdArgs<'a, Interpreter>` has the same
 //! fields over `HostBuffer`s, with the same checks at compile time (a missing, swapped or
 //! wrongly typed buffer, a read-only borrow where the kernel writes) and, at

@@ -129,7 +129,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
     }
 
     /// A caller's wgpu buffer, made on `gpu`'s device, as a buffer of
-    /// `buffer.size() / size_of::<T>()` elements of `T` (design decision 19): bound whole, so
+    /// `buffer.size() / size_of::<T>()` elements of `T` (ARCHITECTURE.md decision *Bring your own device*): bound whole, so
     /// a kernel's `arrayLength` counts every element. The buffer is shared, not copied: work
     /// the caller records on it and the kernels dispatched with it are ordered by wgpu as
     /// usual. A storage binding needs `STORAGE` usage, a uniform binding `UNIFORM`

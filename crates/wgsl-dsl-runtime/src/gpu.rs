@@ -270,7 +270,7 @@ impl Gpu {
         ))
     }
 
-    /// A `Gpu` on a device the caller opened (design decision 19): kernels compiled on it
+    /// A `Gpu` on a device the caller opened (ARCHITECTURE.md decision *Bring your own device*): kernels compiled on it
     /// run among the caller's own work, on the caller's buffers
     /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)), recorded into the caller's
     /// command encoder or compute pass ([`TypedKernel::record_in_encoder`](super::TypedKernel::record_in_encoder),

@@ -1,4 +1,4 @@
-//! Kernels inside a wgpu program that is not this runtime's (design decision 19): dispatches
+//! Kernels inside a wgpu program that is not this runtime's (ARCHITECTURE.md decision *Bring your own device*): dispatches
 //! recorded into the caller's command encoder or compute pass, and, for programs that use
 //! no part of the runtime, what wgpu needs to run a [`Shader`] by itself ([`WgpuShader`]).
 //!
@@ -146,7 +146,7 @@ impl<K: KernelDef> TypedKernel<K> {
 
 /// What a wgpu program needs to run a [`Shader`] without this runtime: its shader module,
 /// its bind group layout, its entry point. Bindings are all in group 0, numbered in
-/// declaration order (the kernel is its ABI, design decision 6); WebGPU's own checks then
+/// declaration order (ARCHITECTURE.md decision *The kernel is its ABI*); WebGPU's own checks then
 /// apply, and this runtime's (element types, sizes, aliasing) do not.
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! Typed kernel interfaces (design decision 11): a kernel's bindings, declared once, are also
+//! Typed kernel interfaces (ARCHITECTURE.md decision *A kernel's interface is written once*): a kernel's bindings, declared once, are also
 //! the type of its arguments.
 //!
 //! - [`KernelArgs`]: an argument struct with one named field per binding, in binding order:

@@ -58,7 +58,7 @@ pub use wgsl_dsl_core::handle;
 pub use wgsl_dsl_core::{exp, export, kernel, shader, types};
 
 pub mod autodiff {
-    //! Automatic differentiation of expressions and kernels (design decision 16): everything of
+    //! Automatic differentiation of expressions and kernels (ARCHITECTURE.md decision *Derivatives on the builder's DAG*): everything of
     //! the compiler's [`wgsl_dsl_core::autodiff`] (its page is the guide: [`KernelBuilder::vjp`],
     //! [`KernelBuilder::jvp`], [`derive()`], [`Backward::custom`], [`Accumulation`]), and, with
     //! the `runtime` feature, the gradient checker [`check`], which runs a backward pass against

@@ -1,4 +1,4 @@
-//! Bring your own device (design decision 19), on lavapipe in CI: the `byod` example (a plain
+//! Bring your own device (ARCHITECTURE.md decision *Bring your own device*), on lavapipe in CI: the `byod` example (a plain
 //! wgpu program running a DSL kernel among its own passes) run as is; a DSL kernel recorded
 //! between two passes of the caller's own encoder, and inside the caller's own compute pass,
 //! on the caller's buffers, against a CPU reference on random data of odd size with the

@@ -1,4 +1,4 @@
-//! The fused training step (design decision 13): three dispatches per step for one hidden
+//! The fused training step (ARCHITECTURE.md decision *Fuse by data flow, verify each fused kernel*): three dispatches per step for one hidden
 //! layer, where the unfused step has twelve.
 //!
 //! | kernel | does | replaces |

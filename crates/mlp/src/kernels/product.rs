@@ -1,4 +1,4 @@
-//! The shape-aware tiled product of the fused training step (design decision 14): a workgroup
+//! The shape-aware tiled product of the fused training step (ARCHITECTURE.md decision *Shape-aware kernels*): a workgroup
 //! computes a `tm x tn` tile of `C = A B`, each invocation `rm x rn` outputs in registers, with
 //! the tile sizes a [`Tiles`] value chosen at kernel-build time from the problem's shape and the
 //! device's limits ([`Tiles::for_product`]), a `K` range (for split-K), and operands given as

@@ -1,4 +1,4 @@
-//! The kernels' uniform structs: run-time sizes and hyperparameters (design decision 7:
+//! The kernels' uniform structs: run-time sizes and hyperparameters (ARCHITECTURE.md decision *Hyperparameters are data*:
 //! "hyperparameters are data"), shared by the Rust host (`#[repr(C)]`, `bytemuck::Pod`) and
 //! the WGSL kernels (`var<uniform>`).
 //!

@@ -1,4 +1,4 @@
-//! Automatic differentiation of expressions and kernels (design decision 16: derivatives are
+//! Automatic differentiation of expressions and kernels (ARCHITECTURE.md decision *Derivatives on the builder's DAG*: derivatives are
 //! transformations of the same IR).
 //!
 //! - **Expressions** (this page): [`KernelBuilder::vjp`], [`KernelBuilder::grad`],

@@ -1,4 +1,4 @@
-//! Export: kernels as files another host loads without this crate (design decision 19): per
+//! Export: kernels as files another host loads without this crate (ARCHITECTURE.md decision *Bring your own device*): per
 //! kernel its WGSL (`<kernel>.wgsl`, as naga wrote it) and a manifest of its ABI
 //! (`<kernel>.json`), and one JavaScript module (`kernels.js`, with JSDoc types, and
 //! `kernels.d.ts` for TypeScript) with a function per kernel that compiles it on a WebGPU
