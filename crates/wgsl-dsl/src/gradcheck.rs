@@ -1066,65 +1066,27 @@ fn adjoint_identity(
         Ok(t) => t,
         Err(e) => return Ok(Adjoint::NotMade(e.to_string())),
     };
-    let compiled = compile(&tangent.kernel, on)?;
+    // `v`, one random tangent per input.
     let mut v: Vec<(String, Vec<f32>)> = Vec::new();
-    let mut args = Vec::new();
-    for (name, role) in &tangent.roles {
-        let err = |forward: &str| CheckError::Role {
-            kernel: tangent.kernel.name().to_string(),
-            binding: name.clone(),
-            forward: forward.to_string(),
-        };
-        args.push(match role {
-            TangentRole::Primal { binding } => {
-                setup.data_of(binding).ok_or_else(|| err(binding))?
-            }
-            TangentRole::InputTangent { input } => {
-                let i = setup
-                    .index_of(input, &[BindingKind::StorageRead])
-                    .ok_or_else(|| err(input))?;
-                let t: Vec<f32> = (0..setup.base[i].len()).map(|_| rng.next()).collect();
-                v.push((input.clone(), t.clone()));
-                Data::F32(t)
-            }
-            TangentRole::OutputTangent { output } => {
-                let i = setup
-                    .index_of(output, &[BindingKind::StorageReadWrite])
-                    .ok_or_else(|| err(output))?;
-                poisoned(&setup.sig.bindings[i].ty, setup.base[i].len())
-            }
-        });
-    }
-    let after = compiled.run(on, &args, workgroups)?;
-    let mut forward_side = 0.0;
-    let mut magnitude = 0.0;
-    for ((name, role), d) in tangent.roles.iter().zip(&after) {
-        let TangentRole::OutputTangent { output } = role else {
-            continue;
-        };
-        let _ = name;
-        let (Some(o), Some(jv)) = (
-            setup.index_of(output, &[BindingKind::StorageReadWrite]),
-            floats(d),
-        ) else {
-            continue;
-        };
-        let (Some(y), Some((_, u))) = (
-            floats(&after[o]),
-            setup.outputs.iter().find(|(j, _)| *j == o),
-        ) else {
-            continue;
-        };
-        for k in 0..y.len() {
-            // Elements the forward kernel did not write keep their NaN.
-            if y[k].is_nan() {
-                continue;
-            }
-            let term = f64::from(u[k]) * f64::from(jv[k]);
-            forward_side += term;
-            magnitude += term.abs();
+    for (_, role) in &tangent.roles {
+        if let TangentRole::InputTangent { input } = role
+            && let Some(i) = setup.index_of(input, &[BindingKind::StorageRead])
+        {
+            v.push((
+                input.clone(),
+                (0..setup.base[i].len()).map(|_| rng.next()).collect(),
+            ));
         }
     }
+    let mut magnitude = 0.0;
+    let forward_side = tangent_pairs(&tangent, setup, &v, on, workgroups)?
+        .into_iter()
+        .map(|(u, jv)| {
+            let term = f64::from(u) * f64::from(jv);
+            magnitude += term.abs();
+            term
+        })
+        .sum::<f64>();
     let mut backward_side = 0.0;
     for g in gradients {
         let Some((_, t)) = v.iter().find(|(n, _)| *n == g.input) else {
@@ -1136,58 +1098,21 @@ fn adjoint_identity(
             magnitude += term.abs();
         }
     }
-    // The magnitudes of the contributions, from the magnitude kernel run on `|v|`.
+    // The magnitudes of the contributions: the magnitude kernel run on `|v|`, against `|u|`.
     let contributions = match crate::autodiff::derive_tangent_magnitude(forward, &inputs, &outputs)
     {
         Ok(m) => {
-            let compiled = compile(&m.kernel, on)?;
-            let mut args = Vec::new();
-            for ((name, role), given) in m.roles.iter().zip(&tangent.roles) {
-                debug_assert_eq!(
-                    name, &given.0,
-                    "the magnitude kernel's bindings are the tangent kernel's"
-                );
-                args.push(match role {
-                    TangentRole::Primal { binding } => {
-                        setup.data_of(binding).expect("the tangent kernel found it")
-                    }
-                    TangentRole::InputTangent { input } => {
-                        let (_, t) = v.iter().find(|(n, _)| n == input).expect("drawn above");
-                        Data::F32(t.iter().map(|x| x.abs()).collect())
-                    }
-                    TangentRole::OutputTangent { output } => {
-                        let i = setup
-                            .index_of(output, &[BindingKind::StorageReadWrite])
-                            .expect("the tangent kernel found it");
-                        poisoned(&setup.sig.bindings[i].ty, setup.base[i].len())
-                    }
-                });
-            }
-            let after_m = compiled.run(on, &args, workgroups)?;
-            let mut sum = 0.0;
-            for ((_, role), d) in m.roles.iter().zip(&after_m) {
-                let TangentRole::OutputTangent { output } = role else {
-                    continue;
-                };
-                let (Some(o), Some(mv)) = (
-                    setup.index_of(output, &[BindingKind::StorageReadWrite]),
-                    floats(d),
-                ) else {
-                    continue;
-                };
-                let (Some(y), Some((_, u))) = (
-                    floats(&after[o]),
-                    setup.outputs.iter().find(|(j, _)| *j == o),
-                ) else {
-                    continue;
-                };
-                for k in 0..y.len() {
-                    if !y[k].is_nan() {
-                        sum += f64::from(u[k]).abs() * f64::from(mv[k]);
-                    }
-                }
-            }
-            Some(sum)
+            let abs_v: Vec<(String, Vec<f32>)> = v
+                .iter()
+                .map(|(n, t)| (n.clone(), t.iter().map(|x| x.abs()).collect()))
+                .collect();
+            let pairs = tangent_pairs(&m, setup, &abs_v, on, workgroups)?;
+            Some(
+                pairs
+                    .into_iter()
+                    .map(|(u, m)| f64::from(u).abs() * f64::from(m))
+                    .sum::<f64>(),
+            )
         }
         Err(_) => None,
     };
@@ -1210,4 +1135,69 @@ fn adjoint_identity(
         error,
         tolerance: IDENTITY_ULPS * f64::from(f32::EPSILON),
     }))
+}
+
+/// Run a tangent kernel (or the magnitude kernel) with the input tangents `v` (by input
+/// name) and return, for every output element the forward kernel writes, its incoming
+/// gradient `u` and its tangent (elements it does not write keep the NaN they start with
+/// and are left out).
+fn tangent_pairs(
+    tangent: &crate::autodiff::TangentKernel,
+    setup: &Setup<'_>,
+    v: &[(String, Vec<f32>)],
+    on: Executor<'_>,
+    workgroups: [u32; 3],
+) -> Result<Vec<(f32, f32)>, CheckError> {
+    let compiled = compile(&tangent.kernel, on)?;
+    let mut args = Vec::new();
+    for (name, role) in &tangent.roles {
+        let err = |forward: &str| CheckError::Role {
+            kernel: tangent.kernel.name().to_string(),
+            binding: name.clone(),
+            forward: forward.to_string(),
+        };
+        args.push(match role {
+            TangentRole::Primal { binding } => {
+                setup.data_of(binding).ok_or_else(|| err(binding))?
+            }
+            TangentRole::InputTangent { input } => {
+                let (_, t) = v
+                    .iter()
+                    .find(|(n, _)| n == input)
+                    .ok_or_else(|| err(input))?;
+                Data::F32(t.clone())
+            }
+            TangentRole::OutputTangent { output } => {
+                let i = setup
+                    .index_of(output, &[BindingKind::StorageReadWrite])
+                    .ok_or_else(|| err(output))?;
+                poisoned(&setup.sig.bindings[i].ty, setup.base[i].len())
+            }
+        });
+    }
+    let after = compiled.run(on, &args, workgroups)?;
+    let mut pairs = Vec::new();
+    for ((_, role), d) in tangent.roles.iter().zip(&after) {
+        let TangentRole::OutputTangent { output } = role else {
+            continue;
+        };
+        let (Some(o), Some(jv)) = (
+            setup.index_of(output, &[BindingKind::StorageReadWrite]),
+            floats(d),
+        ) else {
+            continue;
+        };
+        let (Some(y), Some((_, u))) = (
+            floats(&after[o]),
+            setup.outputs.iter().find(|(j, _)| *j == o),
+        ) else {
+            continue;
+        };
+        for k in 0..y.len() {
+            if !y[k].is_nan() {
+                pairs.push((u[k], jv[k]));
+            }
+        }
+    }
+    Ok(pairs)
 }

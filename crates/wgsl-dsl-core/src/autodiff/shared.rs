@@ -121,75 +121,11 @@ fn bits_to_f32(v: NodeRef, site: CallSite) -> NodeRef {
     )
 }
 
-fn f32_to_bits(v: NodeRef, site: CallSite) -> NodeRef {
-    node(
-        ExprKind::As {
-            value: v,
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        },
-        u32_ty(),
-        site,
-    )
-}
-
-/// `cell += value` (an `atomic<u32>` holding an `f32`'s bits): the compare-exchange loop.
+/// `cell += value` (an `atomic<u32>` holding an `f32`'s bits): the compare-exchange loop
+/// `atomic_add_f32` lowers to.
 fn cas_add(cell: PlaceRef, value: NodeRef, site: CallSite, out: &mut Block) {
-    let old = ValueId::fresh();
-    let old_place = local(old, &u32_ty(), site);
-    out.push((
-        Stmt::Var {
-            id: old,
-            name: "old".into(),
-            ty: u32_ty(),
-            init: VarInit::Value(load(&cell, site)),
-        },
-        site,
-    ));
-    let old_value = load(&old_place, site);
-    let new = f32_to_bits(
-        At(site).add(&bits_to_f32(old_value.clone(), site), &value),
-        site,
-    );
-    let result = ValueId::fresh();
-    let result_node = node(ExprKind::Bound(result), u32_ty(), site);
-    out.push((
-        Stmt::Loop {
-            body: vec![
-                (
-                    Stmt::Atomic {
-                        result,
-                        place: cell,
-                        fun: AtomicOp::Exchange,
-                        value: new,
-                        compare: Some(old_value),
-                    },
-                    site,
-                ),
-                (
-                    Stmt::If {
-                        condition: node(
-                            ExprKind::AccessIndex(result_node.clone(), 1),
-                            Ty::Scalar(ScalarTy::Bool),
-                            site,
-                        ),
-                        accept: vec![(Stmt::Break, site)],
-                        reject: Vec::new(),
-                    },
-                    site,
-                ),
-                (
-                    Stmt::Store {
-                        place: old_place,
-                        value: node(ExprKind::AccessIndex(result_node, 0), u32_ty(), site),
-                    },
-                    site,
-                ),
-            ],
-            continuing: Vec::new(),
-            bound: None,
-        },
-        site,
+    out.extend(crate::kernel::collective::atomic_add_f32_loop(
+        cell, value, site,
     ));
 }
 

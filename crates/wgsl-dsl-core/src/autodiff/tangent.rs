@@ -510,13 +510,7 @@ impl Transform {
                 }
             }
             Stmt::AtomicAddF32 { place, value } => {
-                let tangent_place = self.tangent_place(place);
-                let t = match &tangent_place {
-                    Some(_) => self
-                        .tangent(value, out)?
-                        .map(|t| bind(out, "t_value", t, at)),
-                    None => None,
-                };
+                let (tangent_place, t) = self.store_tangent(place, value, at, out)?;
                 out.push((copy(s, copy_block), at));
                 // The tangent of a sum is the sum of the tangents, added the same way.
                 if let (Some(tp), Some(t)) = (tangent_place, t) {
@@ -540,13 +534,7 @@ impl Transform {
                 ));
             }
             Stmt::Store { place, value } => {
-                let tangent_place = self.tangent_place(place);
-                let t = match &tangent_place {
-                    Some(_) => self
-                        .tangent(value, out)?
-                        .map(|t| bind(out, "t_value", t, at)),
-                    None => None,
-                };
+                let (tangent_place, t) = self.store_tangent(place, value, at, out)?;
                 out.push((copy(s, copy_block), at));
                 if let Some(tp) = tangent_place {
                     let value = t.unwrap_or_else(|| At(at).zero(&place.ty));
@@ -651,6 +639,26 @@ impl Transform {
             _ => out.push((copy(s, copy_block), at)),
         }
         Ok(())
+    }
+
+    /// For a store (or an addition) of `value` into `place`: the tangent place, if `place` has
+    /// one, and the tangent of `value` bound to a `let` (computed before the store, so that the
+    /// store does not change what it reads), if it depends on an input.
+    fn store_tangent(
+        &mut self,
+        place: &PlaceRef,
+        value: &NodeRef,
+        at: CallSite,
+        out: &mut Block,
+    ) -> Result<(Option<PlaceRef>, Option<NodeRef>), NotDifferentiable> {
+        let tangent_place = self.tangent_place(place);
+        let t = match &tangent_place {
+            Some(_) => self
+                .tangent(value, out)?
+                .map(|t| bind(out, "t_value", t, at)),
+            None => None,
+        };
+        Ok((tangent_place, t))
     }
 
     /// The tangent of `place`: the same path from the tangent of its root, if it has one.
