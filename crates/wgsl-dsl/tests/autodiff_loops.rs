@@ -9,12 +9,11 @@
 mod common;
 
 use common::kernel_ad::{
-    Case, TOLERANCE, assert_close, check_case, gradient, run_backward, uniform,
+    Case, TOLERANCE, assert_close, check_case, gradient, refused, run_backward, uniform,
 };
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use wgsl_dsl::BuildError;
 use wgsl_dsl::autodiff::{
     Accumulation, CheckError, CheckOptions, Data, Derive, Executor, check, derive,
 };
@@ -399,20 +398,6 @@ fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
             }
             other => panic!("expected the iteration limit, got {other:?}"),
         }
-    }
-}
-
-#[track_caller]
-fn refused(k: &KernelBuilder, words: &str, line: u32) {
-    match derive(k, &Derive::new()) {
-        Err(e @ BuildError::NotDifferentiable { .. }) => {
-            let BuildError::NotDifferentiable { site, .. } = &e else {
-                unreachable!()
-            };
-            assert!(e.to_string().contains(words), "{e}");
-            assert_eq!((site.file, site.line), (file!(), line), "{e}");
-        }
-        other => panic!("expected NotDifferentiable, got {other:?}"),
     }
 }
 

@@ -85,3 +85,20 @@ pub fn assert_close(name: &str, got: &[f32], want: &[f64]) {
         assert!(err < 1e-5, "{name}[{j}]: derived {g}, f64 {w}");
     }
 }
+
+/// `derive(k)` is refused with a `NotDifferentiable` whose message contains `words`, located
+/// at line `line` of the calling test's file.
+#[track_caller]
+pub fn refused(k: &KernelBuilder, words: &str, line: u32) {
+    let file = std::panic::Location::caller().file();
+    match autodiff::derive(k, &autodiff::Derive::new()) {
+        Err(e @ wgsl_dsl::BuildError::NotDifferentiable { .. }) => {
+            let wgsl_dsl::BuildError::NotDifferentiable { site, .. } = &e else {
+                unreachable!()
+            };
+            assert!(e.to_string().contains(words), "{e}");
+            assert_eq!((site.file, site.line), (file, line), "{e}");
+        }
+        other => panic!("expected NotDifferentiable, got {other:?}"),
+    }
+}
