@@ -611,3 +611,48 @@ fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
     });
     refused(&k, "may repeat", line);
 }
+
+/// A run-time loop that contributes nothing to a gradient (it stores only into a `no_diff`
+/// output, and nothing reads what it leaves) is not in the derived kernel: not run, not
+/// taped, not flagged. Here it runs past its bound (7 iterations, `max_iterations(2)`): the
+/// derived pass gives the gradient of the loop that matters, without an iteration-limit error.
+/// (The MLP loss's loop storing the probabilities was such a loop.)
+#[test]
+fn a_loop_that_contributes_no_gradient_is_dropped() {
+    let mut k = KernelBuilder::new("dead_loop", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let n = k.uniform::<u32>("n");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let side = k.storage::<RuntimeArray<f32>, ReadWrite>("side");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let s = k.var("s", 0.0f32);
+        k.max_iterations(8).for_range("j", 0u32, n.load(), |k, j| {
+            k.store(&s, s.load() + sin(x.at(&i * n.load() + &j).load()))
+        });
+        k.store(&y.at(&i), s.load());
+        // Dead for the gradient: `side` is no_diff, nothing reads what the loop leaves.
+        k.max_iterations(2).for_range("j", 0u32, n.load(), |k, j| {
+            k.store(
+                &side.at(&i * n.load() + &j),
+                x.at(&i * n.load() + &j).load() * 2.0f32,
+            )
+        });
+    });
+    let backward = derive(&k, &Derive::new().no_diff("side")).expect("derives");
+    let loops = backward.kernels[0].bounded_loops().expect("a bounded loop");
+    assert_eq!(loops.len(), 1, "{loops:?}");
+    let (m, len) = (5usize, 7usize);
+    let r = &mut StdRng::seed_from_u64(9);
+    let data = vec![
+        ("x", Data::F32(uniform(r, m * len, 1.0))),
+        ("n", Data::U32(vec![len as u32])),
+        ("y", Data::F32(vec![0.0; m])),
+        ("side", Data::F32(vec![0.0; m * len])),
+    ];
+    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+        let report = check(&k, &backward, &data, [1, 1, 1], on, CheckOptions::default())
+            .expect("no iteration-limit error: the loop past its bound is not derived");
+        assert!(report.passed(), "{report}");
+    }
+}

@@ -398,6 +398,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
 
     let mut symbolic = Symbolic::new(primal, roles.clone());
     let mut items = symbolic.entry().map_err(|e| e.at(site))?;
+    super::loops::drop_dead_loops(&mut items);
     super::shared::check_placement(&items, 0).map_err(|e| e.at(site))?;
     super::shared::check_loops_and_barriers(&items).map_err(|e| e.at(site))?;
     let defs = std::mem::take(&mut symbolic.defs);

@@ -498,3 +498,99 @@ impl Emit<'_> {
         Ok(())
     }
 }
+
+/// Drop the run-time loops that contribute nothing to a gradient: no output store or
+/// workgroup operation in their body, and no value they leave (a carried value after the loop)
+/// read by anything else in the program. Such a loop (the loss's loop that stores the
+/// `no_diff` probabilities, whose stores the derived kernel does not repeat) would only be run,
+/// taped and flagged for nothing; a loop past its bound that is dropped loses no gradient.
+/// Repeated until none is left (dropping one may leave another's values unread).
+pub(crate) fn drop_dead_loops(items: &mut Vec<Item>) {
+    loop {
+        let mut dead: Option<*const Loop> = None;
+        find_dead(items, items, &mut dead);
+        let Some(dead) = dead else {
+            return;
+        };
+        remove_loop(items, dead);
+    }
+}
+
+/// The first dead loop of `block` (nested blocks included), judged against the whole
+/// program `all`.
+fn find_dead(all: &[Item], block: &[Item], dead: &mut Option<*const Loop>) {
+    for item in block {
+        if dead.is_some() {
+            return;
+        }
+        match item {
+            Item::Loop(l) => {
+                let leaves: HashSet<ValueId> = l.carried.iter().map(|c| c.exit).collect();
+                let read_elsewhere = leaves
+                    .iter()
+                    .any(|id| reads_value(all, *id, &**l as *const Loop));
+                if !has_output(&l.body) && !super::program::has_shared(&l.body) && !read_elsewhere {
+                    *dead = Some(&**l as *const Loop);
+                    return;
+                }
+                find_dead(all, &l.body, dead);
+            }
+            Item::If {
+                then, otherwise, ..
+            } => {
+                find_dead(all, then, dead);
+                find_dead(all, otherwise, dead);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// True if a node of `items`, outside the loop `skip`, reads the value `id`.
+fn reads_value(items: &[Item], id: ValueId, skip: *const Loop) -> bool {
+    let reads = |n: &NodeRef| {
+        super::subst::any_node(n, |m| matches!(m.kind, ExprKind::Bound(b) if b == id))
+    };
+    items.iter().any(|item| match item {
+        Item::Let { value, .. } => reads(value),
+        Item::Output { seed, value, .. } => {
+            let mut v = vec![value.clone()];
+            super::subst::place_indices(seed, &mut v);
+            v.iter().any(reads)
+        }
+        Item::If {
+            condition,
+            then,
+            otherwise,
+            merges,
+            ..
+        } => {
+            reads(condition)
+                || merges
+                    .iter()
+                    .any(|m| reads(&m.then_value) || reads(&m.else_value))
+                || reads_value(then, id, skip)
+                || reads_value(otherwise, id, skip)
+        }
+        Item::Loop(l) if std::ptr::eq(&**l, skip) => false,
+        Item::Loop(l) => l.roots().iter().any(reads) || reads_value(&l.body, id, skip),
+        Item::Shared(s) => s.roots().iter().any(reads),
+    })
+}
+
+fn remove_loop(block: &mut Vec<Item>, dead: *const Loop) -> bool {
+    if let Some(i) = block
+        .iter()
+        .position(|item| matches!(item, Item::Loop(l) if std::ptr::eq(&**l, dead)))
+    {
+        block.remove(i);
+        return true;
+    }
+    block.iter_mut().any(|item| match item {
+        Item::Loop(l) => remove_loop(&mut l.body, dead),
+        Item::If {
+            then, otherwise, ..
+        } => remove_loop(then, dead) || remove_loop(otherwise, dead),
+        _ => false,
+    })
+}
