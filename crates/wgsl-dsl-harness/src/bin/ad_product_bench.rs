@@ -8,7 +8,10 @@
 //! ```
 //!
 //! `SIZE` (default 1024): the product `SIZE x SIZE x SIZE`; `REPS` (default 10): passes
-//! timed, the median printed. Time: GPU timestamps (`Gpu::profile`) summed over each pass's
+//! timed, the median printed; the three passes are timed in turn, twice (A B C A B C). The
+//! third is the derived pass with its gradients accumulated `Exclusive` instead of by
+//! compare-exchange loops: wrong (invocations race on `d_a` and `d_b`), timed only to
+//! attribute the derived pass's time to its atomic accumulation or to the rest. Time: GPU timestamps (`Gpu::profile`) summed over each pass's
 //! dispatches. Also printed, for each pass: the wall time to derive it, to build each kernel
 //! (lowering and naga's validation) and to compile it on the device (wgpu and the driver), and
 //! each kernel's WGSL size; the forward kernel is unrolled over `SIZE / 4` tiles when it is
@@ -153,6 +156,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build_for(&gpu.target_limits())?;
         std::fs::write(path, &shader.wgsl)?;
     }
+    let racy = derive(
+        &forward,
+        &Derive::new()
+            .accumulate("a", Accumulation::Exclusive)
+            .accumulate("b", Accumulation::Exclusive),
+    )?;
     let custom = product_backward(shape);
     let grid = product_grid(shape);
     let mut r = 0x2545_f491_4f6c_dd1du64;
@@ -172,27 +181,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .into_iter()
         .map(|n| (n, random(size * size)))
         .collect();
-    let mut timed = Vec::new();
+    let mut passes = Vec::new();
     let mut grads = Vec::new();
-    for (label, backward) in [("custom", &custom), ("derived", &derived_pass)] {
+    let labels = ["custom", "derived", "derived, exclusive (racy: timing only)"];
+    for (label, backward) in labels.iter().zip([&custom, &derived_pass, &racy]) {
         let mut bufs: HashMap<String, Buf> = HashMap::new();
         for (name, v) in &inputs {
             bufs.insert(name.to_string(), Buf::F(GpuBuffer::from_slice(&gpu, v)?));
         }
+        println!("{label}:");
         let pass = prepare(&gpu, backward, &mut bufs, &len)?;
-        let t = time(&gpu, &pass, &bufs, grid, 1)?; // also the run compared below
+        time(&gpu, &pass, &bufs, grid, 1)?; // the run compared below
         let g: Vec<Vec<f32>> = ["d_a", "d_b"]
             .iter()
             .map(|n| gradient(&gpu, &bufs, n))
             .collect();
         grads.push(g);
-        let median = time(&gpu, &pass, &bufs, grid, reps)?.or(t);
-        println!(
-            "{label:>8} backward of the tiled product {size}^3: {} kernel(s), median {:?} over {reps} passes",
-            pass.kernels.len(),
-            median
-        );
-        timed.push(median);
+        passes.push((label, pass, bufs));
     }
     for (i, name) in ["d_a", "d_b"].iter().enumerate() {
         let worst = grads[0][i]
@@ -202,11 +207,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .fold(0.0f32, f32::max);
         println!("{name}: max |derived - custom| / max(1, |custom|) = {worst:.2e}");
     }
-    if let [Some(c), Some(d)] = [timed[0], timed[1]] {
-        println!(
-            "derived / custom: {:.2}x",
-            d.as_secs_f64() / c.as_secs_f64()
-        );
+    for round in 1..=2 {
+        let mut timed = Vec::new();
+        for (label, pass, bufs) in &passes {
+            let median = time(&gpu, pass, bufs, grid, reps)?;
+            println!(
+                "round {round}: {label:>8} backward of the tiled product {size}^3: {} kernel(s), median {:?} over {reps} passes",
+                pass.kernels.len(),
+                median
+            );
+            timed.push(median);
+        }
+        if let [Some(c), Some(d), Some(x)] = [timed[0], timed[1], timed[2]] {
+            println!(
+                "round {round}: derived / custom {:.2}x, derived exclusive / custom {:.2}x",
+                d.as_secs_f64() / c.as_secs_f64(),
+                x.as_secs_f64() / c.as_secs_f64()
+            );
+        }
     }
     Ok(())
 }
