@@ -183,7 +183,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let mut passes = Vec::new();
     let mut grads = Vec::new();
-    let labels = ["custom", "derived", "derived, exclusive (racy: timing only)"];
+    let labels = [
+        "custom",
+        "derived",
+        "derived, exclusive (racy: timing only)",
+    ];
     for (label, backward) in labels.iter().zip([&custom, &derived_pass, &racy]) {
         let mut bufs: HashMap<String, Buf> = HashMap::new();
         for (name, v) in &inputs {
