@@ -57,7 +57,7 @@ pub use run::{Gemm, GemmError};
 /// on `f16` buffers), the tensor-core kernel loading fragments directly at 4096^3, the
 /// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, and both
 /// kernels with scalar accesses for odd sizes; and the memory-bound kernels of
-/// [`memory`] (`gemm roofline`).
+/// [`memory`] (`gemm roofline`) in every configuration.
 pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimits)> {
     let target = h200_limits();
     let mut v = Vec::new();
@@ -85,7 +85,9 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
         target,
     ));
     for kind in memory::MemKernel::ALL {
-        v.push((kind.build(), wgsl_dsl::TargetLimits::default()));
+        for config in memory::MemConfig::candidates(kind, 8192, 4096) {
+            v.push((kind.build_for(config), wgsl_dsl::TargetLimits::default()));
+        }
     }
     v
 }

@@ -19,11 +19,18 @@
 //! - [`MemKernel::Transpose`]: `y [cols, rows] = x^T` through a 16 x 17 workgroup tile (the
 //!   17th column keeps the tile's columns in different banks).
 //!
+//! Each kernel also comes in the variants a kernel author tries next ([`MemConfig`]): `vec4`
+//! bindings (`array<vec4<f32>>`: 16-byte loads and stores, where the length or the row is a
+//! multiple of 4), several `vec4`s per invocation for the element-wise kernels, and a
+//! 32 x 33 tile with four rows per invocation for the transpose. [`MemConfig::candidates`]
+//! lists those valid for a shape; `gemm roofline` times each.
+//!
 //! GELU is the tanh approximation (Hendrycks & Gimpel 2016, eq. after (1); PyTorch's
 //! `gelu(approximate="tanh")`): `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`.
 
 use bytemuck::{Pod, Zeroable};
 use wgsl_dsl::prelude::*;
+use wgsl_dsl::types::{Float, Numeric, ScalarOrVector};
 
 /// Invocations per workgroup of every kernel here.
 pub const WG: u32 = 256;
@@ -45,6 +52,77 @@ pub struct MemDims {
     pub a: f32,
     /// Padding to 16 bytes.
     pub _pad: u32,
+}
+
+/// How a memory-bound kernel moves its data: the element type of its `x` and `y` bindings and
+/// how much each invocation handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemConfig {
+    /// `x` and `y` bind as `array<vec4<f32>>` (16-byte loads and stores). Needs the element
+    /// count (element-wise kernels) or the row length (row kernels) to be a multiple of 4;
+    /// not for the transpose or the row sum's `y`.
+    pub vec4: bool,
+    /// Element-wise kernels: elements (or `vec4`s) per invocation, `1`, `2` or `4`, each
+    /// `256` apart so that a workgroup's loads stay contiguous. Transpose: `1` (a 16 x 16 tile,
+    /// one element per invocation) or `4` (a 32 x 32 tile of 32 x 8 invocations, four rows
+    /// each). Row kernels: `1`.
+    pub per_invocation: u32,
+}
+
+impl MemConfig {
+    /// One `f32` per invocation: the kernels as first written.
+    pub const SCALAR: MemConfig = MemConfig {
+        vec4: false,
+        per_invocation: 1,
+    };
+
+    /// The configurations of `kind` valid for `x [rows, cols]`, [`MemConfig::SCALAR`] first.
+    pub fn candidates(kind: MemKernel, rows: u32, cols: u32) -> Vec<MemConfig> {
+        let mut v = vec![MemConfig::SCALAR];
+        let vec4 = |per_invocation| MemConfig {
+            vec4: true,
+            per_invocation,
+        };
+        match kind {
+            MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu => {
+                if (rows as u64 * cols as u64).is_multiple_of(4) {
+                    v.extend([vec4(1), vec4(2), vec4(4)]);
+                }
+            }
+            MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm => {
+                if cols.is_multiple_of(4) {
+                    v.push(vec4(1));
+                }
+            }
+            MemKernel::Transpose => v.push(MemConfig {
+                vec4: false,
+                per_invocation: 4,
+            }),
+        }
+        v
+    }
+
+    /// Whether `self` is one of `kind`'s [`MemConfig::candidates`] for `x [rows, cols]`.
+    pub fn valid(self, kind: MemKernel, rows: u32, cols: u32) -> bool {
+        MemConfig::candidates(kind, rows, cols).contains(&self)
+    }
+
+    /// Whether `kind`'s `x` binds as `array<vec4<f32>>` in this configuration (bind the buffer
+    /// through its `as_vec4` view).
+    pub fn x_vec4(self) -> bool {
+        self.vec4
+    }
+
+    /// Whether `kind`'s `y` binds as `array<vec4<f32>>` (the row sum's `y`, one value per row,
+    /// stays `array<f32>`).
+    pub fn y_vec4(self, kind: MemKernel) -> bool {
+        self.vec4 && kind != MemKernel::RowSum
+    }
+
+    /// The elements one lane of the bindings holds: 4 for `vec4`, else 1.
+    fn width(self) -> u32 {
+        if self.vec4 { 4 } else { 1 }
+    }
 }
 
 /// One memory-bound kernel of the roofline benchmark.
@@ -91,6 +169,24 @@ impl MemKernel {
         }
     }
 
+    /// The entry point (and snapshot name) of `self` in configuration `c`: [`MemKernel::name`]
+    /// for [`MemConfig::SCALAR`], else with `_vec4`, `_x2`/`_x4` or `_32` (the transpose's
+    /// 32 x 32 tile) appended.
+    pub fn kernel_name(self, c: MemConfig) -> String {
+        let mut name = self.name().to_string();
+        if c.vec4 {
+            name.push_str("_vec4");
+        }
+        if c.per_invocation > 1 {
+            if self == MemKernel::Transpose {
+                name.push_str("_32");
+            } else {
+                name.push_str(&format!("_x{}", c.per_invocation));
+            }
+        }
+        name
+    }
+
     /// Elements of `y` for `x [rows, cols]`.
     pub fn output_len(self, rows: u32, cols: u32) -> usize {
         match self {
@@ -110,27 +206,52 @@ impl MemKernel {
         }
     }
 
-    /// Workgroups to dispatch for `x [rows, cols]`.
+    /// Workgroups to dispatch for `x [rows, cols]` ([`MemConfig::SCALAR`]).
     pub fn grid(self, rows: u32, cols: u32) -> [u32; 3] {
+        self.grid_for(MemConfig::SCALAR, rows, cols)
+    }
+
+    /// Workgroups to dispatch for `x [rows, cols]` in configuration `c`.
+    pub fn grid_for(self, c: MemConfig, rows: u32, cols: u32) -> [u32; 3] {
         match self {
             MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu => {
-                let groups = (rows as u64 * cols as u64).div_ceil(WG as u64);
+                let units = (rows as u64 * cols as u64) / u64::from(c.width());
+                let groups = units.div_ceil(u64::from(WG * c.per_invocation));
                 let x = groups.min(65535) as u32;
                 [x.max(1), groups.div_ceil(65535).max(1) as u32, 1]
             }
             MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm => {
                 [rows.clamp(1, 65535), rows.div_ceil(65535).max(1), 1]
             }
-            MemKernel::Transpose => [cols.div_ceil(TILE).max(1), rows.div_ceil(TILE).max(1), 1],
+            MemKernel::Transpose => {
+                let side = transpose_side(c);
+                [cols.div_ceil(side).max(1), rows.div_ceil(side).max(1), 1]
+            }
         }
     }
 
-    /// The kernel.
+    /// The kernel ([`MemConfig::SCALAR`]).
     pub fn build(self) -> KernelBuilder {
-        match self {
-            MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu => elementwise(self),
-            MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm => row(self),
-            MemKernel::Transpose => transpose(),
+        self.build_for(MemConfig::SCALAR)
+    }
+
+    /// The kernel in configuration `c` (one of [`MemConfig::candidates`] for the shapes it
+    /// will run on: a `vec4` kernel reads `x` four elements at a time).
+    pub fn build_for(self, c: MemConfig) -> KernelBuilder {
+        match (self, c.vec4) {
+            (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, false) => {
+                elementwise::<f32>(self, c)
+            }
+            (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, true) => {
+                elementwise::<Vec4<f32>>(self, c)
+            }
+            (MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm, false) => {
+                row::<f32>(self, c)
+            }
+            (MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm, true) => {
+                row::<Vec4<f32>>(self, c)
+            }
+            (MemKernel::Transpose, _) => transpose(c),
         }
     }
 
@@ -272,30 +393,93 @@ pub fn gelu_f64(x: f64) -> f64 {
     0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
 }
 
-fn elementwise(kind: MemKernel) -> KernelBuilder {
-    let mut k = KernelBuilder::new(kind.name(), [WG, 1, 1]);
+/// What the kernels here bind `x` and `y` as: `f32` or `vec4<f32>`, with the few operations
+/// that differ between the two written once.
+trait Lane: Sized + Float + Numeric<Elem = f32> + ScalarOrVector<Elem = f32> {
+    /// Elements per lane.
+    const WIDTH: u32;
+    /// A lane of `v`s (`v` itself for `f32`).
+    fn splat(v: Exp<f32>) -> Exp<Self>;
+    /// The sum of the lane's elements.
+    fn total(v: Exp<Self>) -> Exp<f32>;
+    /// The largest of the lane's elements.
+    fn most(v: Exp<Self>) -> Exp<f32>;
+}
+
+impl Lane for f32 {
+    const WIDTH: u32 = 1;
+    fn splat(v: Exp<f32>) -> Exp<f32> {
+        v
+    }
+    fn total(v: Exp<f32>) -> Exp<f32> {
+        v
+    }
+    fn most(v: Exp<f32>) -> Exp<f32> {
+        v
+    }
+}
+
+impl Lane for Vec4<f32> {
+    const WIDTH: u32 = 4;
+    fn splat(v: Exp<f32>) -> Exp<Vec4<f32>> {
+        Exp::<Vec4<f32>>::splat(v)
+    }
+    fn total(v: Exp<Vec4<f32>>) -> Exp<f32> {
+        (v.x() + v.y()) + (v.z() + v.w())
+    }
+    fn most(v: Exp<Vec4<f32>>) -> Exp<f32> {
+        max(max(v.x(), v.y()), max(v.z(), v.w()))
+    }
+}
+
+fn elementwise<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+    let mut k = KernelBuilder::new(&kind.kernel_name(c), [WG, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let n = k.let_("n", dims.rows().load() * dims.cols().load());
-    // A 2-D grid of workgroups: workgroup (gx, gy) covers elements from (gy * 65535 + gx) * 256.
+    let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<L>, ReadWrite>("y");
+    // `n`: lanes of `x` (the element count is a multiple of the lane's width).
+    let elements = dims.rows().load() * dims.cols().load();
+    let n = k.let_(
+        "n",
+        if L::WIDTH == 1 {
+            elements
+        } else {
+            elements / L::WIDTH
+        },
+    );
+    // A 2-D grid of workgroups: workgroup (gx, gy) covers lanes from
+    // (gy * 65535 + gx) * 256 * per_invocation, its invocations 256 lanes apart.
     let group = k.let_("group", workgroup_id().y() * 65535u32 + workgroup_id().x());
-    let i = k.let_("i", group * WG + local_invocation_index());
-    k.if_(i.lt(&n), |k| {
-        let v = k.let_("v", x.at(&i).load());
-        match kind {
-            MemKernel::Copy => k.store(&y.at(&i), v),
-            MemKernel::Axpy => {
-                let a = k.let_("a", dims.a().load());
-                k.store(&y.at(&i), fma(a, v, y.at(&i).load()));
+    let first = k.let_(
+        "i",
+        group * (WG * c.per_invocation) + local_invocation_index(),
+    );
+    for j in 0..c.per_invocation {
+        let i = if j == 0 {
+            first.clone()
+        } else {
+            k.let_(&format!("i{j}"), &first + j * WG)
+        };
+        k.if_(i.lt(&n), |k| {
+            let v = k.let_("v", x.at(&i).load());
+            match kind {
+                MemKernel::Copy => k.store(&y.at(&i), v),
+                MemKernel::Axpy => {
+                    let a = k.let_("a", L::splat(dims.a().load()));
+                    k.store(&y.at(&i), fma(a, v, y.at(&i).load()));
+                }
+                _ => {
+                    let c = (2.0f64 / std::f64::consts::PI).sqrt() as f32;
+                    let cube = L::splat(lit(0.044715f32)) * &v * &v * &v;
+                    let inner = k.let_("inner", L::splat(lit(c)) * (&v + cube));
+                    k.store(
+                        &y.at(&i),
+                        L::splat(lit(0.5f32)) * &v * (L::splat(lit(1.0f32)) + tanh(inner)),
+                    );
+                }
             }
-            _ => {
-                let c = (2.0f64 / std::f64::consts::PI).sqrt() as f32;
-                let inner = k.let_("inner", lit(c) * (&v + lit(0.044715f32) * &v * &v * &v));
-                k.store(&y.at(&i), lit(0.5f32) * &v * (lit(1.0f32) + tanh(inner)));
-            }
-        }
-    });
+        });
+    }
     k
 }
 
@@ -325,11 +509,14 @@ fn reduce(
     result
 }
 
-fn row(kind: MemKernel) -> KernelBuilder {
-    let mut k = KernelBuilder::new(kind.name(), [WG, 1, 1]);
+fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+    let mut k = KernelBuilder::new(&kind.kernel_name(c), [WG, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
+    let partial_and_y = match kind {
+        MemKernel::RowSum => Err(k.storage::<RuntimeArray<f32>, ReadWrite>("y")),
+        _ => Ok(k.storage::<RuntimeArray<L>, ReadWrite>("y")),
+    };
     let partial = k.workgroup::<Array<f32, { WG as usize }>>("partial");
     let rows = k.let_("rows", dims.rows().load());
     let cols = k.let_("cols", dims.cols().load());
@@ -338,52 +525,61 @@ fn row(kind: MemKernel) -> KernelBuilder {
     // Workgroups past the last row (the 2-D grid's tail) skip the work but not the barriers:
     // their invocations read no element (the loops run zero times) and write nothing.
     let live = k.let_("live", r.lt(&rows));
-    let len = k.let_("len", select(lit(0u32), cols.clone(), live.clone()));
-    let base = k.let_("base", &r * &cols);
+    // `len` and `base` count lanes: a row is `cols / 4` `vec4`s.
+    let lanes = if L::WIDTH == 1 {
+        cols.clone()
+    } else {
+        k.let_("lanes", &cols / L::WIDTH)
+    };
+    let len = k.let_("len", select(lit(0u32), lanes.clone(), live.clone()));
+    let base = k.let_("base", &r * &lanes);
     let add = |a: Exp<f32>, b: Exp<f32>| a + b;
-    match kind {
-        MemKernel::RowSum => {
-            let acc = k.var("acc", 0.0f32);
+    let zero = || L::splat(lit(0.0f32));
+    match partial_and_y {
+        Err(y) => {
+            let acc = k.var("acc", zero());
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
                 k.update(&acc, |s| s + x.at(&base + c).load());
             });
-            k.store(&partial.at(&lid), acc.load());
+            k.store(&partial.at(&lid), L::total(acc.load()));
             let sum = reduce(&mut k, &partial, &lid, "sum", add);
             k.if_(live.and(lid.eq(0u32)), |k| k.store(&y.at(&r), sum));
         }
-        MemKernel::RowSoftmax => {
-            let m = k.var("m", f32::MIN);
+        Ok(y) if kind == MemKernel::RowSoftmax => {
+            let m = k.var("m", L::splat(lit(f32::MIN)));
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
                 k.update(&m, |m| max(m, x.at(&base + c).load()));
             });
-            k.store(&partial.at(&lid), m.load());
+            k.store(&partial.at(&lid), L::most(m.load()));
             let row_max = reduce(&mut k, &partial, &lid, "row_max", |a, b| max(a, b));
-            let s = k.var("s", 0.0f32);
+            let s = k.var("s", zero());
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
-                k.update(&s, |s| s + exp(x.at(&base + c).load() - &row_max));
+                k.update(&s, |s| {
+                    s + exp(x.at(&base + c).load() - L::splat(row_max.clone()))
+                });
             });
-            k.store(&partial.at(&lid), s.load());
+            k.store(&partial.at(&lid), L::total(s.load()));
             let total = reduce(&mut k, &partial, &lid, "total", add);
             let inv = k.let_("inv", lit(1.0f32) / total);
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
-                let e = exp(x.at(&base + &c).load() - &row_max);
-                k.store(&y.at(&base + c), e * &inv);
+                let e = exp(x.at(&base + &c).load() - L::splat(row_max.clone()));
+                k.store(&y.at(&base + c), e * L::splat(inv.clone()));
             });
         }
-        _ => {
-            let s = k.var("s", 0.0f32);
+        Ok(y) => {
+            let s = k.var("s", zero());
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
                 k.update(&s, |s| s + x.at(&base + c).load());
             });
-            k.store(&partial.at(&lid), s.load());
+            k.store(&partial.at(&lid), L::total(s.load()));
             let total = reduce(&mut k, &partial, &lid, "total", add);
             let mean = k.let_("mean", total / cols.to_f32());
-            let q = k.var("q", 0.0f32);
+            let q = k.var("q", zero());
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
-                let d = x.at(&base + c).load() - &mean;
+                let d = x.at(&base + c).load() - L::splat(mean.clone());
                 k.update(&q, |q| fma(d.clone(), d, q));
             });
-            k.store(&partial.at(&lid), q.load());
+            k.store(&partial.at(&lid), L::total(q.load()));
             let squares = reduce(&mut k, &partial, &lid, "squares", add);
             let inv = k.let_(
                 "inv",
@@ -391,42 +587,84 @@ fn row(kind: MemKernel) -> KernelBuilder {
             );
             k.for_step("c", lid.clone(), len.clone(), WG, |k, c| {
                 let v = x.at(&base + &c).load();
-                k.store(&y.at(&base + c), (v - &mean) * &inv);
+                k.store(
+                    &y.at(&base + c),
+                    (v - L::splat(mean.clone())) * L::splat(inv.clone()),
+                );
             });
         }
     }
     k
 }
 
-fn transpose() -> KernelBuilder {
-    let mut k = KernelBuilder::new(MemKernel::Transpose.name(), [TILE, TILE, 1]);
+/// The transpose's tile side in configuration `c`: 16, or 32 with four rows per invocation.
+fn transpose_side(c: MemConfig) -> u32 {
+    if c.per_invocation == 4 {
+        2 * TILE
+    } else {
+        TILE
+    }
+}
+
+fn transpose(cfg: MemConfig) -> KernelBuilder {
+    if transpose_side(cfg) == TILE {
+        transpose_in::<{ (TILE * (TILE + 1)) as usize }>(cfg)
+    } else {
+        transpose_in::<{ (2 * TILE * (2 * TILE + 1)) as usize }>(cfg)
+    }
+}
+
+/// The transpose through a tile of `N = side * (side + 1)` elements.
+fn transpose_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
+    let side = transpose_side(cfg);
+    // Rows of the tile each pass covers: the workgroup is `side x step` invocations.
+    let step = side / cfg.per_invocation;
+    let name = MemKernel::Transpose.kernel_name(cfg);
+    let mut k = KernelBuilder::new(&name, [side, step, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let tile = k.workgroup::<Array<f32, { (TILE * (TILE + 1)) as usize }>>("tile");
+    // The padding column keeps a column of the tile in different banks.
+    let pitch = side + 1;
+    let tile = k.workgroup::<Array<f32, N>>("tile");
     let rows = k.let_("rows", dims.rows().load());
     let cols = k.let_("cols", dims.cols().load());
     let tx = k.let_("tx", local_invocation_id().x());
     let ty = k.let_("ty", local_invocation_id().y());
     // Read x[r, c] for the tile's rows r and columns c, coalesced along c.
-    let c = k.let_("c", workgroup_id().x() * TILE + &tx);
-    let r = k.let_("r", workgroup_id().y() * TILE + &ty);
-    k.if_(r.lt(&rows).and(c.lt(&cols)), |k| {
-        k.store(
-            &tile.at(&ty * (TILE + 1) + &tx),
-            x.at(&r * &cols + &c).load(),
-        );
-    });
+    let c = k.let_("c", workgroup_id().x() * side + &tx);
+    for j in 0..cfg.per_invocation {
+        let row = if j == 0 { ty.clone() } else { &ty + j * step };
+        let r = k.let_(&suffixed("r", j), workgroup_id().y() * side + &row);
+        k.if_(r.lt(&rows).and(c.lt(&cols)), |k| {
+            k.store(&tile.at(&row * pitch + &tx), x.at(&r * &cols + &c).load());
+        });
+    }
     k.workgroup_barrier();
-    // Write y[c', r'] = x[r', c'] coalesced along r': invocation (tx, ty) writes column
-    // c' = group.x * 16 + ty, row r' = group.y * 16 + tx.
-    let yc = k.let_("yc", workgroup_id().x() * TILE + &ty);
-    let yr = k.let_("yr", workgroup_id().y() * TILE + &tx);
-    k.if_(yr.lt(&rows).and(yc.lt(&cols)), |k| {
-        k.store(
-            &y.at(&yc * &rows + &yr),
-            tile.at(&tx * (TILE + 1) + &ty).load(),
-        );
-    });
+    // Write y[c', r'] = x[r', c'] coalesced along r': invocation (tx, ty) writes columns
+    // c' = group.x * side + ty (+ step j), row r' = group.y * side + tx.
+    let mut yr: Option<Exp<u32>> = None;
+    for j in 0..cfg.per_invocation {
+        let col = if j == 0 { ty.clone() } else { &ty + j * step };
+        let yc = k.let_(&suffixed("yc", j), workgroup_id().x() * side + &col);
+        let yr = match &yr {
+            Some(yr) => yr.clone(),
+            None => yr
+                .insert(k.let_("yr", workgroup_id().y() * side + &tx))
+                .clone(),
+        };
+        k.if_(yr.lt(&rows).and(yc.lt(&cols)), |k| {
+            k.store(&y.at(&yc * &rows + &yr), tile.at(&tx * pitch + &col).load());
+        });
+    }
     k
+}
+
+/// `name` for the first of several, `name{j}` for the others.
+fn suffixed(name: &str, j: u32) -> String {
+    if j == 0 {
+        name.to_string()
+    } else {
+        format!("{name}{j}")
+    }
 }

@@ -1,15 +1,29 @@
 //! The memory-bound kernels of `gemm roofline` (`wgsl_gemm::memory`) against their `f64`
-//! specification on odd shapes (a single element, rows shorter and longer than a workgroup,
-//! columns that are not multiples of the 16 x 16 transpose tile), outputs poisoned with NaN
+//! specification in every configuration ([`MemConfig::candidates`]) on odd shapes (a single
+//! element, rows shorter and longer than a workgroup, columns that are not multiples of the
+//! transpose's tile), outputs poisoned with NaN
 //! first: on the CPU interpreter, which also checks every access for bounds and data races and
 //! every barrier for uniformity, and on the test adapter (lavapipe in CI).
 
-use wgsl_dsl::interp::{HostBuffer, Interpreter};
-use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+use wgsl_dsl::interp::{HostArg, HostBuffer, Interpreter};
+use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer};
 use wgsl_gemm::harness::random;
-use wgsl_gemm::memory::{MemDims, MemKernel, check};
+use wgsl_gemm::memory::{MemConfig, MemDims, MemKernel, check};
 
-const SHAPES: [(u32, u32); 5] = [(1, 1), (3, 301), (7, 257), (2, 1000), (17, 33)];
+/// Odd shapes (scalar kernels only), and shapes whose rows are a multiple of 4 long (the `vec4`
+/// kernels too), among them rows shorter than a workgroup's 256 lanes and longer, and sides
+/// that are not multiples of the transpose's 16 or 32.
+const SHAPES: [(u32, u32); 9] = [
+    (1, 1),
+    (3, 301),
+    (7, 257),
+    (2, 1000),
+    (17, 33),
+    (1, 4),
+    (5, 1028),
+    (33, 36),
+    (3, 2052),
+];
 const A: f32 = -0.625;
 
 /// `x` in [-4, 4] and `y` before the kernel (random for `y = a x + y`, else NaN).
@@ -35,21 +49,62 @@ fn dims(rows: u32, cols: u32) -> MemDims {
     }
 }
 
+/// Every configuration of every kernel with the shapes it is valid for.
+fn cases() -> Vec<(MemKernel, MemConfig, Vec<(u32, u32)>)> {
+    let mut v = Vec::new();
+    for kind in MemKernel::ALL {
+        for config in MemConfig::candidates(kind, 4, 4) {
+            let shapes: Vec<_> = SHAPES
+                .into_iter()
+                .filter(|&(rows, cols)| config.valid(kind, rows, cols))
+                .collect();
+            v.push((kind, config, shapes));
+        }
+    }
+    v
+}
+
+#[test]
+fn every_configuration_is_tested_on_several_shapes() {
+    let cases = cases();
+    // 3 element-wise kernels x 4, 3 row kernels x 2, the transpose x 2.
+    assert_eq!(cases.len(), 3 * 4 + 3 * 2 + 2);
+    for (kind, config, shapes) in &cases {
+        assert!(
+            shapes.len() >= 4,
+            "{}: {shapes:?}",
+            kind.kernel_name(*config)
+        );
+    }
+}
+
 #[test]
 fn memory_kernels_on_the_interpreter_match_the_specification() {
     let cpu = Interpreter::new();
-    for (seed, kind) in MemKernel::ALL.into_iter().enumerate() {
-        let shader = kind.build().build().expect("builds");
+    for (seed, (kind, config, shapes)) in cases().into_iter().enumerate() {
+        let name = kind.kernel_name(config);
+        let shader = kind.build_for(config).build().expect("builds");
         let program = cpu.compile(&shader).expect("the interpreter takes it");
-        for (rows, cols) in SHAPES {
+        for (rows, cols) in shapes {
             let (x, y0) = inputs(kind, rows, cols, seed as u64);
             let d = HostBuffer::from_value(dims(rows, cols));
             let xb = HostBuffer::from_slice(&x);
             let yb = HostBuffer::from_slice(&y0);
-            cpu.dispatch(&program, &[&d, &xb, &yb], kind.grid(rows, cols))
-                .unwrap_or_else(|e| panic!("{} [{rows}, {cols}]: {e}", kind.name()));
+            let (x4, y4) = (xb.as_vec4(), yb.as_vec4());
+            let xa: &dyn HostArg = if config.x_vec4() {
+                x4.as_ref().unwrap()
+            } else {
+                &xb
+            };
+            let ya: &dyn HostArg = if config.y_vec4(kind) {
+                y4.as_ref().unwrap()
+            } else {
+                &yb
+            };
+            cpu.dispatch(&program, &[&d, xa, ya], kind.grid_for(config, rows, cols))
+                .unwrap_or_else(|e| panic!("{name} [{rows}, {cols}]: {e}"));
             check(kind, (rows, cols), A, &x, &y0, &yb.read())
-                .unwrap_or_else(|e| panic!("interpreter, [{rows}, {cols}]: {e}"));
+                .unwrap_or_else(|e| panic!("interpreter, {name} [{rows}, {cols}]: {e}"));
         }
     }
 }
@@ -57,22 +112,67 @@ fn memory_kernels_on_the_interpreter_match_the_specification() {
 #[test]
 fn memory_kernels_on_the_gpu_match_the_specification() {
     let gpu = Gpu::new().expect("a GPU or lavapipe");
-    for (seed, kind) in MemKernel::ALL.into_iter().enumerate() {
-        let shader = kind.build().build().expect("builds");
+    for (seed, (kind, config, shapes)) in cases().into_iter().enumerate() {
+        let name = kind.kernel_name(config);
+        let shader = kind.build_for(config).build().expect("builds");
         let kernel = gpu.compile(&shader).expect("compiles");
-        for (rows, cols) in SHAPES {
+        for (rows, cols) in shapes {
             let (x, y0) = inputs(kind, rows, cols, 100 + seed as u64);
             let d = GpuBuffer::from_value(&gpu, dims(rows, cols)).unwrap();
             let xb = GpuBuffer::from_slice(&gpu, &x).unwrap();
             let yb = GpuBuffer::from_slice(&gpu, &y0).unwrap();
+            let (x4, y4) = (xb.as_vec4(), yb.as_vec4());
+            let xa: &dyn BindArg = if config.x_vec4() {
+                x4.as_ref().unwrap()
+            } else {
+                &xb
+            };
+            let ya: &dyn BindArg = if config.y_vec4(kind) {
+                y4.as_ref().unwrap()
+            } else {
+                &yb
+            };
             let mut rec = gpu.recorder();
-            rec.dispatch(&kernel, &[&d, &xb, &yb], kind.grid(rows, cols))
+            rec.dispatch(&kernel, &[&d, xa, ya], kind.grid_for(config, rows, cols))
                 .unwrap();
             rec.submit().unwrap();
             check(kind, (rows, cols), A, &x, &y0, &yb.read(&gpu).unwrap())
-                .unwrap_or_else(|e| panic!("GPU, [{rows}, {cols}]: {e}"));
+                .unwrap_or_else(|e| panic!("GPU, {name} [{rows}, {cols}]: {e}"));
         }
     }
+}
+
+/// A `vec4` configuration is offered only where the length or the row is a multiple of 4, and
+/// the names tell the configurations apart.
+#[test]
+fn configurations_follow_the_shape() {
+    let names = |kind, rows, cols| -> Vec<String> {
+        MemConfig::candidates(kind, rows, cols)
+            .into_iter()
+            .map(|c| kind.kernel_name(c))
+            .collect()
+    };
+    assert_eq!(
+        names(MemKernel::Copy, 3, 4),
+        [
+            "mem_copy",
+            "mem_copy_vec4",
+            "mem_copy_vec4_x2",
+            "mem_copy_vec4_x4"
+        ]
+    );
+    // 2 x 6 = 12 elements: a multiple of 4 although the rows are not.
+    assert_eq!(names(MemKernel::Gelu, 2, 6).len(), 4);
+    assert_eq!(names(MemKernel::Axpy, 3, 5), ["mem_axpy"]);
+    assert_eq!(names(MemKernel::RowSoftmax, 2, 6), ["mem_row_softmax"]);
+    assert_eq!(
+        names(MemKernel::RowLayerNorm, 2, 8),
+        ["mem_row_layer_norm", "mem_row_layer_norm_vec4"]
+    );
+    assert_eq!(
+        names(MemKernel::Transpose, 3, 5),
+        ["mem_transpose", "mem_transpose_32"]
+    );
 }
 
 /// The bytes each kernel must move, against a hand count for `[3, 5]`.

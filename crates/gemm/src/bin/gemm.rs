@@ -558,7 +558,8 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
 /// the same storage buffer, so they do not overlap); GB/s = the bytes the kernel must move at
 /// least (`MemKernel::bytes`) / the median time.
 fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error> {
-    use wgsl_gemm::memory::{MemDims, MemKernel};
+    use wgsl_dsl::runtime::BindArg;
+    use wgsl_gemm::memory::{MemConfig, MemDims, MemKernel};
     println!("{}", adapter_line(gpu));
     println!(
         "x [{rows}, {cols}] f32 ({:.1} MiB)",
@@ -577,31 +578,42 @@ fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error>
     let dims_buf = GpuBuffer::from_value(gpu, dims)?;
     let xb = GpuBuffer::from_slice(gpu, &x)?;
     for kind in MemKernel::ALL {
-        let shader = kind.build().build()?;
-        let kernel = gpu.compile(&shader)?;
         let len = kind.output_len(rows, cols);
         let y0: Vec<f32> = match kind {
             MemKernel::Axpy => random(len, 8),
             _ => vec![f32::NAN; len],
         };
-        let yb = GpuBuffer::from_slice(gpu, &y0)?;
-        let grid = kind.grid(rows, cols);
-        let mut rec = gpu.recorder();
-        rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)?;
-        rec.submit()?;
-        let got = yb.read(gpu)?;
-        let checked = wgsl_gemm::memory::check(kind, (rows, cols), dims.a, &x, &y0, &got)?;
-        let secs = median_seconds(gpu, t, |rec| {
-            rec.dispatch(&kernel, &[&dims_buf, &xb, &yb], grid)
-        })?;
-        println!(
-            "| {} | {:.1e} / {:.1e} | {:.1} | {:.0} |",
-            kind.name(),
-            checked.worst,
-            checked.allowed,
-            secs * 1e6,
-            kind.bytes(rows, cols) / secs / 1e9
-        );
+        for config in MemConfig::candidates(kind, rows, cols) {
+            let shader = kind.build_for(config).build()?;
+            let kernel = gpu.compile(&shader)?;
+            let yb = GpuBuffer::from_slice(gpu, &y0)?;
+            let (x4, y4) = (xb.as_vec4(), yb.as_vec4());
+            let xa: &dyn BindArg = match &x4 {
+                Ok(v) if config.x_vec4() => v,
+                _ => &xb,
+            };
+            let ya: &dyn BindArg = match &y4 {
+                Ok(v) if config.y_vec4(kind) => v,
+                _ => &yb,
+            };
+            let grid = kind.grid_for(config, rows, cols);
+            let mut rec = gpu.recorder();
+            rec.dispatch(&kernel, &[&dims_buf, xa, ya], grid)?;
+            rec.submit()?;
+            let got = yb.read(gpu)?;
+            let checked = wgsl_gemm::memory::check(kind, (rows, cols), dims.a, &x, &y0, &got)?;
+            let secs = median_seconds(gpu, t, |rec| {
+                rec.dispatch(&kernel, &[&dims_buf, xa, ya], grid)
+            })?;
+            println!(
+                "| {} | {:.1e} / {:.1e} | {:.1} | {:.0} |",
+                kind.kernel_name(config),
+                checked.worst,
+                checked.allowed,
+                secs * 1e6,
+                kind.bytes(rows, cols) / secs / 1e9
+            );
+        }
     }
     Ok(())
 }
