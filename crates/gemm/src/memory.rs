@@ -433,7 +433,7 @@ impl Lane for Vec4<f32> {
 }
 
 fn elementwise<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
-    let mut k = KernelBuilder::new(&kind.kernel_name(c), [WG, 1, 1]);
+    let mut k = KernelBuilder::new(kind.kernel_name(c), [WG, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<L>, ReadWrite>("y");
@@ -510,7 +510,7 @@ fn reduce(
 }
 
 fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
-    let mut k = KernelBuilder::new(&kind.kernel_name(c), [WG, 1, 1]);
+    let mut k = KernelBuilder::new(kind.kernel_name(c), [WG, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
     let partial_and_y = match kind {
@@ -620,7 +620,7 @@ fn transpose_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
     // Rows of the tile each pass covers: the workgroup is `side x step` invocations.
     let step = side / cfg.per_invocation;
     let name = MemKernel::Transpose.kernel_name(cfg);
-    let mut k = KernelBuilder::new(&name, [side, step, 1]);
+    let mut k = KernelBuilder::new(name, [side, step, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
