@@ -49,8 +49,11 @@ fn dims(rows: u32, cols: u32) -> MemDims {
     }
 }
 
+/// A kernel, a configuration, and the shapes (`[rows, cols]`) it is valid for.
+type Case = (MemKernel, MemConfig, Vec<(u32, u32)>);
+
 /// Every configuration of every kernel with the shapes it is valid for.
-fn cases() -> Vec<(MemKernel, MemConfig, Vec<(u32, u32)>)> {
+fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for kind in MemKernel::ALL {
         for config in MemConfig::candidates(kind, 4, 4) {
