@@ -36,6 +36,8 @@ use wgsl_dsl::types::{Float, Numeric, ScalarOrVector};
 pub const WG: u32 = 256;
 /// The transpose's tile side.
 pub const TILE: u32 = 16;
+/// The most `vec4`s per invocation a row kernel holds its row in (rows of up to 8192 `f32`).
+pub const MAX_HELD: u32 = 8;
 /// The layer norm's epsilon (PyTorch's default).
 pub const LAYER_NORM_EPS: f32 = 1e-5;
 
@@ -64,8 +66,10 @@ pub struct MemConfig {
     pub vec4: bool,
     /// Element-wise kernels: elements (or `vec4`s) per invocation, `1`, `2` or `4`, each
     /// `256` apart so that a workgroup's loads stay contiguous. Transpose: `1` (a 16 x 16 tile,
-    /// one element per invocation) or `4` (a 32 x 32 tile of 32 x 8 invocations, four rows
-    /// each). Row kernels: `1`.
+    /// one element per invocation), `4` or `8` (a 32 x 32 tile of 32 x 8 or 32 x 4
+    /// invocations, four or eight rows each). Row kernels: `1` (the row streamed from memory
+    /// once per pass), or with `vec4` the `vec4`s each invocation holds in registers (the row
+    /// read from memory once; rows of at most `4 * 256 * per_invocation` elements).
     pub per_invocation: u32,
 }
 
@@ -92,19 +96,49 @@ impl MemConfig {
             MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm => {
                 if cols.is_multiple_of(4) {
                     v.push(vec4(1));
+                    // The row held in registers: the fewest `vec4`s per invocation that hold
+                    // it, up to 8 (rows of at most 8192 elements).
+                    let held = (cols / 4).div_ceil(WG).max(2);
+                    if held <= MAX_HELD {
+                        v.push(vec4(held));
+                    }
                 }
             }
-            MemKernel::Transpose => v.push(MemConfig {
+            MemKernel::Transpose => v.extend([4, 8].map(|per_invocation| MemConfig {
                 vec4: false,
-                per_invocation: 4,
-            }),
+                per_invocation,
+            })),
         }
         v
     }
 
-    /// Whether `self` is one of `kind`'s [`MemConfig::candidates`] for `x [rows, cols]`.
+    /// Whether `kind` in configuration `self` computes `x [rows, cols]` right: a `vec4`
+    /// kernel needs the length (element-wise) or the row (row kernels) to be a multiple of 4,
+    /// and a row kernel holding its row in registers needs the row to fit
+    /// (`cols <= 4 * 256 * per_invocation`).
     pub fn valid(self, kind: MemKernel, rows: u32, cols: u32) -> bool {
-        MemConfig::candidates(kind, rows, cols).contains(&self)
+        let row_kernel = matches!(
+            kind,
+            MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm
+        );
+        let shape_ok = match (kind, self.vec4) {
+            (MemKernel::Transpose, true) => false,
+            (MemKernel::Transpose, false) => [1, 4, 8].contains(&self.per_invocation),
+            (_, false) => self.per_invocation == 1 || !row_kernel,
+            (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, true) => {
+                (rows as u64 * cols as u64).is_multiple_of(4)
+            }
+            (_, true) => {
+                cols.is_multiple_of(4)
+                    && (self.per_invocation == 1
+                        || (self.per_invocation <= MAX_HELD
+                            && cols / 4 <= WG * self.per_invocation))
+            }
+        };
+        shape_ok
+            && (row_kernel
+                || [1, 2, 4].contains(&self.per_invocation)
+                || kind == MemKernel::Transpose)
     }
 
     /// Whether `kind`'s `x` binds as `array<vec4<f32>>` in this configuration (bind the buffer
@@ -170,8 +204,8 @@ impl MemKernel {
     }
 
     /// The entry point (and snapshot name) of `self` in configuration `c`: [`MemKernel::name`]
-    /// for [`MemConfig::SCALAR`], else with `_vec4`, `_x2`/`_x4` or `_32` (the transpose's
-    /// 32 x 32 tile) appended.
+    /// for [`MemConfig::SCALAR`], else with `_vec4`, `_x<per_invocation>` or `_32x8`/`_32x4`
+    /// (the transpose's 32 x 32 tile and its workgroup) appended.
     pub fn kernel_name(self, c: MemConfig) -> String {
         let mut name = self.name().to_string();
         if c.vec4 {
@@ -179,7 +213,7 @@ impl MemKernel {
         }
         if c.per_invocation > 1 {
             if self == MemKernel::Transpose {
-                name.push_str("_32");
+                name.push_str(&format!("_32x{}", 32 / c.per_invocation));
             } else {
                 name.push_str(&format!("_x{}", c.per_invocation));
             }
@@ -249,7 +283,11 @@ impl MemKernel {
                 row::<f32>(self, c)
             }
             (MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm, true) => {
-                row::<Vec4<f32>>(self, c)
+                if c.per_invocation > 1 {
+                    row_held(self, c)
+                } else {
+                    row::<Vec4<f32>>(self, c)
+                }
             }
             (MemKernel::Transpose, _) => transpose(c),
         }
@@ -592,6 +630,114 @@ fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
                     (v - L::splat(mean.clone())) * L::splat(inv.clone()),
                 );
             });
+        }
+    }
+    k
+}
+
+/// A row kernel with the row held in registers: each invocation loads `per_invocation`
+/// `vec4`s (lanes `lid + 256 j`) once, and every pass reads them from there.
+fn row_held(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+    type L = Vec4<f32>;
+    let mut k = KernelBuilder::new(kind.kernel_name(c), [WG, 1, 1]);
+    let dims = k.uniform::<MemDims>("dims");
+    let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
+    let partial_and_y = match kind {
+        MemKernel::RowSum => Err(k.storage::<RuntimeArray<f32>, ReadWrite>("y")),
+        _ => Ok(k.storage::<RuntimeArray<L>, ReadWrite>("y")),
+    };
+    let partial = k.workgroup::<Array<f32, { WG as usize }>>("partial");
+    let rows = k.let_("rows", dims.rows().load());
+    let cols = k.let_("cols", dims.cols().load());
+    let lid = k.let_("lid", local_invocation_index());
+    let r = k.let_("r", workgroup_id().y() * 65535u32 + workgroup_id().x());
+    let live = k.let_("live", r.lt(&rows));
+    let lanes = k.let_("lanes", &cols / 4u32);
+    let len = k.let_("len", select(lit(0u32), lanes.clone(), live.clone()));
+    let base = k.let_("base", &r * &lanes);
+    // Lane `lid + 256 j` of the row, and whether it is in the row; outside it the value is
+    // `fill` (0, or the lowest f32 for a maximum), which no result depends on.
+    let fill = if kind == MemKernel::RowSoftmax {
+        f32::MIN
+    } else {
+        0.0
+    };
+    let mut held = Vec::new();
+    for j in 0..c.per_invocation {
+        let col = k.let_(&format!("c{j}"), &lid + j * WG);
+        let inside = k.let_(&format!("in{j}"), col.lt(&len));
+        let v = k.var(&format!("v{j}"), Exp::<L>::splat(lit(fill)));
+        k.if_(inside.clone(), |k| k.store(&v, x.at(&base + &col).load()));
+        held.push((col, inside, v.load()));
+    }
+    let add = |a: Exp<f32>, b: Exp<f32>| a + b;
+    // The sum of the held lanes (those outside the row hold 0).
+    let row_sum = || -> Exp<L> {
+        held.iter()
+            .map(|(_, _, v)| v.clone())
+            .reduce(|a, b| a + b)
+            .expect("at least one lane")
+    };
+    match partial_and_y {
+        Err(y) => {
+            k.store(&partial.at(&lid), L::total(row_sum()));
+            let sum = reduce(&mut k, &partial, &lid, "sum", add);
+            k.if_(live.and(lid.eq(0u32)), |k| k.store(&y.at(&r), sum));
+        }
+        Ok(y) if kind == MemKernel::RowSoftmax => {
+            let m = held
+                .iter()
+                .map(|(_, _, v)| v.clone())
+                .reduce(max)
+                .expect("at least one lane");
+            k.store(&partial.at(&lid), L::most(m));
+            let row_max = reduce(&mut k, &partial, &lid, "row_max", |a, b| max(a, b));
+            let e: Vec<Exp<L>> = held
+                .iter()
+                .enumerate()
+                .map(|(j, (_, _, v))| k.let_(&format!("e{j}"), exp(v - L::splat(row_max.clone()))))
+                .collect();
+            let s = e.iter().cloned().reduce(|a, b| a + b).expect("one lane");
+            k.store(&partial.at(&lid), L::total(s));
+            let sum = reduce(&mut k, &partial, &lid, "total", add);
+            let inv = k.let_("inv", lit(1.0f32) / sum);
+            for ((col, inside, _), e) in held.iter().zip(e) {
+                k.if_(inside.clone(), |k| {
+                    k.store(&y.at(&base + col), e * L::splat(inv.clone()))
+                });
+            }
+        }
+        Ok(y) => {
+            k.store(&partial.at(&lid), L::total(row_sum()));
+            let sum = reduce(&mut k, &partial, &lid, "total", add);
+            let mean = k.let_("mean", sum / cols.to_f32());
+            let centred: Vec<Exp<L>> = held
+                .iter()
+                .enumerate()
+                .map(|(j, (_, inside, v))| {
+                    let d = v - L::splat(mean.clone());
+                    k.let_(
+                        &format!("d{j}"),
+                        select(L::splat(lit(0.0f32)), d, inside.clone()),
+                    )
+                })
+                .collect();
+            let q = centred
+                .iter()
+                .map(|d| d * d)
+                .reduce(|a, b| a + b)
+                .expect("one lane");
+            k.store(&partial.at(&lid), L::total(q));
+            let squares = reduce(&mut k, &partial, &lid, "squares", add);
+            let inv = k.let_(
+                "inv",
+                inverse_sqrt(squares / cols.to_f32() + lit(LAYER_NORM_EPS)),
+            );
+            for ((col, inside, _), d) in held.iter().zip(centred) {
+                k.if_(inside.clone(), |k| {
+                    k.store(&y.at(&base + col), d * L::splat(inv.clone()))
+                });
+            }
         }
     }
     k

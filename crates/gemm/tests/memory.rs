@@ -56,7 +56,17 @@ type Case = (MemKernel, MemConfig, Vec<(u32, u32)>);
 fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for kind in MemKernel::ALL {
-        for config in MemConfig::candidates(kind, 4, 4) {
+        // The configurations offered for small rows and for rows of 4096 and 8192 (which
+        // hold their row in 2, 4 and 8 `vec4`s per invocation).
+        let mut configs: Vec<MemConfig> = Vec::new();
+        for (rows, cols) in [(4, 4), (1, 4096), (1, 8192)] {
+            for c in MemConfig::candidates(kind, rows, cols) {
+                if !configs.contains(&c) {
+                    configs.push(c);
+                }
+            }
+        }
+        for config in configs {
             let shapes: Vec<_> = SHAPES
                 .into_iter()
                 .filter(|&(rows, cols)| config.valid(kind, rows, cols))
@@ -70,8 +80,9 @@ fn cases() -> Vec<Case> {
 #[test]
 fn every_configuration_is_tested_on_several_shapes() {
     let cases = cases();
-    // 3 element-wise kernels x 4, 3 row kernels x 2, the transpose x 2.
-    assert_eq!(cases.len(), 3 * 4 + 3 * 2 + 2);
+    // 3 element-wise kernels x 4; 3 row kernels x 5 (scalar, vec4, the row held in 2, 4 and
+    // 8 vec4s); the transpose x 3.
+    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 3);
     for (kind, config, shapes) in &cases {
         assert!(
             shapes.len() >= 4,
@@ -170,11 +181,24 @@ fn configurations_follow_the_shape() {
     assert_eq!(names(MemKernel::RowSoftmax, 2, 6), ["mem_row_softmax"]);
     assert_eq!(
         names(MemKernel::RowLayerNorm, 2, 8),
-        ["mem_row_layer_norm", "mem_row_layer_norm_vec4"]
+        [
+            "mem_row_layer_norm",
+            "mem_row_layer_norm_vec4",
+            "mem_row_layer_norm_vec4_x2"
+        ]
     );
+    // 4096 columns: 1024 vec4s, 4 per invocation; past 8192 no row is held.
+    assert_eq!(names(MemKernel::RowSum, 2, 4096)[2], "mem_row_sum_vec4_x4");
+    assert_eq!(names(MemKernel::RowSum, 2, 8196).len(), 2);
+    let held = MemConfig {
+        vec4: true,
+        per_invocation: 2,
+    };
+    assert!(held.valid(MemKernel::RowSoftmax, 3, 2048));
+    assert!(!held.valid(MemKernel::RowSoftmax, 3, 2052));
     assert_eq!(
         names(MemKernel::Transpose, 3, 5),
-        ["mem_transpose", "mem_transpose_32"]
+        ["mem_transpose", "mem_transpose_32x8", "mem_transpose_32x4"]
     );
 }
 
