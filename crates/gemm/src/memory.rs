@@ -104,10 +104,15 @@ impl MemConfig {
                     }
                 }
             }
-            MemKernel::Transpose => v.extend([4, 8].map(|per_invocation| MemConfig {
-                vec4: false,
-                per_invocation,
-            })),
+            MemKernel::Transpose => {
+                v.extend([4, 8].map(|per_invocation| MemConfig {
+                    vec4: false,
+                    per_invocation,
+                }));
+                if rows.is_multiple_of(4) && cols.is_multiple_of(4) {
+                    v.push(vec4(1));
+                }
+            }
         }
         v
     }
@@ -122,7 +127,9 @@ impl MemConfig {
             MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm
         );
         let shape_ok = match (kind, self.vec4) {
-            (MemKernel::Transpose, true) => false,
+            (MemKernel::Transpose, true) => {
+                rows.is_multiple_of(4) && cols.is_multiple_of(4) && self.per_invocation == 1
+            }
             (MemKernel::Transpose, false) => [1, 4, 8].contains(&self.per_invocation),
             (_, false) => self.per_invocation == 1 || !row_kernel,
             (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, true) => {
@@ -205,13 +212,16 @@ impl MemKernel {
 
     /// The entry point (and snapshot name) of `self` in configuration `c`: [`MemKernel::name`]
     /// for [`MemConfig::SCALAR`], else with `_vec4`, `_x<per_invocation>` or `_32x8`/`_32x4`
-    /// (the transpose's 32 x 32 tile and its workgroup) appended.
+    /// (the transpose's 32 x 32 tile and its workgroup) appended; the `vec4` transpose is
+    /// `mem_transpose_vec4_32`.
     pub fn kernel_name(self, c: MemConfig) -> String {
         let mut name = self.name().to_string();
         if c.vec4 {
             name.push_str("_vec4");
         }
-        if c.per_invocation > 1 {
+        if self == MemKernel::Transpose && c.vec4 {
+            name.push_str(&format!("_{}", transpose_side(c)));
+        } else if c.per_invocation > 1 {
             if self == MemKernel::Transpose {
                 name.push_str(&format!("_32x{}", 32 / c.per_invocation));
             } else {
@@ -743,16 +753,21 @@ fn row_held(kind: MemKernel, c: MemConfig) -> KernelBuilder {
     k
 }
 
-/// The transpose's tile side in configuration `c`: 16, or 32 with four rows per invocation.
+/// The transpose's tile side in configuration `c`: 16, or 32 with several rows per invocation;
+/// with `vec4`, 32 (one `vec4` per invocation each way; a 64-wide tile would pass WebGPU's
+/// default 16 KiB of workgroup memory).
 fn transpose_side(c: MemConfig) -> u32 {
-    if c.per_invocation == 4 {
-        2 * TILE
-    } else {
-        TILE
+    match (c.vec4, c.per_invocation) {
+        (true, _) => 2 * TILE,
+        (false, 1) => TILE,
+        (false, _) => 2 * TILE,
     }
 }
 
 fn transpose(cfg: MemConfig) -> KernelBuilder {
+    if cfg.vec4 {
+        return transpose_vec4_in::<{ (2 * TILE * (2 * TILE + 1)) as usize }>(cfg);
+    }
     if transpose_side(cfg) == TILE {
         transpose_in::<{ (TILE * (TILE + 1)) as usize }>(cfg)
     } else {
@@ -801,6 +816,60 @@ fn transpose_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
         };
         k.if_(yr.lt(&rows).and(yc.lt(&cols)), |k| {
             k.store(&y.at(&yc * &rows + &yr), tile.at(&tx * pitch + &col).load());
+        });
+    }
+    k
+}
+
+/// The transpose with `vec4` loads and stores (rows and columns multiples of 4): a workgroup of
+/// 256 moves a `side x side` tile (`N = side * (side + 1)` elements of workgroup memory), each
+/// invocation loading `vec4`s along rows of `x` into the tile and storing `vec4`s along rows of
+/// `y` gathered from a column of it.
+fn transpose_vec4_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
+    let side = transpose_side(cfg);
+    let groups = side / 4; // vec4s across the tile
+    let step = WG / groups; // tile rows one pass covers
+    let passes = side / step;
+    let mut k = KernelBuilder::new(MemKernel::Transpose.kernel_name(cfg), [WG, 1, 1]);
+    let dims = k.uniform::<MemDims>("dims");
+    let x = k.storage::<RuntimeArray<Vec4<f32>>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<Vec4<f32>>, ReadWrite>("y");
+    let tile = k.workgroup::<Array<f32, N>>("tile");
+    let pitch = side + 1;
+    let rows = k.let_("rows", dims.rows().load());
+    let cols = k.let_("cols", dims.cols().load());
+    // `vec4`s per row of x and of y.
+    let x_width = k.let_("x_width", &cols / 4u32);
+    let y_width = k.let_("y_width", &rows / 4u32);
+    let lid = k.let_("lid", local_invocation_index());
+    let g = k.let_("g", &lid % groups);
+    let t = k.let_("t", &lid / groups);
+    // x[r, 4 c4 .. 4 c4 + 4] into the tile's row r - group.y * side.
+    let c4 = k.let_("c4", workgroup_id().x() * groups + &g);
+    for j in 0..passes {
+        let tr = k.let_(&suffixed("tr", j), &t + j * step);
+        let r = k.let_(&suffixed("r", j), workgroup_id().y() * side + &tr);
+        k.if_(r.lt(&rows).and(c4.lt(&x_width)), |k| {
+            let v = k.let_("v", x.at(&r * &x_width + &c4).load());
+            let at = k.let_("at", &tr * pitch + &g * 4u32);
+            for (i, part) in [v.x(), v.y(), v.z(), v.w()].into_iter().enumerate() {
+                k.store(&tile.at(&at + i as u32), part);
+            }
+        });
+    }
+    k.workgroup_barrier();
+    // y[c, 4 r4 .. 4 r4 + 4] = x[4 r4 .. 4 r4 + 4, c]: column c - group.x * side of the tile.
+    let r4 = k.let_("r4", workgroup_id().y() * groups + &g);
+    for j in 0..passes {
+        let tc = k.let_(&suffixed("tc", j), &t + j * step);
+        let c = k.let_(&suffixed("c", j), workgroup_id().x() * side + &tc);
+        k.if_(c.lt(&cols).and(r4.lt(&y_width)), |k| {
+            let at = k.let_("at", &g * (4 * pitch) + &tc);
+            let part = |i: u32| tile.at(&at + i * pitch).load();
+            k.store(
+                &y.at(&c * &y_width + &r4),
+                vec4(part(0), part(1), part(2), part(3)),
+            );
         });
     }
     k

@@ -11,9 +11,10 @@ use wgsl_gemm::harness::random;
 use wgsl_gemm::memory::{MemConfig, MemDims, MemKernel, check};
 
 /// Odd shapes (scalar kernels only), and shapes whose rows are a multiple of 4 long (the `vec4`
-/// kernels too), among them rows shorter than a workgroup's 256 lanes and longer, and sides
-/// that are not multiples of the transpose's 16 or 32.
-const SHAPES: [(u32, u32); 9] = [
+/// kernels too; both sides a multiple of 4 for the `vec4` transpose), among them rows shorter
+/// than a workgroup's 256 lanes and longer, and sides that are not multiples of the
+/// transpose's tiles (16, 32, 64).
+const SHAPES: [(u32, u32); 13] = [
     (1, 1),
     (3, 301),
     (7, 257),
@@ -23,6 +24,10 @@ const SHAPES: [(u32, u32); 9] = [
     (5, 1028),
     (33, 36),
     (3, 2052),
+    (4, 4),
+    (12, 100),
+    (68, 36),
+    (100, 132),
 ];
 const A: f32 = -0.625;
 
@@ -81,8 +86,9 @@ fn cases() -> Vec<Case> {
 fn every_configuration_is_tested_on_several_shapes() {
     let cases = cases();
     // 3 element-wise kernels x 4; 3 row kernels x 5 (scalar, vec4, the row held in 2, 4 and
-    // 8 vec4s); the transpose x 3.
-    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 3);
+    // 8 vec4s); the transpose x 4 (16 x 16, 32 x 32 by 32 x 8 and 32 x 4 invocations, vec4
+    // with a tile of 32).
+    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 4);
     for (kind, config, shapes) in &cases {
         assert!(
             shapes.len() >= 4,
@@ -200,6 +206,18 @@ fn configurations_follow_the_shape() {
         names(MemKernel::Transpose, 3, 5),
         ["mem_transpose", "mem_transpose_32x8", "mem_transpose_32x4"]
     );
+    assert_eq!(
+        names(MemKernel::Transpose, 4, 8)[3..],
+        ["mem_transpose_vec4_32"]
+    );
+    // The transposes' workgroups are what their names say.
+    for (c, size) in MemConfig::candidates(MemKernel::Transpose, 4, 8)
+        .into_iter()
+        .zip([[16, 16, 1], [32, 8, 1], [32, 4, 1], [256, 1, 1]])
+    {
+        let shader = MemKernel::Transpose.build_for(c).build().expect("builds");
+        assert_eq!(shader.signature.workgroup_size, size, "{c:?}");
+    }
 }
 
 /// The bytes each kernel must move, against a hand count for `[3, 5]`.
