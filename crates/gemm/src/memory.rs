@@ -110,7 +110,7 @@ impl MemConfig {
                     per_invocation,
                 }));
                 if rows.is_multiple_of(4) && cols.is_multiple_of(4) {
-                    v.push(vec4(1));
+                    v.extend([vec4(1), vec4(2), vec4(4)]);
                 }
             }
         }
@@ -128,7 +128,9 @@ impl MemConfig {
         );
         let shape_ok = match (kind, self.vec4) {
             (MemKernel::Transpose, true) => {
-                rows.is_multiple_of(4) && cols.is_multiple_of(4) && self.per_invocation == 1
+                rows.is_multiple_of(4)
+                    && cols.is_multiple_of(4)
+                    && [1, 2, 4].contains(&self.per_invocation)
             }
             (MemKernel::Transpose, false) => [1, 4, 8].contains(&self.per_invocation),
             (_, false) => self.per_invocation == 1 || !row_kernel,
@@ -212,8 +214,9 @@ impl MemKernel {
 
     /// The entry point (and snapshot name) of `self` in configuration `c`: [`MemKernel::name`]
     /// for [`MemConfig::SCALAR`], else with `_vec4`, `_x<per_invocation>` or `_32x8`/`_32x4`
-    /// (the transpose's 32 x 32 tile and its workgroup) appended; the `vec4` transpose is
-    /// `mem_transpose_vec4_32`.
+    /// (the transpose's 32 x 32 tile and its workgroup) appended; the `vec4` transposes are
+    /// `mem_transpose_vec4_32` and `mem_transpose_vec4_32_x2`/`_x4` (`vec4`s each way per
+    /// invocation).
     pub fn kernel_name(self, c: MemConfig) -> String {
         let mut name = self.name().to_string();
         if c.vec4 {
@@ -221,6 +224,9 @@ impl MemKernel {
         }
         if self == MemKernel::Transpose && c.vec4 {
             name.push_str(&format!("_{}", transpose_side(c)));
+            if c.per_invocation > 1 {
+                name.push_str(&format!("_x{}", c.per_invocation));
+            }
         } else if c.per_invocation > 1 {
             if self == MemKernel::Transpose {
                 name.push_str(&format!("_32x{}", 32 / c.per_invocation));
@@ -822,15 +828,16 @@ fn transpose_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
 }
 
 /// The transpose with `vec4` loads and stores (rows and columns multiples of 4): a workgroup of
-/// 256 moves a `side x side` tile (`N = side * (side + 1)` elements of workgroup memory), each
-/// invocation loading `vec4`s along rows of `x` into the tile and storing `vec4`s along rows of
-/// `y` gathered from a column of it.
+/// `256 / per_invocation` moves a `side x side` tile (`N = side * (side + 1)` elements of
+/// workgroup memory), each invocation loading `per_invocation` `vec4`s along rows of `x` into
+/// the tile and storing as many along rows of `y`, gathered from columns of it.
 fn transpose_vec4_in<const N: usize>(cfg: MemConfig) -> KernelBuilder {
     let side = transpose_side(cfg);
+    let size = WG / cfg.per_invocation;
     let groups = side / 4; // vec4s across the tile
-    let step = WG / groups; // tile rows one pass covers
+    let step = size / groups; // tile rows one pass covers
     let passes = side / step;
-    let mut k = KernelBuilder::new(MemKernel::Transpose.kernel_name(cfg), [WG, 1, 1]);
+    let mut k = KernelBuilder::new(MemKernel::Transpose.kernel_name(cfg), [size, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<Vec4<f32>>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<Vec4<f32>>, ReadWrite>("y");

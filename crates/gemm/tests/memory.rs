@@ -86,9 +86,9 @@ fn cases() -> Vec<Case> {
 fn every_configuration_is_tested_on_several_shapes() {
     let cases = cases();
     // 3 element-wise kernels x 4; 3 row kernels x 5 (scalar, vec4, the row held in 2, 4 and
-    // 8 vec4s); the transpose x 4 (16 x 16, 32 x 32 by 32 x 8 and 32 x 4 invocations, vec4
-    // with a tile of 32).
-    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 4);
+    // 8 vec4s); the transpose x 6 (16 x 16, 32 x 32 by 32 x 8 and 32 x 4 invocations, vec4
+    // with a tile of 32 by 256, 128 and 64 invocations).
+    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 6);
     for (kind, config, shapes) in &cases {
         assert!(
             shapes.len() >= 4,
@@ -208,12 +208,23 @@ fn configurations_follow_the_shape() {
     );
     assert_eq!(
         names(MemKernel::Transpose, 4, 8)[3..],
-        ["mem_transpose_vec4_32"]
+        [
+            "mem_transpose_vec4_32",
+            "mem_transpose_vec4_32_x2",
+            "mem_transpose_vec4_32_x4"
+        ]
     );
     // The transposes' workgroups are what their names say.
     for (c, size) in MemConfig::candidates(MemKernel::Transpose, 4, 8)
         .into_iter()
-        .zip([[16, 16, 1], [32, 8, 1], [32, 4, 1], [256, 1, 1]])
+        .zip([
+            [16, 16, 1],
+            [32, 8, 1],
+            [32, 4, 1],
+            [256, 1, 1],
+            [128, 1, 1],
+            [64, 1, 1],
+        ])
     {
         let shader = MemKernel::Transpose.build_for(c).build().expect("builds");
         assert_eq!(shader.signature.workgroup_size, size, "{c:?}");
