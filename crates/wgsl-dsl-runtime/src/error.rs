@@ -305,6 +305,10 @@ pub enum DispatchError {
     /// The device failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// A bounded loop of a backward pass ran past its `max_iterations` (the gradients of that
+    /// pass are wrong): `TypedBackward::dispatch`.
+    #[error("{0}")]
+    IterationLimit(wgsl_dsl_core::autodiff::IterationLimitExceeded),
 }
 
 impl std::fmt::Debug for DeviceError {

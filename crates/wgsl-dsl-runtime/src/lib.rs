@@ -59,6 +59,7 @@
 //!
 //! Users reach this crate as `wgsl_dsl::runtime` (the `wgsl-dsl` facade, feature `runtime`).
 
+mod backward;
 mod bind_cache;
 mod buffer;
 mod dispatch;
@@ -76,6 +77,7 @@ mod texture;
 mod timing;
 mod typed;
 
+pub use backward::{BackwardArgs, DifferentiableDef, TypedBackward};
 pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
 #[doc(hidden)]
 pub use buffer::{padded_size, vec4_length};

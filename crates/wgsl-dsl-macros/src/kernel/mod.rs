@@ -38,6 +38,8 @@ struct Args {
     /// `differentiable(no_diff(a, ..), accumulate(w = Atomic, ..))`: the `Derive` options,
     /// as calls chained on `Derive::new()` (each spanned at its name in the attribute).
     derive_options: Vec<TokenStream>,
+    /// The bindings `differentiable(no_diff(..))` names.
+    no_diff: Vec<String>,
 }
 
 fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
@@ -56,8 +58,8 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
         } else if m.path.is_ident("differentiable") {
             args.differentiable = Some(m.path.span());
             if m.input.peek(syn::token::Paren) {
-                let options = &mut args.derive_options;
-                m.parse_nested_meta(|o| derive_option(&o, options))?;
+                let (options, no_diff) = (&mut args.derive_options, &mut args.no_diff);
+                m.parse_nested_meta(|o| derive_option(&o, options, no_diff))?;
             }
         } else {
             return Err(m.error(
@@ -76,11 +78,13 @@ fn parse_args(attr: TokenStream, errs: &mut Errors) -> Args {
 fn derive_option(
     o: &syn::meta::ParseNestedMeta<'_>,
     out: &mut Vec<TokenStream>,
+    no_diff: &mut Vec<String>,
 ) -> syn::Result<()> {
     if o.path.is_ident("no_diff") {
         o.parse_nested_meta(|b| {
             let name = b.path.require_ident()?;
             let text = name.to_string();
+            no_diff.push(text.clone());
             out.push(quote_spanned!(name.span()=> .no_diff(#text)));
             Ok(())
         })
@@ -205,6 +209,10 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
         .differentiable
         .map(|span| backward_fn(f, &sig, span, &args.derive_options))
         .unwrap_or_default();
+    let typed_backward = args
+        .differentiable
+        .map(|_| typed_backward(f, args, &sig))
+        .unwrap_or_default();
     let doc_span = f.sig.ident.span();
     // Mixed-site, as every local the expansion declares: a parameter of the same name is
     // another variable.
@@ -224,8 +232,142 @@ fn expand_kernel(f: &syn::ItemFn, args: &Args) -> (TokenStream, Errors) {
         }
         #interface
         #backward
+        #typed_backward
     };
     (out, ctx.errs)
+}
+
+/// `#[kernel(differentiable)]`'s typed backward interface (for a kernel without generic
+/// parameters or textures): the argument struct `NameBackwardArgs<'a>` (every binding of the
+/// forward kernel by name, borrowed read-only; then `d_<output>` for each `&mut [f32]`
+/// binding, the incoming gradient, and `d_<input>` for each `&[f32]` binding, the gradient the
+/// pass adds into; bindings named in `no_diff` have neither), its `BackwardArgs` impl, and
+/// `DifferentiableDef` for the definition `Name`. The inputs and outputs are `derive`'s
+/// defaults (`array<f32>` read-only and read-write); the pass's roles are matched against
+/// the fields when it is dispatched.
+fn typed_backward(f: &syn::ItemFn, args: &Args, sig: &params::Signature) -> TokenStream {
+    if !f.sig.generics.params.is_empty() || sig.bindings.iter().any(|b| b.texture) {
+        return TokenStream::new();
+    }
+    let ident = &f.sig.ident;
+    let vis = &f.vis;
+    let def = args
+        .def
+        .clone()
+        .unwrap_or_else(|| syn::Ident::new(&camel_case(&ident.to_string()), ident.span()));
+    let args_ident = syn::Ident::new(&format!("{def}BackwardArgs"), ident.span());
+    let backward_fn = syn::Ident::new(&format!("{ident}_backward"), ident.span());
+    let floats = |b: &params::Binding| {
+        !b.uniform
+            && !args.no_diff.contains(&b.ident.to_string())
+            && b.store.to_string().replace(' ', "") == "::wgsl_dsl::types::RuntimeArray<f32>"
+    };
+    let mut fields = Vec::new();
+    let mut data_arms = Vec::new();
+    let mut output_arms = Vec::new();
+    let mut input_arms = Vec::new();
+    for b in &sig.bindings {
+        let (name, store, span) = (&b.ident, &b.store, b.span);
+        let text = name.to_string();
+        let doc = format!("The forward kernel's binding `{text}`, as it was dispatched.");
+        fields.push(quote_spanned!(span=>
+            #[doc = #doc]
+            pub #name: &'a ::wgsl_dsl::runtime::GpuBuffer<
+                <#store as ::wgsl_dsl::types::HostShareable>::Host>
+        ));
+        data_arms.push(quote!(#text => ::core::option::Option::Some(self.#name),));
+    }
+    for b in sig.bindings.iter().filter(|b| floats(b)) {
+        let text = b.ident.to_string();
+        let d = syn::Ident::new(&format!("d_{text}"), b.span);
+        if b.writable {
+            let doc = format!(
+                "The incoming gradient of the output `{text}` (dL/d{text}, of its length)."
+            );
+            fields.push(quote_spanned!(b.span=>
+                #[doc = #doc]
+                pub #d: &'a ::wgsl_dsl::runtime::GpuBuffer<f32>
+            ));
+            output_arms.push(quote!(#text => ::core::option::Option::Some(self.#d),));
+        } else {
+            let doc = format!(
+                "The gradient of the input `{text}` (dL/d{text}, of its length), which the pass \
+                 adds into: zero it for a fresh gradient."
+            );
+            fields.push(quote_spanned!(b.span=>
+                #[doc = #doc]
+                pub #d: &'a mut ::wgsl_dsl::runtime::GpuBuffer<f32>
+            ));
+            input_arms.push(quote!(#text => ::core::option::Option::Some(&*self.#d),));
+        }
+    }
+    let names: Vec<syn::Ident> = sig
+        .rust_params
+        .iter()
+        .filter_map(|p| match p {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => Some(pi.ident.clone()),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let kernel_name = args
+        .name
+        .as_ref()
+        .map(|n| n.value())
+        .unwrap_or_else(|| ident.to_string());
+    let doc = format!(
+        "The arguments of kernel `{kernel_name}`'s backward pass ([`{def}`], \
+         `Gpu::compile_backward`): the forward kernel's bindings, the outputs' incoming \
+         gradients `d_<output>` and the inputs' gradients `d_<input>` (added into). Generated \
+         by `#[kernel(differentiable)]`."
+    );
+    let binding = syn::Ident::new("binding", Span::mixed_site());
+    let items = quote! {
+        #[doc = #doc]
+        #[derive(Debug)]
+        #vis struct #args_ident<'a> {
+            #(#fields,)*
+        }
+
+        impl ::wgsl_dsl::runtime::BackwardArgs for #args_ident<'_> {
+            fn data(&self, #binding: &str)
+                -> ::core::option::Option<&dyn ::wgsl_dsl::runtime::BindArg>
+            {
+                match #binding {
+                    #(#data_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn output_gradient(&self, #binding: &str)
+                -> ::core::option::Option<&dyn ::wgsl_dsl::runtime::BindArg>
+            {
+                match #binding {
+                    #(#output_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn input_gradient(&self, #binding: &str)
+                -> ::core::option::Option<&::wgsl_dsl::runtime::GpuBuffer<f32>>
+            {
+                match #binding {
+                    #(#input_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+
+        impl ::wgsl_dsl::runtime::DifferentiableDef for #def {
+            type BackwardArgs<'a> = #args_ident<'a>;
+            fn backward(&self)
+                -> ::core::result::Result<::wgsl_dsl::autodiff::Backward, ::wgsl_dsl::BuildError>
+            {
+                #backward_fn(#(::core::clone::Clone::clone(&self.#names)),*)
+            }
+        }
+    };
+    with_runtime(items)
 }
 
 /// `#[kernel(differentiable)]`: `fn <name>_backward(<rust params>)`, the kernel's derived
