@@ -19,18 +19,32 @@
 //!   Chosen otherwise (elements shared by invocations, such as weights read by every row).
 //!   Atomics never race (WGSL spec §17.8), but the order of the additions, and so the
 //!   rounding of the sum, varies from run to run.
+//! - **Atomic, reduced in the workgroup**: where every invocation of a workgroup adds to the
+//!   same element (a read at an index known when the kernel is built: `b[0]`, `w[3]` of an
+//!   unrolled loop, a scalar parameter), each invocation sums its additions to that element
+//!   in a private `var`, and at the end of the kernel the workgroup adds those up in
+//!   workgroup memory (a tree, `log2` of the workgroup's size barriers) and one invocation
+//!   adds the workgroup's sum with the compare-exchange loop: one atomic per workgroup and
+//!   element instead of one per invocation and read. Done for up to [`MAX_REDUCED`] elements
+//!   per kernel (the rest as above), in kernels without `return` or bounded run-time loops
+//!   (whose invocations return past the bound; the reduction's barriers need every
+//!   invocation to reach the end) and with more than one invocation per
+//!   workgroup, as long as the partial sums fit in WebGPU's default 16 KiB of workgroup
+//!   memory beside the kernel's own.
 //!
 //! [`Derive::accumulate`](super::Derive::accumulate) overrides the choice per binding.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::error::NotDifferentiable;
 
 use super::make::{At, Block, bind, node};
-use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
-use crate::handle::GlobalHandle;
-use crate::kernel::stmt::Stmt;
+use crate::consteval::ConstValue;
+use crate::exp::{BuiltinValue, ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::handle::{GlobalHandle, ValueId};
+use crate::kernel::stmt::{Stmt, VarInit};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
@@ -67,10 +81,41 @@ struct InputGradient {
     scheme: Accumulation,
 }
 
+/// The most gradient elements a derived kernel reduces in workgroup memory (each a private
+/// `var` and a reduction at the end of the kernel); further ones use the compare-exchange
+/// loop at their read.
+pub const MAX_REDUCED: usize = 64;
+
+/// WebGPU's default `maxComputeWorkgroupStorageSize`: the workgroup memory the reductions may
+/// bring a derived kernel to.
+const WORKGROUP_BYTES: u32 = 16384;
+
+/// An element of an atomic gradient every invocation of a workgroup adds to, summed in a
+/// private `var` and reduced at the end of the kernel.
+#[derive(Debug)]
+struct Reduced {
+    grad: GlobalHandle,
+    word: u32,
+    var: ValueId,
+    site: CallSite,
+}
+
+/// How the derived kernel may reduce atomic additions at constant elements
+/// ([`Gradients::reduce_in_workgroups`]).
+#[derive(Debug, Clone, Copy)]
+struct Reduction {
+    /// Invocations per workgroup.
+    invocations: u32,
+    /// Elements reduced per round (the partial sums' array holds `per_round * invocations`).
+    per_round: u32,
+}
+
 /// The gradient buffers of a derived kernel, by the (derived kernel's) global of their input.
 #[derive(Debug, Default)]
 pub(crate) struct Gradients {
     inputs: HashMap<usize, InputGradient>,
+    reduction: Option<Reduction>,
+    reduced: RefCell<Vec<Reduced>>,
 }
 
 /// The root global of a place.
@@ -86,6 +131,29 @@ impl Gradients {
     pub(crate) fn add(&mut self, input: GlobalHandle, grad: GlobalHandle, scheme: Accumulation) {
         self.inputs
             .insert(input.index, InputGradient { grad, scheme });
+    }
+
+    /// Reduce atomic additions at constant elements in workgroup memory (module docs) in a
+    /// kernel of `workgroup_size` that declares `workgroup_bytes` of workgroup memory and whose
+    /// primal has no `return` (`has_return`); nothing where that cannot be done.
+    pub(crate) fn reduce_in_workgroups(
+        &mut self,
+        workgroup_size: [u32; 3],
+        workgroup_bytes: Option<u32>,
+        has_return: bool,
+    ) {
+        let invocations = workgroup_size.iter().product::<u32>();
+        let Some(used) = workgroup_bytes else { return };
+        if has_return || invocations < 2 {
+            return;
+        }
+        let per_round = (WORKGROUP_BYTES.saturating_sub(used) / (4 * invocations)).min(8);
+        if per_round > 0 {
+            self.reduction = Some(Reduction {
+                invocations,
+                per_round,
+            });
+        }
     }
 
     pub(crate) fn is_input(&self, place: &PlaceRef) -> bool {
@@ -124,11 +192,194 @@ impl Gradients {
                 if !matches!(base.kind, PlaceKind::Global(_)) {
                     return Err(unsupported(site));
                 }
-                cas_add(input.grad, as_u32(element, site), a, site, out);
+                let word = as_u32(element, site);
+                if let Some(var) = self.reduced_var(input.grad, &word, site) {
+                    let sum = local(var, site);
+                    let value =
+                        At(site).add(&node(ExprKind::Load(sum.clone()), f32_ty(), site), &a);
+                    out.push((Stmt::Store { place: sum, value }, site));
+                    return Ok(());
+                }
+                cas_add(input.grad, word, a, site, out);
                 Ok(())
             }
         }
     }
+}
+
+impl Gradients {
+    /// The private sum of the additions to element `word` of `grad`, when they are reduced in
+    /// the workgroup: `word` a constant, the kernel allowing it, fewer than [`MAX_REDUCED`]
+    /// elements so far.
+    fn reduced_var(&self, grad: GlobalHandle, word: &NodeRef, site: CallSite) -> Option<ValueId> {
+        self.reduction?;
+        let Ok(Some(ConstValue::U32(w))) = crate::consteval::eval_tree(word) else {
+            return None;
+        };
+        let mut reduced = self.reduced.borrow_mut();
+        if let Some(r) = reduced.iter().find(|r| r.grad == grad && r.word == w) {
+            return Some(r.var);
+        }
+        if reduced.len() >= MAX_REDUCED {
+            return None;
+        }
+        let var = ValueId::fresh();
+        reduced.push(Reduced {
+            grad,
+            word: w,
+            var,
+            site,
+        });
+        Some(var)
+    }
+
+    /// The elements of `grad` whose additions are reduced in the workgroup.
+    pub(crate) fn reduced_elements(&self, grad: GlobalHandle) -> Vec<u32> {
+        self.reduced
+            .borrow()
+            .iter()
+            .filter(|r| r.grad == grad)
+            .map(|r| r.word)
+            .collect()
+    }
+
+    /// The private sums' declarations (zero), to put before the reverse pass.
+    pub(crate) fn declare_reduced(&self, out: &mut Block) {
+        for (n, r) in self.reduced.borrow().iter().enumerate() {
+            out.push((
+                Stmt::Var {
+                    id: r.var,
+                    name: format!("d_sum_{n}"),
+                    ty: f32_ty(),
+                    init: VarInit::Zero,
+                },
+                r.site,
+            ));
+        }
+    }
+
+    /// The end of the kernel: the private sums reduced in workgroup memory, `per_round`
+    /// elements a round, each workgroup's sum added by invocation 0 with the compare-exchange
+    /// loop. Declares the partial sums' array in `b`.
+    pub(crate) fn reduce_at_end(&self, b: &mut crate::KernelBuilder, out: &mut Block) {
+        let reduced = self.reduced.borrow();
+        let (Some(red), Some(first)) = (self.reduction, reduced.first()) else {
+            return;
+        };
+        let site = first.site;
+        let at = At(site);
+        let n = red.invocations;
+        let rounds: Vec<&[Reduced]> = reduced.chunks(red.per_round as usize).collect();
+        let width = rounds.iter().map(|r| r.len()).max().unwrap_or(1) as u32;
+        let partial = super::shared::declare_array(b, "d_partial", width * n, site);
+        let lid = node(
+            ExprKind::Builtin(BuiltinValue::LocalInvocationIndex),
+            u32_ty(),
+            site,
+        );
+        let cell = |slot: u32, offset: NodeRef| -> PlaceRef {
+            let index = at.add(&u32_lit(slot * n, site), &offset);
+            Rc::new(PlaceNode {
+                kind: PlaceKind::Index(partial.clone(), index),
+                ty: f32_ty(),
+                site,
+            })
+        };
+        let barrier = || (Stmt::Barrier(naga::Barrier::WORK_GROUP), site);
+        let half = n.next_power_of_two() / 2;
+        for round in rounds {
+            for (slot, r) in round.iter().enumerate() {
+                let value = node(ExprKind::Load(local(r.var, site)), f32_ty(), site);
+                out.push((
+                    Stmt::Store {
+                        place: cell(slot as u32, lid.clone()),
+                        value,
+                    },
+                    site,
+                ));
+            }
+            out.push(barrier());
+            // A tree over the next power of two: partial[i] += partial[i + stride] where
+            // both are in the workgroup.
+            let mut stride = half;
+            while stride > 0 {
+                let other = at.add(&lid, &u32_lit(stride, site));
+                let lower = at.cmp(naga::BinaryOperator::Less, &lid, &u32_lit(stride, site));
+                let inside = if n.is_power_of_two() {
+                    lower
+                } else {
+                    at.and(
+                        &lower,
+                        &at.cmp(naga::BinaryOperator::Less, &other, &u32_lit(n, site)),
+                    )
+                };
+                let mut accept = Vec::new();
+                for slot in 0..round.len() as u32 {
+                    let mine = cell(slot, lid.clone());
+                    let sum = at.add(
+                        &node(ExprKind::Load(mine.clone()), f32_ty(), site),
+                        &node(ExprKind::Load(cell(slot, other.clone())), f32_ty(), site),
+                    );
+                    accept.push((
+                        Stmt::Store {
+                            place: mine,
+                            value: sum,
+                        },
+                        site,
+                    ));
+                }
+                out.push((
+                    Stmt::If {
+                        condition: inside,
+                        accept,
+                        reject: Vec::new(),
+                    },
+                    site,
+                ));
+                out.push(barrier());
+                stride /= 2;
+            }
+            let mut accept = Vec::new();
+            for (slot, r) in round.iter().enumerate() {
+                let total = node(
+                    ExprKind::Load(cell(slot as u32, u32_lit(0, site))),
+                    f32_ty(),
+                    site,
+                );
+                cas_add(r.grad, u32_lit(r.word, site), total, r.site, &mut accept);
+            }
+            out.push((
+                Stmt::If {
+                    condition: at.cmp(naga::BinaryOperator::Equal, &lid, &u32_lit(0, site)),
+                    accept,
+                    reject: Vec::new(),
+                },
+                site,
+            ));
+            // Every invocation is past the additions before the array is written again.
+            out.push(barrier());
+        }
+    }
+}
+
+fn f32_ty() -> Ty {
+    Ty::Scalar(ScalarTy::F32)
+}
+
+fn u32_ty() -> Ty {
+    Ty::Scalar(ScalarTy::U32)
+}
+
+fn u32_lit(v: u32, site: CallSite) -> NodeRef {
+    node(ExprKind::Literal(Lit::U32(v)), u32_ty(), site)
+}
+
+fn local(var: ValueId, site: CallSite) -> PlaceRef {
+    Rc::new(PlaceNode {
+        kind: PlaceKind::Local(var),
+        ty: f32_ty(),
+        site,
+    })
 }
 
 fn unsupported(site: CallSite) -> NotDifferentiable {

@@ -406,6 +406,8 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     // The inputs' gradients: exclusive where proven race-free (`exclusive`), else atomic.
     let mut gradients = Gradients::default();
     let mut choices = Vec::new();
+    // Each choice's gradient binding.
+    let mut grads = Vec::new();
     for &(index, h) in &inputs {
         let g = &primal.globals[index];
         let (chosen, why) = match super::exclusive::prove(&items, h.index) {
@@ -457,6 +459,7 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
         };
         let grad = b.declare_binding(&name, ty, BindingKind::StorageReadWrite, g.site);
         gradients.add(h, grad, scheme);
+        grads.push(grad);
         role_list.push((
             name,
             Role::InputGradient {
@@ -471,6 +474,20 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
     let mut value_names = HashMap::new();
     names(&items, &mut value_names);
     let mut overwrites = Overwrites::plan(&items).map_err(|e| e.at(site))?;
+    // Atomic additions at constant elements are reduced in workgroup memory where every
+    // invocation reaches the end of the kernel: no `return` in the entry point, and no bounded
+    // loop (whose invocations return when they pass the bound).
+    let mut returns = role_list
+        .iter()
+        .any(|(_, r)| matches!(r, Role::IterationLimit { .. }));
+    super::graph::for_each_stmt(primal.entry_body(), &mut |s, _| {
+        returns |= matches!(s, Stmt::Return(_));
+    });
+    gradients.reduce_in_workgroups(
+        b.workgroup_size,
+        super::shared::workgroup_bytes(&b),
+        returns,
+    );
     let mut body = Vec::new();
     super::shared::declare_saved(&items, &mut body);
     body.extend(super::backward::forward_primal(&items));
@@ -489,6 +506,26 @@ pub fn derive(primal: &KernelBuilder, options: &Derive) -> Result<Backward, Buil
         let mut pending = HashMap::new();
         emit.reverse(&items, &mut pending, &mut body)
             .map_err(|e| e.at(site))?;
+    }
+    let mut sums = Vec::new();
+    gradients.declare_reduced(&mut sums);
+    body.splice(0..0, sums);
+    gradients.reduce_at_end(&mut b, &mut body);
+    for (choice, grad) in choices.iter_mut().zip(&grads) {
+        let elements = gradients.reduced_elements(*grad);
+        if !elements.is_empty() {
+            choice.reason.push_str(&format!(
+                "; the additions to its element{} {} (an index known when the kernel is \
+                 built, the same for every invocation) are summed in each workgroup first: \
+                 one atomic addition per workgroup and element",
+                if elements.len() == 1 { "" } else { "s" },
+                elements
+                    .iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
     }
     for (stmt, s) in body {
         b.push(stmt, s);

@@ -150,7 +150,7 @@ mod subst;
 mod symbolic;
 mod tangent;
 
-pub use accumulate::Accumulation;
+pub use accumulate::{Accumulation, MAX_REDUCED};
 pub use derive::{Backward, BackwardKernel, Choice, Derive, Role, derive};
 pub use loops::{BoundedLoop, IterationLimitExceeded};
 pub use symbolic::MAX_UNROLLED;

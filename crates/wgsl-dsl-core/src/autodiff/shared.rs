@@ -50,6 +50,48 @@ fn declare(b: &mut KernelBuilder, name: &str, ty: Ty, site: CallSite) -> GlobalH
     }
 }
 
+/// A workgroup `array<f32, len>` named `name` declared in `b`, as a place.
+pub(crate) fn declare_array(
+    b: &mut KernelBuilder,
+    name: &str,
+    len: u32,
+    site: CallSite,
+) -> PlaceRef {
+    let ty = Ty::Array {
+        elem: Box::new(Ty::Scalar(ScalarTy::F32)),
+        len: Some(len),
+    };
+    let handle = declare(b, name, ty.clone(), site);
+    Rc::new(PlaceNode {
+        kind: PlaceKind::Global(handle),
+        ty,
+        site,
+    })
+}
+
+/// Bytes of workgroup memory the globals of `b` declare, if every type's size is known here
+/// (scalars, vectors, atomics and arrays of them).
+pub(crate) fn workgroup_bytes(b: &KernelBuilder) -> Option<u32> {
+    fn size(ty: &Ty) -> Option<u32> {
+        Some(match ty {
+            Ty::Scalar(s) | Ty::Atomic(s) => match s {
+                ScalarTy::F16 => 2,
+                _ => 4,
+            },
+            Ty::Vector(n, s) => {
+                let e = size(&Ty::Scalar(*s))?;
+                e * if *n == 3 { 4 } else { u32::from(*n) }
+            }
+            Ty::Array { elem, len: Some(n) } => size(elem)?.checked_mul(*n)?,
+            _ => return None,
+        })
+    }
+    b.globals
+        .iter()
+        .filter(|g| matches!(g.kind, GlobalKind::Workgroup))
+        .try_fold(0u32, |sum, g| sum.checked_add(size(&g.ty)?))
+}
+
 /// The primal's workgroup variable `name: ty` redeclared in `b`, with its adjoint array
 /// `d_<name>` if it is an `array<f32, N>`.
 pub(crate) fn redeclare(b: &mut KernelBuilder, name: &str, ty: &Ty, site: CallSite) -> Workgroup {
