@@ -81,6 +81,7 @@ impl Ctx<'_> {
                 Some(c) => (&self.g + c + *b) % len,
                 None => (&self.g + *b) % len,
             },
+            Index::Const { b } => lit(*b % len),
         }
     }
 
@@ -329,6 +330,7 @@ impl Printer<'_> {
             }
             Index::Counter { b } if self.in_loop => format!("(&g + &c + {b}u32) % {len}u32"),
             Index::Counter { b } => format!("(&g + {b}u32) % {len}u32"),
+            Index::Const { b } => format!("lit({}u32)", b % len),
         }
     }
 

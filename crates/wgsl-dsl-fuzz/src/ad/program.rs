@@ -28,6 +28,9 @@ pub enum Index {
     Coord { dim: usize, a: u32, b: u32 },
     /// `(g + c + b) % len`, with `c` the innermost loop's counter (`g + b` outside loops).
     Counter { b: u32 },
+    /// `b % len`, a literal: every invocation reads that element (a gradient the derived
+    /// kernel sums in each workgroup before one atomic addition).
+    Const { b: u32 },
 }
 
 /// Where an output is stored: a bijection of the grid.
@@ -246,7 +249,10 @@ impl Gen {
     }
 
     fn index(&mut self) -> Index {
-        match self.rng.random_range(0..4) {
+        match self.rng.random_range(0..5) {
+            4 => Index::Const {
+                b: self.rng.random_range(0..40),
+            },
             0 => Index::Linear { a: 1, b: 0 },
             1 => Index::Linear {
                 a: self.rng.random_range(0..5),
