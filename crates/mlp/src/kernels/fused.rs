@@ -797,29 +797,29 @@ fn layer_update(
                     let at = k.let_("at", at);
                     match (&opt.sgd, &opt.adam) {
                         (Some(hp), _) => {
-                            let g = k.let_(
-                                "g",
-                                fma(hp.weight_decay().load(), p.clone(), out.value.clone()),
+                            let (v, p) = super::optim::sgd_step(
+                                k,
+                                hp,
+                                opt.lr.clone(),
+                                p,
+                                out.value.clone(),
+                                loaded[1].clone(),
                             );
-                            let v = k.let_("v", fma(hp.momentum().load(), loaded[1].clone(), g));
-                            k.store(&slots[0].at(&at), v.clone());
-                            k.store(&params.at(&at), p - opt.lr.clone() * v);
+                            k.store(&slots[0].at(&at), v);
+                            k.store(&params.at(&at), p);
                         }
                         (None, Some((hp, c1, c2))) => {
-                            let g = k.let_("g", out.value.clone());
-                            let b1 = k.let_("beta1", hp.beta1().load());
-                            let b2 = k.let_("beta2", hp.beta2().load());
-                            let m_new =
-                                k.let_("m_new", &b1 * loaded[1].clone() + (1.0f32 - &b1) * &g);
-                            let v_new =
-                                k.let_("v_new", &b2 * loaded[2].clone() + (1.0f32 - &b2) * &g * &g);
-                            k.store(&slots[0].at(&at), m_new.clone());
-                            k.store(&slots[1].at(&at), v_new.clone());
-                            k.store(
-                                &params.at(&at),
-                                p - opt.lr.clone() * (m_new / c1.clone())
-                                    / (sqrt(v_new / c2.clone()) + hp.eps().load()),
+                            let (m_new, v_new, p) = super::optim::adam_step(
+                                k,
+                                hp,
+                                (opt.lr.clone(), c1.clone(), c2.clone()),
+                                p,
+                                out.value.clone(),
+                                (loaded[1].clone(), loaded[2].clone()),
                             );
+                            k.store(&slots[0].at(&at), m_new);
+                            k.store(&slots[1].at(&at), v_new);
+                            k.store(&params.at(&at), p);
                         }
                         _ => unreachable!("one optimizer is declared"),
                     }

@@ -58,13 +58,16 @@ impl KernelDef for SgdUpdate {
             b.state.at(0u32).load(),
         );
         let p = k.let_("p", b.params.at(&i).load());
-        let g = k.let_(
-            "g",
-            fma(hp.weight_decay().load(), p.clone(), b.grads.at(&i).load()),
+        let (v, p) = sgd_step(
+            &mut k,
+            hp,
+            lr,
+            p,
+            b.grads.at(&i).load(),
+            b.velocity.at(&i).load(),
         );
-        let v = k.let_("v", fma(hp.momentum().load(), b.velocity.at(&i).load(), g));
-        k.store(&b.velocity.at(&i), v.clone());
-        k.store(&b.params.at(&i), p - lr * v);
+        k.store(&b.velocity.at(&i), v);
+        k.store(&b.params.at(&i), p);
         k
     }
     fn workgroups(&self, len: usize) -> [u32; 3] {
@@ -143,6 +146,45 @@ pub(crate) fn scheduled_lr(
     k.let_("lr", lr * warm * decay)
 }
 
+/// One step of `torch.optim.SGD` (dampening 0, no Nesterov) for one parameter `p` of gradient
+/// `grad` and velocity `velocity`: `g = grad + weight_decay * p; v = momentum * v + g`, giving
+/// the new velocity and `p - lr * v`. The update of `sgd_update` and of the fused step's
+/// `grad_update`, written once (`p` is used twice: pass a `let`).
+pub(crate) fn sgd_step(
+    k: &mut KernelBuilder,
+    hp: &Place<SgdParams, ReadOnly>,
+    lr: Exp<f32>,
+    p: Exp<f32>,
+    grad: Exp<f32>,
+    velocity: Exp<f32>,
+) -> (Exp<f32>, Exp<f32>) {
+    let g = k.let_("g", fma(hp.weight_decay().load(), p.clone(), grad));
+    let v = k.let_("v", fma(hp.momentum().load(), velocity, g));
+    (v.clone(), p - lr * v)
+}
+
+/// One step of Adam (Kingma & Ba 2015, Algorithm 1) for one parameter `p` of gradient `grad`
+/// and moments `(m, v)`, with the scheduled rate and bias corrections `(lr, c1, c2)`
+/// (`c = 1 - beta^t`): `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2`, giving the new moments
+/// and `p - lr (m / c1) / (sqrt(v / c2) + eps)`. The update of `adam_update` and of the fused
+/// step's `grad_update`, written once.
+pub(crate) fn adam_step(
+    k: &mut KernelBuilder,
+    hp: &Place<AdamParams, ReadOnly>,
+    (lr, c1, c2): (Exp<f32>, Exp<f32>, Exp<f32>),
+    p: Exp<f32>,
+    grad: Exp<f32>,
+    (m, v): (Exp<f32>, Exp<f32>),
+) -> (Exp<f32>, Exp<f32>, Exp<f32>) {
+    let g = k.let_("g", grad);
+    let b1 = k.let_("beta1", hp.beta1().load());
+    let b2 = k.let_("beta2", hp.beta2().load());
+    let m_new = k.let_("m_new", &b1 * m + (1.0f32 - &b1) * &g);
+    let v_new = k.let_("v_new", &b2 * v + (1.0f32 - &b2) * &g * &g);
+    let p_new = p - lr * (m_new.clone() / c1) / (sqrt(v_new.clone() / c2) + hp.eps().load());
+    (m_new, v_new, p_new)
+}
+
 /// The start of an optimizer kernel `name`: its bindings `B`, and the flat index `i` of the
 /// parameter this invocation updates, returning when `i` is not below `len` of the bindings.
 fn begin_update<B: Bindings>(
@@ -216,19 +258,17 @@ impl KernelDef for AdamUpdate {
         let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
         let c2 = k.let_("bias_correction2", c2);
         let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), t_taken);
-        let g = k.let_("g", b.grads.at(&i).load());
-        let b1 = k.let_("beta1", hp.beta1().load());
-        let b2 = k.let_("beta2", hp.beta2().load());
-        let m_new = k.let_("m_new", &b1 * m.at(&i).load() + (1.0f32 - &b1) * &g);
-        let v_new = k.let_("v_new", &b2 * v.at(&i).load() + (1.0f32 - &b2) * &g * &g);
-        k.store(&m.at(&i), m_new.clone());
-        k.store(&v.at(&i), v_new.clone());
-        let m_hat = m_new / c1;
-        let v_hat = v_new / c2;
-        k.store(
-            &b.params.at(&i),
-            b.params.at(&i).load() - lr * m_hat / (sqrt(v_hat) + hp.eps().load()),
+        let (m_new, v_new, p) = adam_step(
+            &mut k,
+            hp,
+            (lr, c1, c2),
+            b.params.at(&i).load(),
+            b.grads.at(&i).load(),
+            (m.at(&i).load(), v.at(&i).load()),
         );
+        k.store(&m.at(&i), m_new);
+        k.store(&v.at(&i), v_new);
+        k.store(&b.params.at(&i), p);
         k
     }
     fn workgroups(&self, len: usize) -> [u32; 3] {
