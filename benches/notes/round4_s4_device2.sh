@@ -3,11 +3,15 @@
 # also holding their row in registers and the transpose also with 32 x 4 workgroups. Carry .gl
 # and .devbin/r4s4b (release `gemm` of the working tree: cargo build --release -p wgsl-gemm
 # --bin gemm). Ours and PyTorch alone on the GPU, interleaved A B A B. Output: $OUT/roofline2.txt.
+# The third and fourth calls ran the same commands with .devbin/r4s4c and .devbin/r4s4d into
+# roofline3.txt and roofline4.txt; their scripts now call this one with those two arguments
+# (the binary's folder, the output's name).
 set -u
+D=${1:-.devbin/r4s4b}
+NAME=${2:-roofline2.txt}
 for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
 export PYTHONUNBUFFERED=1
-D=.devbin/r4s4b
 clocks() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader; }
 {
 for round in 1 2; do
@@ -19,4 +23,4 @@ for round in 1 2; do
   python3 benches/peer/roofline_torch.py --rows 8192 --cols 4096
 done
 clocks
-} 2>&1 | tee $OUT/roofline2.txt
+} 2>&1 | tee $OUT/$NAME

@@ -563,11 +563,25 @@ fn reduce(
     result
 }
 
-fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+/// What every row kernel declares first: its bindings (`dims`, `x`; `y` of `f32`s, one per row, for the
+/// row sum: `Err`; of lanes otherwise: `Ok`), the reduction's workgroup array, and the lets
+/// `rows`, `cols`, `lid` and `r` (this workgroup's row).
+struct RowStart<L: Lane> {
+    k: KernelBuilder,
+    x: Place<RuntimeArray<L>, ReadOnly>,
+    y: Result<Place<RuntimeArray<L>, ReadWrite>, Place<RuntimeArray<f32>, ReadWrite>>,
+    partial: Place<Array<f32, { WG as usize }>, ReadWrite>,
+    rows: Exp<u32>,
+    cols: Exp<u32>,
+    lid: Exp<u32>,
+    r: Exp<u32>,
+}
+
+fn row_start<L: Lane>(kind: MemKernel, c: MemConfig) -> RowStart<L> {
     let mut k = KernelBuilder::new(kind.kernel_name(c), [WG, 1, 1]);
     let dims = k.uniform::<MemDims>("dims");
     let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
-    let partial_and_y = match kind {
+    let y = match kind {
         MemKernel::RowSum => Err(k.storage::<RuntimeArray<f32>, ReadWrite>("y")),
         _ => Ok(k.storage::<RuntimeArray<L>, ReadWrite>("y")),
     };
@@ -576,6 +590,29 @@ fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
     let cols = k.let_("cols", dims.cols().load());
     let lid = k.let_("lid", local_invocation_index());
     let r = k.let_("r", workgroup_id().y() * 65535u32 + workgroup_id().x());
+    RowStart {
+        k,
+        x,
+        y,
+        partial,
+        rows,
+        cols,
+        lid,
+        r,
+    }
+}
+
+fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+    let RowStart {
+        mut k,
+        x,
+        y: partial_and_y,
+        partial,
+        rows,
+        cols,
+        lid,
+        r,
+    } = row_start::<L>(kind, c);
     // Workgroups past the last row (the 2-D grid's tail) skip the work but not the barriers:
     // their invocations read no element (the loops run zero times) and write nothing.
     let live = k.let_("live", r.lt(&rows));
@@ -655,18 +692,16 @@ fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
 /// `vec4`s (lanes `lid + 256 j`) once, and every pass reads them from there.
 fn row_held(kind: MemKernel, c: MemConfig) -> KernelBuilder {
     type L = Vec4<f32>;
-    let mut k = KernelBuilder::new(kind.kernel_name(c), [WG, 1, 1]);
-    let dims = k.uniform::<MemDims>("dims");
-    let x = k.storage::<RuntimeArray<L>, ReadOnly>("x");
-    let partial_and_y = match kind {
-        MemKernel::RowSum => Err(k.storage::<RuntimeArray<f32>, ReadWrite>("y")),
-        _ => Ok(k.storage::<RuntimeArray<L>, ReadWrite>("y")),
-    };
-    let partial = k.workgroup::<Array<f32, { WG as usize }>>("partial");
-    let rows = k.let_("rows", dims.rows().load());
-    let cols = k.let_("cols", dims.cols().load());
-    let lid = k.let_("lid", local_invocation_index());
-    let r = k.let_("r", workgroup_id().y() * 65535u32 + workgroup_id().x());
+    let RowStart {
+        mut k,
+        x,
+        y: partial_and_y,
+        partial,
+        rows,
+        cols,
+        lid,
+        r,
+    } = row_start::<L>(kind, c);
     let live = k.let_("live", r.lt(&rows));
     let lanes = k.let_("lanes", &cols / 4u32);
     let len = k.let_("len", select(lit(0u32), lanes.clone(), live.clone()));

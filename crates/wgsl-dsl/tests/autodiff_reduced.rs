@@ -5,22 +5,17 @@
 //! forms on the interpreter (race, bounds and barrier checks) and the GPU, on odd sizes,
 //! workgroups of a power of two and not, several workgroups, more elements than are reduced.
 
+mod autodiff_support;
+
 use wgsl_dsl::autodiff::{
     Accumulation, Backward, Data, Derive, Executor, MAX_REDUCED, derive, run_backward,
 };
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::Gpu;
 
+/// Test data in `[-1.0, 1.0)`.
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        })
-        .collect()
+    autodiff_support::uniform(n, seed, -1.0, 1.0)
 }
 
 /// `y[i] = sum_{j < m} p[j] * x[i]^(j % 3) + p[0] * p[1]` for `i < len(y)`, on a 2-D grid of

@@ -5,6 +5,8 @@
 //! gradient buffers filled first with a known value (the pass adds into them), on the test
 //! adapter (lavapipe in CI).
 
+mod autodiff_support;
+
 use wgsl_dsl::autodiff::{Accumulation, Role};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DifferentiableDef, DispatchError, Gpu, GpuBuffer};
@@ -55,16 +57,9 @@ fn weighted(
     }
 }
 
+/// Test data in `[-2.0, 2.0)`.
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-        })
-        .collect()
+    autodiff_support::uniform(n, seed, -2.0, 2.0)
 }
 
 fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {

@@ -301,17 +301,7 @@ fn typed_backward(f: &syn::ItemFn, args: &Args, sig: &params::Signature) -> Toke
             input_arms.push(quote!(#text => ::core::option::Option::Some(&*self.#d),));
         }
     }
-    let names: Vec<syn::Ident> = sig
-        .rust_params
-        .iter()
-        .filter_map(|p| match p {
-            syn::FnArg::Typed(pt) => match &*pt.pat {
-                syn::Pat::Ident(pi) => Some(pi.ident.clone()),
-                _ => None,
-            },
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect();
+    let names: Vec<&syn::Ident> = plain_params(sig).into_iter().map(|(i, _)| i).collect();
     let kernel_name = args
         .name
         .as_ref()
@@ -386,17 +376,7 @@ fn backward_fn(
     let (_, ty_generics, where_clause) = generics.split_for_impl();
     let turbofish = ty_generics.as_turbofish();
     let rust_params = &sig.rust_params;
-    let names: Vec<TokenStream> = sig
-        .rust_params
-        .iter()
-        .filter_map(|p| match p {
-            syn::FnArg::Typed(pt) => match &*pt.pat {
-                syn::Pat::Ident(pi) => Some(pi.ident.to_token_stream()),
-                _ => None,
-            },
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect();
+    let names: Vec<&syn::Ident> = plain_params(sig).into_iter().map(|(i, _)| i).collect();
     // Mixed-site: a parameter of the same name is another variable.
     let local = syn::Ident::new("__derive_options", Span::mixed_site());
     let doc = format!(
@@ -422,6 +402,20 @@ fn backward_fn(
             ::wgsl_dsl::autodiff::derive(&#ident #turbofish (#(#names),*), &#local)
         }
     }
+}
+
+/// The plain Rust parameters (those baked into the kernel, not bindings), by name and type.
+fn plain_params(sig: &params::Signature) -> Vec<(&syn::Ident, &syn::Type)> {
+    sig.rust_params
+        .iter()
+        .filter_map(|p| match p {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => Some((&pi.ident, &*pt.ty)),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
 }
 
 /// The entry point's name (`name = ".."`, else the function's), checked at compile time: an
@@ -545,17 +539,7 @@ fn typed_interface(
     let args_ty = quote!(#args_ident<#lifetime #args_ty_generics>);
 
     // The definition: the plain parameters as public fields.
-    let plain: Vec<(&syn::Ident, &syn::Type)> = sig
-        .rust_params
-        .iter()
-        .filter_map(|p| match p {
-            syn::FnArg::Typed(pt) => match &*pt.pat {
-                syn::Pat::Ident(pi) => Some((&pi.ident, &*pt.ty)),
-                _ => None,
-            },
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect();
+    let plain = plain_params(sig);
     let field_decls = plain.iter().map(|(i, t)| {
         let doc = format!("The kernel's parameter `{i}`, baked into its WGSL.");
         quote!(#[doc = #doc] pub #i: #t)

@@ -96,3 +96,17 @@ pub fn central_difference(f: impl Fn(&[f64]) -> f64, x: &[f64], j: usize, h: f64
 pub fn close(got: f64, want: f64, tol: f64) -> bool {
     (got - want).abs() <= tol * (1.0 + want.abs())
 }
+
+/// `n` values spread over `[low, high)`, the same for the same `seed` (an xorshift of the
+/// seed; not a statistical generator, only varied test data).
+pub fn uniform(n: usize, seed: u64, low: f32, high: f32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            low + (s >> 40) as f32 / (1u64 << 24) as f32 * (high - low)
+        })
+        .collect()
+}
