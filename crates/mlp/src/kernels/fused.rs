@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::optim::{ScheduleFields, expm1, scheduled_lr};
+use super::optim::{ScheduleFields, scheduled_lr};
 use super::product::{
     Epilogue, Output, SharedArray, Source, Target, TileMemory, Tiles, product, product_at, split_k,
     store_only,
@@ -1044,10 +1044,7 @@ fn grad_update(
     };
     let adam = adam_hp.map(|hp| {
         let t = k.let_("t", state.at(0u32).load().to_f32());
-        let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
-        let c1 = k.let_("bias_correction1", c1);
-        let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
-        let c2 = k.let_("bias_correction2", c2);
+        let (c1, c2) = super::optim::bias_corrections(&mut k, &hp, &t);
         (hp, c1, c2)
     });
     let opt = OptimizerRefs {

@@ -163,6 +163,21 @@ pub(crate) fn sgd_step(
     (v.clone(), p - lr * v)
 }
 
+/// Adam's bias corrections `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t` for step `t` (from 1), as
+/// `-expm1(t ln beta)` from the uniform's `log_beta1`, `log_beta2`: full precision where
+/// `1 - beta^t` is small. Shared by `adam_update` and the fused step.
+pub(crate) fn bias_corrections(
+    k: &mut KernelBuilder,
+    hp: &Place<AdamParams, ReadOnly>,
+    t: &Exp<f32>,
+) -> (Exp<f32>, Exp<f32>) {
+    let c1 = -expm1(k, "t_log_beta1", t * hp.log_beta1().load());
+    let c1 = k.let_("bias_correction1", c1);
+    let c2 = -expm1(k, "t_log_beta2", t * hp.log_beta2().load());
+    let c2 = k.let_("bias_correction2", c2);
+    (c1, c2)
+}
+
 /// One step of Adam (Kingma & Ba 2015, Algorithm 1) for one parameter `p` of gradient `grad`
 /// and moments `(m, v)`, with the scheduled rate and bias corrections `(lr, c1, c2)`
 /// (`c = 1 - beta^t`): `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2`, giving the new moments
@@ -253,10 +268,7 @@ impl KernelDef for AdamUpdate {
         let (hp, m, v) = (&b.hp, &b.m, &b.v);
         let t_taken = k.let_("t_taken", b.state.at(0u32).load());
         let t = k.let_("t", (&t_taken + 1u32).to_f32());
-        let c1 = -expm1(&mut k, "t_log_beta1", &t * hp.log_beta1().load());
-        let c1 = k.let_("bias_correction1", c1);
-        let c2 = -expm1(&mut k, "t_log_beta2", &t * hp.log_beta2().load());
-        let c2 = k.let_("bias_correction2", c2);
+        let (c1, c2) = bias_corrections(&mut k, hp, &t);
         let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), t_taken);
         let (m_new, v_new, p) = adam_step(
             &mut k,
