@@ -271,7 +271,7 @@ impl Gradients {
         let n = red.invocations;
         let rounds: Vec<&[Reduced]> = reduced.chunks(red.per_round as usize).collect();
         let width = rounds.iter().map(|r| r.len()).max().unwrap_or(1) as u32;
-        let partial = super::shared::declare_array(b, "d_partial", width * n, site);
+        let partial = super::make::declare_array(b, "d_partial", width * n, site);
         let lid = node(
             ExprKind::Builtin(BuiltinValue::LocalInvocationIndex),
             u32_ty(),

@@ -9,9 +9,10 @@ use std::rc::Rc;
 
 use naga::{BinaryOperator as B, MathFunction as M, UnaryOperator as U};
 
-use crate::exp::{ExprKind, Lit, Node, NodeRef};
-use crate::handle::ValueId;
+use crate::exp::{ExprKind, Lit, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::Stmt;
+use crate::kernel::{GlobalDecl, GlobalKind, KernelBuilder};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
@@ -319,4 +320,43 @@ impl At {
         }
         terms.pop()
     }
+}
+
+/// The workgroup variable `name: ty` declared in `b`.
+pub(crate) fn declare_workgroup(
+    b: &mut KernelBuilder,
+    name: &str,
+    ty: Ty,
+    site: CallSite,
+) -> GlobalHandle {
+    b.capabilities |= ty.capabilities();
+    b.globals.push(GlobalDecl {
+        name: name.to_string(),
+        ty,
+        kind: GlobalKind::Workgroup,
+        site,
+    });
+    GlobalHandle {
+        builder: b.id,
+        index: b.globals.len() - 1,
+    }
+}
+
+/// A workgroup `array<f32, len>` named `name` declared in `b`, as a place.
+pub(crate) fn declare_array(
+    b: &mut KernelBuilder,
+    name: &str,
+    len: u32,
+    site: CallSite,
+) -> PlaceRef {
+    let ty = Ty::Array {
+        elem: Box::new(Ty::Scalar(ScalarTy::F32)),
+        len: Some(len),
+    };
+    let handle = declare_workgroup(b, name, ty.clone(), site);
+    Rc::new(PlaceNode {
+        kind: PlaceKind::Global(handle),
+        ty,
+        site,
+    })
 }

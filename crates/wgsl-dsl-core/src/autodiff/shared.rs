@@ -27,47 +27,14 @@ use std::rc::Rc;
 
 use super::backward::Emit;
 use super::error::NotDifferentiable;
-use super::make::{At, Block, bind, node};
+use super::make::{At, Block, bind, declare_workgroup as declare, node};
 use super::program::{Item, Shared, Workgroup};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
-use crate::kernel::{GlobalDecl, GlobalKind, KernelBuilder};
+use crate::kernel::{GlobalKind, KernelBuilder};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
-
-fn declare(b: &mut KernelBuilder, name: &str, ty: Ty, site: CallSite) -> GlobalHandle {
-    b.capabilities |= ty.capabilities();
-    b.globals.push(GlobalDecl {
-        name: name.to_string(),
-        ty,
-        kind: GlobalKind::Workgroup,
-        site,
-    });
-    GlobalHandle {
-        builder: b.id,
-        index: b.globals.len() - 1,
-    }
-}
-
-/// A workgroup `array<f32, len>` named `name` declared in `b`, as a place.
-pub(crate) fn declare_array(
-    b: &mut KernelBuilder,
-    name: &str,
-    len: u32,
-    site: CallSite,
-) -> PlaceRef {
-    let ty = Ty::Array {
-        elem: Box::new(Ty::Scalar(ScalarTy::F32)),
-        len: Some(len),
-    };
-    let handle = declare(b, name, ty.clone(), site);
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Global(handle),
-        ty,
-        site,
-    })
-}
 
 /// Bytes of workgroup memory the globals of `b` declare, if every type's size is known here
 /// (scalars, vectors, atomics and arrays of them).
