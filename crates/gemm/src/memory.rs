@@ -122,32 +122,20 @@ impl MemConfig {
     /// and a row kernel holding its row in registers needs the row to fit
     /// (`cols <= 4 * 256 * per_invocation`).
     pub fn valid(self, kind: MemKernel, rows: u32, cols: u32) -> bool {
-        let row_kernel = matches!(
-            kind,
-            MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm
-        );
-        let shape_ok = match (kind, self.vec4) {
+        let p = self.per_invocation;
+        match (kind, self.vec4) {
+            (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, vec4) => {
+                [1, 2, 4].contains(&p) && (!vec4 || (rows as u64 * cols as u64).is_multiple_of(4))
+            }
+            (MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm, false) => p == 1,
+            (MemKernel::RowSum | MemKernel::RowSoftmax | MemKernel::RowLayerNorm, true) => {
+                cols.is_multiple_of(4) && (p == 1 || (p <= MAX_HELD && cols / 4 <= WG * p))
+            }
+            (MemKernel::Transpose, false) => [1, 4, 8].contains(&p),
             (MemKernel::Transpose, true) => {
-                rows.is_multiple_of(4)
-                    && cols.is_multiple_of(4)
-                    && [1, 2, 4].contains(&self.per_invocation)
+                [1, 2, 4].contains(&p) && rows.is_multiple_of(4) && cols.is_multiple_of(4)
             }
-            (MemKernel::Transpose, false) => [1, 4, 8].contains(&self.per_invocation),
-            (_, false) => self.per_invocation == 1 || !row_kernel,
-            (MemKernel::Copy | MemKernel::Axpy | MemKernel::Gelu, true) => {
-                (rows as u64 * cols as u64).is_multiple_of(4)
-            }
-            (_, true) => {
-                cols.is_multiple_of(4)
-                    && (self.per_invocation == 1
-                        || (self.per_invocation <= MAX_HELD
-                            && cols / 4 <= WG * self.per_invocation))
-            }
-        };
-        shape_ok
-            && (row_kernel
-                || [1, 2, 4].contains(&self.per_invocation)
-                || kind == MemKernel::Transpose)
+        }
     }
 
     /// Whether `kind`'s `x` binds as `array<vec4<f32>>` in this configuration (bind the buffer
@@ -565,16 +553,21 @@ fn reduce(
 
 /// What every row kernel declares first: its bindings (`dims`, `x`; `y` of `f32`s, one per row, for the
 /// row sum: `Err`; of lanes otherwise: `Ok`), the reduction's workgroup array, and the lets
-/// `rows`, `cols`, `lid` and `r` (this workgroup's row).
+/// `rows`, `cols`, `lid`, `r` (this workgroup's row), `live`, `lanes`, `len` and `base`.
 struct RowStart<L: Lane> {
     k: KernelBuilder,
     x: Place<RuntimeArray<L>, ReadOnly>,
     y: Result<Place<RuntimeArray<L>, ReadWrite>, Place<RuntimeArray<f32>, ReadWrite>>,
     partial: Place<Array<f32, { WG as usize }>, ReadWrite>,
-    rows: Exp<u32>,
     cols: Exp<u32>,
     lid: Exp<u32>,
     r: Exp<u32>,
+    /// Whether `r` is a row (the 2-D grid's tail is not).
+    live: Exp<bool>,
+    /// Lanes of the row this workgroup reads (0 past the last row).
+    len: Exp<u32>,
+    /// The row's first lane.
+    base: Exp<u32>,
 }
 
 fn row_start<L: Lane>(kind: MemKernel, c: MemConfig) -> RowStart<L> {
@@ -590,29 +583,6 @@ fn row_start<L: Lane>(kind: MemKernel, c: MemConfig) -> RowStart<L> {
     let cols = k.let_("cols", dims.cols().load());
     let lid = k.let_("lid", local_invocation_index());
     let r = k.let_("r", workgroup_id().y() * 65535u32 + workgroup_id().x());
-    RowStart {
-        k,
-        x,
-        y,
-        partial,
-        rows,
-        cols,
-        lid,
-        r,
-    }
-}
-
-fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
-    let RowStart {
-        mut k,
-        x,
-        y: partial_and_y,
-        partial,
-        rows,
-        cols,
-        lid,
-        r,
-    } = row_start::<L>(kind, c);
     // Workgroups past the last row (the 2-D grid's tail) skip the work but not the barriers:
     // their invocations read no element (the loops run zero times) and write nothing.
     let live = k.let_("live", r.lt(&rows));
@@ -624,6 +594,24 @@ fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
     };
     let len = k.let_("len", select(lit(0u32), lanes.clone(), live.clone()));
     let base = k.let_("base", &r * &lanes);
+    RowStart {
+        k,
+        x,
+        y,
+        partial,
+        cols,
+        lid,
+        r,
+        live,
+        len,
+        base,
+    }
+}
+
+fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
+    let s = row_start::<L>(kind, c);
+    let (mut k, x, partial, cols, lid, r) = (s.k, s.x, s.partial, s.cols, s.lid, s.r);
+    let (partial_and_y, live, len, base) = (s.y, s.live, s.len, s.base);
     let add = |a: Exp<f32>, b: Exp<f32>| a + b;
     let zero = || L::splat(lit(0.0f32));
     match partial_and_y {
@@ -692,20 +680,9 @@ fn row<L: Lane>(kind: MemKernel, c: MemConfig) -> KernelBuilder {
 /// `vec4`s (lanes `lid + 256 j`) once, and every pass reads them from there.
 fn row_held(kind: MemKernel, c: MemConfig) -> KernelBuilder {
     type L = Vec4<f32>;
-    let RowStart {
-        mut k,
-        x,
-        y: partial_and_y,
-        partial,
-        rows,
-        cols,
-        lid,
-        r,
-    } = row_start::<L>(kind, c);
-    let live = k.let_("live", r.lt(&rows));
-    let lanes = k.let_("lanes", &cols / 4u32);
-    let len = k.let_("len", select(lit(0u32), lanes.clone(), live.clone()));
-    let base = k.let_("base", &r * &lanes);
+    let s = row_start::<L>(kind, c);
+    let (mut k, x, partial, cols, lid, r) = (s.k, s.x, s.partial, s.cols, s.lid, s.r);
+    let (partial_and_y, live, len, base) = (s.y, s.live, s.len, s.base);
     // Lane `lid + 256 j` of the row, and whether it is in the row; outside it the value is
     // `fill` (0, or the lowest f32 for a maximum), which no result depends on.
     let fill = if kind == MemKernel::RowSoftmax {

@@ -40,9 +40,9 @@ use std::rc::Rc;
 
 use super::error::NotDifferentiable;
 
-use super::make::{At, Block, bind, node};
+use super::make::{At, Block, bind, load, local, node, u32_lit, u32_ty};
 use crate::consteval::ConstValue;
-use crate::exp::{BuiltinValue, ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::exp::{BuiltinValue, ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{Stmt, VarInit};
 use crate::site::CallSite;
@@ -134,17 +134,18 @@ impl Gradients {
     }
 
     /// Reduce atomic additions at constant elements in workgroup memory (module docs) in a
-    /// kernel of `workgroup_size` that declares `workgroup_bytes` of workgroup memory and whose
-    /// primal has no `return` (`has_return`); nothing where that cannot be done.
+    /// kernel of `workgroup_size` that declares `workgroup_bytes` of workgroup memory, unless
+    /// some invocation may not reach its end (`returns`: a `return`, a bounded loop); nothing
+    /// where that cannot be done.
     pub(crate) fn reduce_in_workgroups(
         &mut self,
         workgroup_size: [u32; 3],
         workgroup_bytes: Option<u32>,
-        has_return: bool,
+        returns: bool,
     ) {
         let invocations = workgroup_size.iter().product::<u32>();
         let Some(used) = workgroup_bytes else { return };
-        if has_return || invocations < 2 {
+        if returns || invocations < 2 {
             return;
         }
         let per_round = (WORKGROUP_BYTES.saturating_sub(used) / (4 * invocations)).min(8);
@@ -194,9 +195,8 @@ impl Gradients {
                 }
                 let word = as_u32(element, site);
                 if let Some(var) = self.reduced_var(input.grad, &word, site) {
-                    let sum = local(var, site);
-                    let value =
-                        At(site).add(&node(ExprKind::Load(sum.clone()), f32_ty(), site), &a);
+                    let sum = local(var, &f32_ty(), site);
+                    let value = At(site).add(&load(&sum, site), &a);
                     out.push((Stmt::Store { place: sum, value }, site));
                     return Ok(());
                 }
@@ -289,7 +289,7 @@ impl Gradients {
         let half = n.next_power_of_two() / 2;
         for round in rounds {
             for (slot, r) in round.iter().enumerate() {
-                let value = node(ExprKind::Load(local(r.var, site)), f32_ty(), site);
+                let value = load(&local(r.var, &f32_ty(), site), site);
                 out.push((
                     Stmt::Store {
                         place: cell(slot as u32, lid.clone()),
@@ -364,22 +364,6 @@ impl Gradients {
 
 fn f32_ty() -> Ty {
     Ty::Scalar(ScalarTy::F32)
-}
-
-fn u32_ty() -> Ty {
-    Ty::Scalar(ScalarTy::U32)
-}
-
-fn u32_lit(v: u32, site: CallSite) -> NodeRef {
-    node(ExprKind::Literal(Lit::U32(v)), u32_ty(), site)
-}
-
-fn local(var: ValueId, site: CallSite) -> PlaceRef {
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Local(var),
-        ty: f32_ty(),
-        site,
-    })
 }
 
 fn unsupported(site: CallSite) -> NotDifferentiable {

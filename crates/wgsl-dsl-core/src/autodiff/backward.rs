@@ -20,9 +20,9 @@ use std::rc::Rc;
 use super::accumulate::Gradients;
 use super::error::NotDifferentiable;
 use super::graph::{Graph, key};
-use super::make::{At, Block, bind, node};
+use super::make::{At, Block, bind, load, local};
 use super::program::{Item, Merge, Shared};
-use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::exp::{ExprKind, NodeRef};
 use crate::handle::ValueId;
 use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::{Stmt, VarInit};
@@ -102,18 +102,6 @@ pub(crate) fn active(
             }
         }
     }
-}
-
-fn local(var: ValueId, ty: &crate::types::Ty, site: CallSite) -> PlaceRef {
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Local(var),
-        ty: ty.clone(),
-        site,
-    })
-}
-
-fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
-    node(ExprKind::Load(place.clone()), place.ty.clone(), site)
 }
 
 /// Items' names and program order, for the adjoints of their values.

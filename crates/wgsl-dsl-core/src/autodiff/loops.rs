@@ -37,9 +37,9 @@ use std::rc::Rc;
 use super::accumulate::Gradients;
 use super::backward::{Emit, forward, has_output, reaches};
 use super::error::NotDifferentiable;
-use super::make::{At, Block, bind, float_scalar, node};
+use super::make::{At, Block, bind, float_scalar, load, local, node, u32_lit, u32_ty};
 use super::program::{Carried, Item, Loop};
-use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
 use crate::kernel::stmt::{AtomicOp, Stmt, VarInit};
 use crate::site::CallSite;
@@ -110,26 +110,6 @@ fn walk_loops(items: &mut [Item], f: &mut dyn FnMut(&mut Loop)) {
             _ => {}
         }
     }
-}
-
-fn local(var: ValueId, ty: &Ty, site: CallSite) -> PlaceRef {
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Local(var),
-        ty: ty.clone(),
-        site,
-    })
-}
-
-fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
-    node(ExprKind::Load(place.clone()), place.ty.clone(), site)
-}
-
-fn u32_ty() -> Ty {
-    Ty::Scalar(ScalarTy::U32)
-}
-
-fn u32_lit(v: u32, site: CallSite) -> NodeRef {
-    node(ExprKind::Literal(Lit::U32(v)), u32_ty(), site)
 }
 
 fn tape_ty(c: &Carried, n: u32) -> Ty {

@@ -360,3 +360,27 @@ pub(crate) fn declare_array(
         site,
     })
 }
+
+/// The private `var` `var` of type `ty`, as a place.
+pub(crate) fn local(var: ValueId, ty: &Ty, site: CallSite) -> PlaceRef {
+    Rc::new(PlaceNode {
+        kind: PlaceKind::Local(var),
+        ty: ty.clone(),
+        site,
+    })
+}
+
+/// A load of `place`.
+pub(crate) fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
+    node(ExprKind::Load(place.clone()), place.ty.clone(), site)
+}
+
+/// `u32`.
+pub(crate) fn u32_ty() -> Ty {
+    Ty::Scalar(ScalarTy::U32)
+}
+
+/// The `u32` literal `v`.
+pub(crate) fn u32_lit(v: u32, site: CallSite) -> NodeRef {
+    node(ExprKind::Literal(Lit::U32(v)), u32_ty(), site)
+}

@@ -27,7 +27,7 @@ use std::rc::Rc;
 
 use super::backward::Emit;
 use super::error::NotDifferentiable;
-use super::make::{At, Block, bind, declare_workgroup as declare, node};
+use super::make::{At, Block, bind, declare_workgroup as declare, load, local, node, u32_ty};
 use super::program::{Item, Shared, Workgroup};
 use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
@@ -76,22 +76,6 @@ pub(crate) fn redeclare(b: &mut KernelBuilder, name: &str, ty: &Ty, site: CallSi
         _ => None,
     };
     Workgroup { handle, adjoint }
-}
-
-fn u32_ty() -> Ty {
-    Ty::Scalar(ScalarTy::U32)
-}
-
-fn local(var: ValueId, ty: &Ty, site: CallSite) -> PlaceRef {
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Local(var),
-        ty: ty.clone(),
-        site,
-    })
-}
-
-fn load(place: &PlaceRef, site: CallSite) -> NodeRef {
-    node(ExprKind::Load(place.clone()), place.ty.clone(), site)
 }
 
 /// The element of the adjoint array `adjoint` at the index of `place` (`t[i]`).
