@@ -6,15 +6,17 @@
 Reads the block after `<!-- crate-graph -->` in ARCHITECTURE.md, one line per package:
 `name -> dep, dep?, ...  # comment` (`?` an optional dependency, `(none)` for none), and compares it with the normal
 dependencies between workspace packages that `cargo metadata` reports; then checks that the
-compiler crate, wgsl-dsl-core, has no wgpu anywhere in its dependency tree (`cargo tree`, normal
-and build dependencies). Exit status 1, with each difference, when they disagree.
+compiler crate (wgsl-dsl-core), the executor contract (wgsl-dsl-exec) and the CPU interpreter
+(wgsl-dsl-interp) have no wgpu anywhere in their dependency trees (`cargo tree`, normal and
+build dependencies). Exit status 1, with each difference, when they disagree.
 """
 
 import json
 import subprocess
 import sys
 
-COMPILER = "wgsl-dsl-core"
+# The crates without wgpu: the compiler, the executor contract, the interpreter.
+WITHOUT_WGPU = ["wgsl-dsl-core", "wgsl-dsl-exec", "wgsl-dsl-interp"]
 
 
 def documented(path="ARCHITECTURE.md"):
@@ -57,17 +59,18 @@ def main():
             bad.append(
                 f"{name}: ARCHITECTURE.md says {sorted(doc[name])}, cargo metadata {sorted(real[name])}"
             )
-    tree = subprocess.check_output(
-        ["cargo", "tree", "-p", COMPILER, "-e", "normal,build", "--prefix", "none"], text=True
-    )
-    wgpu = sorted({l.split()[0] for l in tree.splitlines() if l.startswith("wgpu")})
-    if wgpu:
-        bad.append(f"{COMPILER} depends on {', '.join(wgpu)}")
+    for crate in WITHOUT_WGPU:
+        tree = subprocess.check_output(
+            ["cargo", "tree", "-p", crate, "-e", "normal,build", "--prefix", "none"], text=True
+        )
+        wgpu = sorted({l.split()[0] for l in tree.splitlines() if l.startswith("wgpu")})
+        if wgpu:
+            bad.append(f"{crate} depends on {', '.join(wgpu)}")
     for b in bad:
         print("crate graph:", b)
     if not bad:
         print(f"crate graph: ARCHITECTURE.md matches cargo metadata ({len(real)} packages); "
-              f"no wgpu under {COMPILER}")
+              f"no wgpu under {', '.join(WITHOUT_WGPU)}")
     return 1 if bad else 0
 
 

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use wgsl_dsl::interp::{InterpOptions, Interpreter};
-use wgsl_dsl_harness::{Case, Executor, SeedableRng, VerifiedOp, run, verify};
+use wgsl_dsl_harness::{Case, SeedableRng, UploadStruct, VerifiedOp, run, verify};
 use wgsl_dsl_workspace_tests::ops::{self, fused};
 use wgsl_dsl_workspace_tests::{Rng, examples};
 
@@ -36,8 +36,8 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
 }
 
 /// The median time of one run of `case`, the kernel compiled before.
-fn run_time<E: Executor>(exec: &E, op: &dyn VerifiedOp, case: &Case) -> Duration {
-    let kernel = exec.compile(&op.kernel()).expect("compiles");
+fn run_time<E: UploadStruct>(exec: &E, op: &dyn VerifiedOp, case: &Case) -> Duration {
+    let kernel = exec.build_and_compile(&op.kernel()).expect("compiles");
     time(7, || {
         run(exec, &kernel, case).expect("runs");
     })
@@ -74,7 +74,7 @@ fn suite() -> Suite {
 }
 
 /// Every check of [`suite`] on `exec`: (time, failures).
-fn suite_time<E: Executor>(exec: &E, (kernels, checks): &Suite) -> (Duration, usize) {
+fn suite_time<E: UploadStruct>(exec: &E, (kernels, checks): &Suite) -> (Duration, usize) {
     let t = Instant::now();
     let failures = checks
         .iter()

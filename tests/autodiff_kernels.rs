@@ -9,14 +9,29 @@ use wgsl_dsl::autodiff::{
     run_backward,
 };
 use wgsl_dsl::interp::InterpError;
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
 use wgsl_dsl_workspace_tests::derived::{self, DerivedCase};
+
+/// `$body` with `$on` the interpreter, then the GPU when there is one: each a different
+/// `Executor` type, so that the body is written once and compiled for each.
+macro_rules! on_each_executor {
+    (|$on:ident| $body:block) => {{
+        {
+            let $on = &Interpreter::new();
+            $body
+        }
+        if let Some($on) = wgsl_dsl_workspace_tests::gpu() {
+            $body
+        }
+    }};
+}
 
 /// Worst `|derived - central| / max(1, |central|)` allowed: central differences of `f32`
 /// kernels with the default step (2e-3) are good to about 1e-4 here.
 const TOLERANCE: f64 = 2e-3;
 
-fn check_case(case: &DerivedCase, on: Executor<'_>) {
+fn check_case<X: Executor>(case: &DerivedCase, on: &X) {
     let forward = (case.forward)();
     let backward = (case.backward)().unwrap_or_else(|e| panic!("{}: {e}", case.name));
     let (data, grid) = (case.data)(&mut derived::rng(7));
@@ -73,9 +88,7 @@ fn an_f32_atomic_addition_is_derived() {
     for i in 0..x.len() {
         want_s[i % p] += f64::from(u[idx[i] as usize]) * f64::from(x[i]).sin();
     }
-    let mut executors = vec![Executor::Interpreter];
-    executors.extend(wgsl_dsl_workspace_tests::gpu().map(Executor::Gpu));
-    for on in executors {
+    on_each_executor!(|on| {
         let g = run_backward(&backward, &data, &[("out", u.clone())], grid, on).expect("runs");
         for (input, want) in [("x", &want_x), ("s", &want_s)] {
             for (j, (a, b)) in g
@@ -105,13 +118,13 @@ fn an_f32_atomic_addition_is_derived() {
             "{report}"
         );
         assert!(report.passed(), "{report}");
-    }
+    });
 }
 
 #[test]
 fn every_backward_pass_matches_central_differences_on_the_interpreter() {
     for case in derived::all() {
-        check_case(&case, Executor::Interpreter);
+        check_case(&case, &Interpreter::new());
     }
 }
 
@@ -121,7 +134,7 @@ fn every_backward_pass_matches_central_differences_on_the_gpu() {
         return;
     };
     for case in derived::all() {
-        check_case(&case, Executor::Gpu(gpu));
+        check_case(&case, gpu);
     }
 }
 
@@ -187,7 +200,7 @@ fn a_wrong_exclusive_override_is_a_race_the_interpreter_finds() {
         &backward,
         &data,
         grid,
-        Executor::Interpreter,
+        &Interpreter::new(),
         CheckOptions::default(),
     )
     .unwrap_err();
@@ -238,8 +251,7 @@ fn the_tiled_products_derived_backward_matches_its_custom_backward() {
         .map(|_| rand::Rng::random_range(&mut r, -1.0..1.0))
         .collect();
     let incoming = [("c", dc)];
-    let run =
-        |pass| run_backward(pass, &data, &incoming, grid, Executor::Interpreter).expect("runs");
+    let run = |pass| run_backward(pass, &data, &incoming, grid, &Interpreter::new()).expect("runs");
     let (d, c) = (run(&derived_pass), run(&custom));
     for name in ["a", "b"] {
         let (dv, cv) = (d.get(name).expect(name), c.get(name).expect(name));
@@ -300,12 +312,10 @@ fn an_addition_under_an_if_of_a_value_defined_before_it_is_derived() {
         .map(|_| rand::Rng::random_range(&mut r, -2.0..2.0))
         .collect();
     let data = [("x", Data::F32(xs)), ("acc", Data::U32(vec![0; 3]))];
-    let mut executors = vec![Executor::Interpreter];
-    executors.extend(wgsl_dsl_workspace_tests::gpu().map(Executor::Gpu));
-    for on in executors {
+    on_each_executor!(|on| {
         let report =
             check(&k, &backward, &data, [3, 1, 1], on, CheckOptions::default()).expect("checks");
         assert!(report.passed(), "{report}");
         assert!(matches!(report.adjoint, Adjoint::Checked(_)), "{report}");
-    }
+    });
 }

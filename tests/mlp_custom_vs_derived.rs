@@ -10,7 +10,7 @@
 
 use mlp::activation::Activation;
 use mlp::kernels::uniforms::LinearDims;
-use wgsl_dsl::autodiff::{Data as AdData, Derive, Executor as AdExecutor, derive, run_backward};
+use wgsl_dsl::autodiff::{Data as AdData, Derive, derive, run_backward};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl_harness::{Case, Data, Executor, Interpreter, SeedableRng, VerifiedOp, run};
 use wgsl_dsl_workspace_tests::Rng;
@@ -74,7 +74,7 @@ fn custom(name: &str, seed: u64, sizes: &ops::CaseSizes) -> (Case, Vec<Data>) {
         .unwrap_or_else(|| panic!("no verified op {name}"));
     let case = op.case(&mut Rng::seed_from_u64(seed), sizes);
     let cpu = Interpreter::new();
-    let kernel = Executor::compile(&cpu, &op.kernel()).expect("compiles");
+    let kernel = Executor::build_and_compile(&cpu, &op.kernel()).expect("compiles");
     let after = run(&cpu, &kernel, &case).expect("runs");
     (case, after)
 }
@@ -100,7 +100,7 @@ fn derived(
         ],
         &[("z", dy.to_vec())],
         [outputs.div_ceil(8), batch.div_ceil(8), 1],
-        AdExecutor::Interpreter,
+        &Interpreter::new(),
     )
     .expect("the derived pass runs")
 }

@@ -61,7 +61,8 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
         .find(|o| o.name() == "softmax_cross_entropy")
         .expect("registered");
     verify(&gpu, &op, &case).unwrap_or_else(|m| panic!("{m}"));
-    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &op.kernel()).expect("compiles");
+    let kernel =
+        wgsl_dsl_harness::Executor::build_and_compile(&gpu, &op.kernel()).expect("compiles");
     let actual = run(&gpu, &kernel, &case).expect("runs");
     for d in &actual[3..] {
         let Data::F32(v) = d else {
@@ -101,7 +102,8 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
         Data::U32(vec![0]),
     ]);
     verify(&gpu, &backward, &case).unwrap_or_else(|m| panic!("{m}"));
-    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &backward.kernel()).expect("compiles");
+    let kernel =
+        wgsl_dsl_harness::Executor::build_and_compile(&gpu, &backward.kernel()).expect("compiles");
     let actual = run(&gpu, &kernel, &case).expect("runs");
     let Data::F32(d_logits) = &actual[5] else {
         panic!("d_logits is f32")
@@ -138,7 +140,8 @@ fn the_derived_loss_gradient_holds_at_its_class_bound_and_flags_past_it() {
     past.buffers[1] = Data::F32(logits);
     past.buffers[3] = Data::F32(vec![0.0; rows * (classes + 1)]);
     past.buffers[5] = Data::F32(vec![0.0; rows * (classes + 1)]);
-    let kernel = wgsl_dsl_harness::Executor::compile(&gpu, &op.kernel()).expect("compiles");
+    let kernel =
+        wgsl_dsl_harness::Executor::build_and_compile(&gpu, &op.kernel()).expect("compiles");
     let actual = run(&gpu, &kernel, &past).expect("runs");
     let Data::U32(flag) = &actual[6] else {
         panic!("the flag is u32")

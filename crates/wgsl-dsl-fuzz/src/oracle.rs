@@ -134,7 +134,7 @@ impl Targets {
         t.gpu_coop = gpu_coop;
         t.interp = Interpreter::with_options(InterpOptions {
             subgroup_size,
-            limits: gpu.limits().clone(),
+            limits: gpu.device_limits(),
             ..InterpOptions::default()
         });
         t.gpu = Some(gpu);

@@ -73,7 +73,7 @@ pub mod training;
 mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};
-pub use executor::{Buffers, Error, Executor, GpuBuffers, HostBuffers};
+pub use executor::{Buffers, Error, Executor, GpuBuffers, HostBuffers, UploadStruct};
 pub use suite::{Example, GPU_SWITCH, gpu, gpu_tests_enabled};
 pub use verify::{VerifiedOp, agree, compare, run, verify};
 

@@ -5,7 +5,7 @@
 use wgsl_dsl::{BindingKind, KernelBuilder};
 
 use crate::data::{Case, Data, Expected};
-use crate::executor::{Buffers, Error, Executor};
+use crate::executor::{Buffers, Error, UploadStruct};
 
 /// A kernel paired with its specification (the project's "verified op", ARCHITECTURE.md decision *A kernel comes with its specification*).
 pub trait VerifiedOp {
@@ -29,15 +29,15 @@ pub trait VerifiedOp {
 ///
 /// # Errors
 /// The executor's errors.
-pub fn run<E: Executor>(exec: &E, kernel: &E::Kernel, case: &Case) -> Result<Vec<Data>, Error> {
+pub fn run<E: UploadStruct>(exec: &E, kernel: &E::Kernel, case: &Case) -> Result<Vec<Data>, Error> {
     let buffers = case
         .buffers
         .iter()
-        .map(|d| exec.upload(d))
+        .map(|d| Buffers::upload(exec, d))
         .collect::<Result<Vec<_>, _>>()?;
     let args: Vec<&E::Arg> = buffers.iter().map(Buffers::arg).collect();
     exec.dispatch(kernel, &args, case.workgroups)?;
-    buffers.iter().map(|b| exec.read(b)).collect()
+    buffers.iter().map(|b| b.read(exec)).collect()
 }
 
 /// Compile `op`'s kernel for `exec` and [`run`] `case` through it: the compiled kernel and
@@ -45,13 +45,15 @@ pub fn run<E: Executor>(exec: &E, kernel: &E::Kernel, case: &Case) -> Result<Vec
 ///
 /// # Errors
 /// The executor's error, prefixed with the op's name.
-fn compile_and_run<E: Executor>(
+fn compile_and_run<E: UploadStruct>(
     exec: &E,
     op: &(impl VerifiedOp + ?Sized),
     case: &Case,
 ) -> Result<(E::Kernel, Vec<Data>), String> {
     let fail = |e: Error| format!("{}: {e}", op.name());
-    let kernel = exec.compile(&op.kernel()).map_err(fail)?;
+    let kernel = exec
+        .build_and_compile(&op.kernel())
+        .map_err(|e| fail(e.into()))?;
     let actual = run(exec, &kernel, case).map_err(fail)?;
     Ok((kernel, actual))
 }
@@ -63,14 +65,14 @@ fn compile_and_run<E: Executor>(
 /// # Errors
 /// A message naming the op, the binding and the first element that differs, or the
 /// executor's error.
-pub fn verify<E: Executor>(
+pub fn verify<E: UploadStruct>(
     exec: &E,
     op: &(impl VerifiedOp + ?Sized),
     case: &Case,
 ) -> Result<(), String> {
     let name = op.name();
     let (kernel, actual) = compile_and_run(exec, op, case)?;
-    let bindings = &exec.signature(&kernel).bindings;
+    let bindings = &E::signature(&kernel).bindings;
     if bindings.len() != case.buffers.len() {
         return Err(format!(
             "{name}: the case has {} buffers for {} bindings",
@@ -119,7 +121,7 @@ pub fn verify<E: Executor>(
 /// # Errors
 /// A message naming the op, the binding and the first element that differs, or either
 /// executor's error.
-pub fn agree<A: Executor, B: Executor>(
+pub fn agree<A: UploadStruct, B: UploadStruct>(
     a: &A,
     b: &B,
     op: &(impl VerifiedOp + ?Sized),
@@ -128,7 +130,7 @@ pub fn agree<A: Executor, B: Executor>(
     let name = op.name();
     let (ka, ra) = compile_and_run(a, op, case)?;
     let (_, rb) = compile_and_run(b, op, case)?;
-    for (binding, (x, y)) in a.signature(&ka).bindings.iter().zip(ra.iter().zip(&rb)) {
+    for (binding, (x, y)) in A::signature(&ka).bindings.iter().zip(ra.iter().zip(&rb)) {
         compare(y, &Expected::from(x), op.tolerance()).map_err(|m| {
             format!(
                 "{name}: binding {} `{}`{m} (the second executor against the first)",

@@ -1,5 +1,5 @@
 //! [`HostBuffer<T>`]: a buffer in host memory that the interpreter binds like a
-//! [`GpuBuffer<T>`](wgsl_dsl_runtime::GpuBuffer), with the same padding, and [`HostArg`], what
+//! `GpuBuffer<T>`, with the same padding, and [`HostArg`], what
 //! [`Interpreter::dispatch`](super::Interpreter::dispatch) takes.
 
 use std::cell::RefCell;
@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytemuck::Pod;
 
 use wgsl_dsl_core::types::{Scalar, Ty, Vector, WgslType};
-use wgsl_dsl_runtime::DispatchError;
+use wgsl_dsl_exec::DispatchError;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A buffer of `len` elements of `T` in host memory, for the interpreter.
 ///
-/// It mirrors [`GpuBuffer<T>`](wgsl_dsl_runtime::GpuBuffer): the same constructors, `write` and
+/// It mirrors `GpuBuffer<T>`: the same constructors, `write` and
 /// `read`, and the same allocation (the byte size rounded up to 4, at least one element and
 /// 16 bytes), so `arrayLength` sees the same padding on both executors. Dispatches take
 /// `&HostBuffer` even for buffers the kernel writes, as on the GPU; the contents change only
@@ -39,7 +39,7 @@ impl<T> std::fmt::Debug for HostBuffer<T> {
 impl<T: Pod + WgslType> HostBuffer<T> {
     fn allocate(len: usize, init: Option<&[u8]>) -> Self {
         let elem = size_of::<T>() as u64;
-        let size = wgsl_dsl_runtime::padded_size((len as u64).saturating_mul(elem), elem);
+        let size = wgsl_dsl_exec::padded_size((len as u64).saturating_mul(elem), elem);
         let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(usize::MAX)];
         if let Some(data) = init {
             bytes[..data.len()].copy_from_slice(data);
@@ -87,13 +87,13 @@ impl<T: Pod + WgslType> HostBuffer<T> {
 
 impl<T: Pod + Scalar> HostBuffer<T> {
     /// The buffer bound as `array<vec4<T>>`, as
-    /// [`GpuBuffer::as_vec4`](wgsl_dsl_runtime::GpuBuffer::as_vec4) does: for kernels that read
+    /// the runtime's `GpuBuffer::as_vec4` does: for kernels that read
     /// it four elements at a time.
     ///
     /// # Errors
     /// [`DispatchError::Length`] unless the length is a multiple of 4.
     pub fn as_vec4(&self) -> Result<HostVec4<'_, T>, DispatchError> {
-        wgsl_dsl_runtime::vec4_length("HostBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
+        wgsl_dsl_exec::vec4_length("HostBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(HostVec4(self))
     }
 }

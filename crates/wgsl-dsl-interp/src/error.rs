@@ -6,7 +6,7 @@
 use std::fmt;
 
 use wgsl_dsl_core::CallSite;
-use wgsl_dsl_runtime::DispatchError;
+use wgsl_dsl_exec::DispatchError;
 
 /// One invocation of a dispatch: its ids as the kernel sees them (WGSL spec §13.3.1.1
 /// "Built-in Inputs and Outputs").
@@ -86,12 +86,12 @@ impl fmt::Display for MemoryAccess {
 }
 
 /// Why a run on the interpreter failed. Besides the argument checks shared with
-/// [`Gpu::dispatch`](wgsl_dsl_runtime::Gpu::dispatch), these are bugs a GPU does not report.
+/// `Gpu::dispatch`, these are bugs a GPU does not report.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InterpError {
     /// An argument failed the checks every executor makes (count, types, sizes, aliasing,
-    /// limits): the same error [`Gpu::dispatch`](wgsl_dsl_runtime::Gpu::dispatch) returns.
+    /// limits): the same error `Gpu::dispatch` returns.
     #[error(transparent)]
     Dispatch(#[from] DispatchError),
     /// An index outside its array, vector or matrix (the GPU would clamp the index or return
@@ -242,6 +242,12 @@ pub enum InterpError {
         /// Where it was built, if known.
         site: Option<CallSite>,
     },
+    /// A dispatch through the [`Executor`](wgsl_dsl_exec::Executor) contract gave a warning
+    /// (which [`Interpreter::dispatch`](super::Interpreter::dispatch) returns in its report):
+    /// there, code written for either executor cannot read a report, so the first warning
+    /// fails the dispatch.
+    #[error("{0} (a warning, which the executor contract makes an error)")]
+    Warning(Warning),
 }
 
 /// Something suspicious the kernel did in a run that completed.
@@ -300,6 +306,13 @@ impl fmt::Display for Warning {
                 Site(*site)
             ),
         }
+    }
+}
+
+/// A kernel that did not build, as the runtime reports it: [`DispatchError::Build`].
+impl From<wgsl_dsl_core::BuildError> for InterpError {
+    fn from(e: wgsl_dsl_core::BuildError) -> Self {
+        InterpError::Dispatch(DispatchError::Build(e))
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! [`Interpreter`] executes a [`Shader`]'s validated `naga::Module`, the very module the GPU
 //! runs, for a dispatch grid over [`HostBuffer`]s, after the same argument checks as
-//! [`Gpu::dispatch`](wgsl_dsl_runtime::Gpu::dispatch). Every workgroup and invocation runs;
+//! `Gpu::dispatch`. Every workgroup and invocation runs;
 //! workgroup memory starts zeroed in each workgroup; barriers separate phases; atomics,
 //! loops, helper functions, `f16`, subgroup operations (with a configurable subgroup size) and
 //! cooperative matrices (below) are executed with WGSL's semantics ([`semantics`], each rule citing the spec). Besides the
@@ -78,9 +78,9 @@
 //! `coopMultiplyAdd` (`+`, `*` by a scalar), which the DSL does not emit, is refused
 //! ([`InterpError::Unsupported`]).
 //!
-//! The interpreter shares the runtime's argument checks and error types, so it depends on
-//! `wgsl-dsl-runtime` (and on wgpu, for `wgpu::Limits`; in `wgsl-dsl` both come with the
-//! `runtime` feature); it needs no GPU or driver at run time. Users reach this crate as
+//! The interpreter shares the runtime's argument checks, limits and error types through the
+//! executor contract, `wgsl-dsl-exec`, which both depend on; it depends on neither the runtime
+//! nor wgpu, and needs no GPU or driver at run time. Users reach this crate as
 //! `wgsl_dsl::interp`.
 
 mod buffer;
@@ -89,6 +89,7 @@ mod compile;
 mod debug;
 mod error;
 mod exec;
+mod executor;
 mod mask;
 mod ops;
 mod options;
@@ -105,10 +106,10 @@ pub use options::InterpOptions;
 pub use typed::{HostArgs, TypedProgram};
 
 use wgsl_dsl_core::shader::Shader;
-use wgsl_dsl_runtime::{ArgShape, BindingLayout};
+use wgsl_dsl_exec::{ArgShape, BindingLayout};
 
 /// Runs kernels on the CPU: [`Interpreter::compile`] a [`Shader`] once, then
-/// [`Interpreter::dispatch`] it like [`Gpu::dispatch`](wgsl_dsl_runtime::Gpu::dispatch).
+/// [`Interpreter::dispatch`] it like `Gpu::dispatch`.
 ///
 /// It collects what the kernels' `debug_print`s print ([`Interpreter::take_debug_output`]);
 /// a clone shares the collection.
@@ -169,24 +170,24 @@ impl Interpreter {
     /// [`InterpError::UnsupportedTexture`] if the kernel binds a texture (naming the first);
     /// [`InterpError::Unsupported`] if the module uses something else the interpreter does not
     /// execute (64-bit types, arithmetic on cooperative matrices other than
-    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](wgsl_dsl_runtime::DispatchError::Layout)) if a
+    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](wgsl_dsl_exec::DispatchError::Layout)) if a
     /// binding's type cannot be laid out;
-    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](wgsl_dsl_runtime::DispatchError::ExceedsDevice)) if the kernel needs more of
-    /// a limit than [`InterpOptions::limits`] has, as [`Gpu::compile`](wgsl_dsl_runtime::Gpu::compile)
-    /// checks its device's ([`check_limits`](wgsl_dsl_runtime::check_limits)), the workgroup's
+    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](wgsl_dsl_exec::DispatchError::ExceedsDevice)) if the kernel needs more of
+    /// a limit than [`InterpOptions::limits`] has, as `Gpu::compile`
+    /// checks its device's ([`check_limits`](wgsl_dsl_exec::check_limits)), the workgroup's
     /// own limits (size, invocations, workgroup memory) being those the shader was built for
     /// ([`Shader::target`]).
     pub fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
         // A kernel with `debug_print`s runs as its module with them.
         let (shader, prints) = shader.for_interpreter();
         // Every capability a kernel can declare is executed here or refused above.
-        wgsl_dsl_runtime::check_limits(
+        wgsl_dsl_exec::check_limits(
             &shader,
             &self.limits_for(&shader),
             naga::valid::Capabilities::all(),
         )?;
         let compiled = compile::compile(&shader, &prints)?;
-        let layouts = wgsl_dsl_runtime::binding_layouts(&shader)?;
+        let layouts = wgsl_dsl_exec::binding_layouts(&shader)?;
         Ok(Program {
             compiled: Arc::new(compiled),
             shader: Arc::new(shader),
@@ -249,23 +250,23 @@ impl Interpreter {
 
     /// [`InterpOptions::limits`] with the workgroup's limits of the target `shader` was built
     /// for.
-    fn limits_for(&self, shader: &Shader) -> wgpu::Limits {
+    fn limits_for(&self, shader: &Shader) -> wgsl_dsl_exec::Limits {
         let t = &shader.target;
-        wgpu::Limits {
+        wgsl_dsl_exec::Limits {
             max_compute_invocations_per_workgroup: t.max_invocations_per_workgroup,
             max_compute_workgroup_size_x: t.max_workgroup_size[0],
             max_compute_workgroup_size_y: t.max_workgroup_size[1],
             max_compute_workgroup_size_z: t.max_workgroup_size[2],
             max_compute_workgroup_storage_size: t.max_workgroup_storage_size,
-            ..self.options.limits.clone()
+            ..self.options.limits
         }
     }
 
-    /// Check `args` against `program`'s bindings as [`Gpu::check`](wgsl_dsl_runtime::Gpu::check)
+    /// Check `args` against `program`'s bindings as `Gpu::check`
     /// does, without running anything.
     ///
     /// # Errors
-    /// [`InterpError::Dispatch`] with the same [`DispatchError`](wgsl_dsl_runtime::DispatchError) the GPU runtime gives.
+    /// [`InterpError::Dispatch`] with the same [`DispatchError`](wgsl_dsl_exec::DispatchError) the GPU runtime gives.
     pub fn check(&self, program: &Program, args: &[&dyn HostArg]) -> Result<(), InterpError> {
         let shapes: Vec<ArgShape> = args
             .iter()
@@ -280,7 +281,7 @@ impl Interpreter {
                 }
             })
             .collect();
-        wgsl_dsl_runtime::check_bindings(
+        wgsl_dsl_exec::check_bindings(
             &program.shader.signature,
             &program.layouts,
             &shapes,
@@ -307,7 +308,7 @@ impl Interpreter {
     ) -> Result<Report, InterpError> {
         self.check(program, args)?;
         let sig = &program.shader.signature;
-        wgsl_dsl_runtime::check_grid(
+        wgsl_dsl_exec::check_grid(
             &sig.name,
             workgroups,
             self.options.limits.max_compute_workgroups_per_dimension,
@@ -356,9 +357,9 @@ impl Program {
     }
 
     /// Workgroups covering a grid of `size` invocations, as
-    /// [`Kernel::workgroups_for`](wgsl_dsl_runtime::Kernel::workgroups_for).
+    /// `Kernel::workgroups_for`.
     pub fn workgroups_for(&self, size: [u32; 3]) -> [u32; 3] {
         let w = self.shader.signature.workgroup_size;
-        [0, 1, 2].map(|d| wgsl_dsl_runtime::ceil_div(size[d], w[d]))
+        [0, 1, 2].map(|d| wgsl_dsl_exec::ceil_div(size[d], w[d]))
     }
 }

@@ -15,13 +15,13 @@ pub struct InterpOptions {
     pub max_loop_iterations: u64,
     /// Limits [`Interpreter::compile`](super::Interpreter::compile) checks kernels against and the argument checks use
     /// (binding counts and sizes, workgroup counts). Default
-    /// [`interpreter_limits`](wgsl_dsl_runtime::interpreter_limits) (WebGPU's, without a limit
-    /// on the number of bindings); pass a [`Gpu`](wgsl_dsl_runtime::Gpu)'s to check as it
-    /// would. The workgroup's own limits (size per dimension, invocations, workgroup memory)
+    /// [`interpreter_limits`](wgsl_dsl_exec::interpreter_limits) (WebGPU's, without a limit
+    /// on the number of bindings); pass a GPU's (the runtime's `Gpu::device_limits`) to check
+    /// as it would. The workgroup's own limits (size per dimension, invocations, workgroup memory)
     /// are not taken from here: a kernel is run for the limits it was built for
     /// ([`Shader::target`](wgsl_dsl_core::Shader::target)), which `build_for` has checked, so that a kernel built for a
     /// GPU's limits (`build_for(&gpu.target_limits())`, 1024 invocations) runs here too.
-    pub limits: wgpu::Limits,
+    pub limits: wgsl_dsl_exec::Limits,
     /// Also write each dispatch's [`DebugRecord`](super::DebugRecord)s (from `debug_print`) to
     /// stderr, one line each, when the dispatch ends. Default off: the records are collected
     /// for [`Interpreter::take_debug_output`](super::Interpreter::take_debug_output) either
@@ -35,7 +35,7 @@ impl Default for InterpOptions {
             subgroup_size: 32,
             checks: true,
             max_loop_iterations: 1 << 24,
-            limits: wgsl_dsl_runtime::interpreter_limits(),
+            limits: wgsl_dsl_exec::interpreter_limits(),
             echo_debug_prints: false,
         }
     }

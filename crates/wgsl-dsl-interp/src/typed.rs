@@ -37,7 +37,7 @@ use bytemuck::Pod;
 use super::{HostArg, HostBuffer, InterpError, Interpreter, Program, Report};
 use wgsl_dsl_core::TargetLimits;
 use wgsl_dsl_core::types::{Format, SampledType, WgslType};
-use wgsl_dsl_runtime::{DispatchError, ExecutorBuffers, KernelArgs, KernelDef, NoTexture};
+use wgsl_dsl_exec::{DispatchError, ExecutorBuffers, KernelArgs, KernelDef, NoTexture};
 
 impl ExecutorBuffers for Interpreter {
     type Buffer<T: 'static> = HostBuffer<T>;
@@ -100,7 +100,7 @@ impl Interpreter {
     /// Build `def`'s kernel for WebGPU's default limits ([`TargetLimits::default`], as
     /// [`KernelBuilder::build`](wgsl_dsl_core::KernelBuilder::build)), compile it (see
     /// [`Interpreter::compile`]) and check that its bindings are exactly those of `K::Args`, in
-    /// order, as [`Gpu::compile_typed`](wgsl_dsl_runtime::Gpu::compile_typed) does.
+    /// order, as `Gpu::compile_typed` does.
     ///
     /// # Errors
     /// [`InterpError::Dispatch`] with [`DispatchError::Build`] if the kernel does not build,
@@ -111,7 +111,7 @@ impl Interpreter {
     }
 
     /// [`Interpreter::compile_typed`], the kernel built for `target`: a GPU's
-    /// ([`Gpu::target_limits`](wgsl_dsl_runtime::Gpu::target_limits)) to run what that GPU runs.
+    /// (`Gpu::target_limits`) to run what that GPU runs.
     ///
     /// # Errors
     /// As [`Interpreter::compile_typed`].
@@ -122,7 +122,7 @@ impl Interpreter {
     ) -> Result<TypedProgram<K>, InterpError> {
         let shader = def.build().build_for(target).map_err(DispatchError::from)?;
         let program = self.compile(&shader)?;
-        wgsl_dsl_runtime::check_interface(program.signature(), &K::Args::bindings())?;
+        wgsl_dsl_exec::check_interface(program.signature(), &K::Args::bindings())?;
         Ok(TypedProgram { def, program })
     }
 }

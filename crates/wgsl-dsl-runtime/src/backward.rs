@@ -21,11 +21,11 @@ use wgsl_dsl_core::autodiff::{Accumulation, Backward, IterationLimitExceeded, Ro
 use wgsl_dsl_core::types::WgslType;
 
 use super::buffer::{Arg, BindArg, GpuBuffer};
-use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use super::recorder::Recorder;
-use super::typed::KernelDef;
+use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::KernelDef;
 
 /// The arguments of a backward pass, by role: what each binding of its kernels is bound to.
 /// Written by `#[kernel(differentiable)]` as `NameBackwardArgs<'a>`.

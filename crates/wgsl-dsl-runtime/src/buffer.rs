@@ -6,12 +6,10 @@ use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
-use super::error::{DeviceError, DispatchError};
 use super::gpu::{Gpu, NEXT_ID};
 use wgsl_dsl_core::types::{Scalar, Ty, Vector, WgslType};
-
-/// Bytes allocated at least, so that zero-length buffers can be created and bound.
-const MIN_BYTES: u64 = 16;
+use wgsl_dsl_exec::{DeviceError, DispatchError};
+use wgsl_dsl_exec::{padded_size, vec4_length};
 
 /// A buffer of `len` elements of `T` on one [`Gpu`].
 ///
@@ -45,17 +43,6 @@ impl<T> std::fmt::Debug for GpuBuffer<T> {
             .field("bytes", &self.buffer.size())
             .finish()
     }
-}
-
-/// `bytes` rounded up to `COPY_BUFFER_ALIGNMENT`, and at least one element (`elem` bytes) and
-/// `MIN_BYTES`, so an empty buffer can still be bound to an `array<T>` binding.
-pub fn padded_size(bytes: u64, elem: u64) -> u64 {
-    let align = wgpu::COPY_BUFFER_ALIGNMENT;
-    bytes
-        .max(elem)
-        .div_ceil(align)
-        .saturating_mul(align)
-        .max(MIN_BYTES)
 }
 
 impl<T: Pod + WgslType> GpuBuffer<T> {
@@ -148,8 +135,8 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         if !buffer.usage().intersects(bindable) {
             return Err(DispatchError::Usage {
                 what: format!("a wgpu buffer as GpuBuffer<{}>", std::any::type_name::<T>()),
-                needed: bindable,
-                found: buffer.usage(),
+                needed: format!("{bindable:?}"),
+                found: format!("{:?}", buffer.usage()),
             });
         }
         let elem = size_of::<T>() as u64;
@@ -261,19 +248,6 @@ impl<T: Pod + Scalar> GpuBuffer<T> {
         vec4_length("GpuBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(Vec4View(self))
     }
-}
-
-/// `Ok` if a buffer of `len` scalars can be seen as `len / 4` vectors (the `as_vec4` of
-/// [`GpuBuffer`] and of the interpreter's `HostBuffer`, named by `what`).
-pub fn vec4_length(what: &'static str, len: usize) -> Result<(), DispatchError> {
-    if !len.is_multiple_of(4) {
-        return Err(DispatchError::Length {
-            what,
-            expected: len.next_multiple_of(4),
-            found: len,
-        });
-    }
-    Ok(())
 }
 
 impl<T: Pod + Scalar> BindArg for Vec4View<'_, T> {

@@ -2,13 +2,12 @@
 //! [`Gpu::dispatch`].
 
 use super::buffer::{Arg, BindArg, Resource};
-use super::error::DeviceLimit;
-use super::error::DispatchError;
 use super::gpu::Gpu;
-use super::layout::BindingLayout;
 use super::pipeline::Kernel;
-use wgsl_dsl_core::kernel::{BindingDesc, BindingKind, KernelSignature};
+use wgsl_dsl_core::kernel::{BindingDesc, BindingKind};
 use wgsl_dsl_core::types::Ty;
+use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::{ArgShape, check_bindings, check_grid};
 
 impl Gpu {
     /// Run `kernel` over `workgroups` workgroups with `args` bound to its bindings, in
@@ -170,7 +169,7 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
         &kernel.signature,
         &kernel.compiled.layouts,
         &shapes,
-        gpu.limits(),
+        &gpu.device_limits(),
     )
 }
 
@@ -236,157 +235,8 @@ fn check_usage(
     } else {
         Err(DispatchError::Usage {
             what: format!("kernel `{kernel}`, binding {} `{}`", b.binding, b.name),
-            needed,
-            found,
+            needed: format!("{needed:?}"),
+            found: format!("{found:?}"),
         })
     }
-}
-
-/// One dispatch argument as the checks see it, whichever executor runs the kernel (the GPU
-/// runtime or the CPU interpreter, `wgsl_dsl::interp`).
-#[derive(Clone, Debug)]
-pub struct ArgShape {
-    /// The WGSL type of the host elements.
-    pub ty: Ty,
-    /// `size_of` one host element.
-    pub elem_size: u64,
-    /// Number of elements.
-    pub len: usize,
-    /// Bytes bound (the allocation, padding included), checked against the binding size limits.
-    pub bound_bytes: u64,
-    /// Unique buffer id: the same id twice is the same buffer bound twice.
-    pub id: u64,
-}
-
-/// The argument checks of [`Gpu::check`], shared by every executor: count, element types and
-/// strides, minimum sizes, binding size limits, aliasing of read-write bindings.
-pub fn check_bindings(
-    sig: &KernelSignature,
-    layouts: &[BindingLayout],
-    args: &[ArgShape],
-    limits: &wgpu::Limits,
-) -> Result<(), DispatchError> {
-    if args.len() != sig.bindings.len() {
-        return Err(DispatchError::ArgCount {
-            kernel: sig.name.clone(),
-            expected: sig.bindings.len(),
-            found: args.len(),
-        });
-    }
-    for ((b, layout), a) in sig.bindings.iter().zip(layouts).zip(args) {
-        check_one(&sig.name, b, layout, a)?;
-        let limit = match b.kind {
-            BindingKind::Uniform => DeviceLimit::UniformBufferBindingSize,
-            _ => DeviceLimit::StorageBufferBindingSize,
-        };
-        let device = limit.of(limits);
-        if a.bound_bytes > device {
-            return Err(DispatchError::ExceedsDevice {
-                kernel: sig.name.clone(),
-                limit,
-                binding: Some(format!("{} `{}`", b.binding, b.name)),
-                needed: a.bound_bytes,
-                device,
-            });
-        }
-    }
-    for (i, (bi, ai)) in sig.bindings.iter().zip(args).enumerate() {
-        for (bj, aj) in sig.bindings.iter().zip(args).skip(i + 1) {
-            let writes = |b: &BindingDesc| match &b.ty {
-                Ty::Texture(t) => t.writes(),
-                _ => b.kind == BindingKind::StorageReadWrite,
-            };
-            if ai.id == aj.id && (writes(bi) || writes(bj)) {
-                return Err(DispatchError::Aliased {
-                    kernel: sig.name.clone(),
-                    first: bi.binding,
-                    first_name: bi.name.clone(),
-                    second: bj.binding,
-                    second_name: bj.name.clone(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The grid check shared by every executor: each workgroup count within
-/// `max_compute_workgroups_per_dimension`.
-pub fn check_grid(kernel: &str, workgroups: [u32; 3], limit: u32) -> Result<(), DispatchError> {
-    if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
-        return Err(DispatchError::Limit {
-            what: format!("kernel `{kernel}`: workgroup count {workgroups:?}"),
-            value: u64::from(n),
-            limit: u64::from(limit),
-        });
-    }
-    Ok(())
-}
-
-/// `t` with an `atomic<S>` replaced by `S`: what the host stores for it.
-fn host_of(t: &Ty) -> &Ty {
-    static U32: Ty = Ty::Scalar(wgsl_dsl_core::types::ScalarTy::U32);
-    static I32: Ty = Ty::Scalar(wgsl_dsl_core::types::ScalarTy::I32);
-    match t {
-        Ty::Atomic(wgsl_dsl_core::types::ScalarTy::U32) => &U32,
-        Ty::Atomic(wgsl_dsl_core::types::ScalarTy::I32) => &I32,
-        other => other,
-    }
-}
-
-fn check_one(
-    kernel: &str,
-    b: &BindingDesc,
-    layout: &BindingLayout,
-    a: &ArgShape,
-) -> Result<(), DispatchError> {
-    if let Ty::Texture(_) = b.ty {
-        // The executor that binds textures checked the argument (`check_resource`); the CPU
-        // interpreter runs no kernel with textures.
-        return Ok(());
-    }
-    let found = a.ty.clone();
-    let mismatch = |expected: String, found: String| DispatchError::Binding {
-        kernel: kernel.to_string(),
-        binding: b.name.clone(),
-        index: b.binding,
-        expected,
-        found,
-    };
-    let elem_matches = match &b.ty {
-        Ty::Array { elem, .. } => *host_of(elem) == found,
-        _ => false,
-    };
-    if elem_matches {
-        // Elements of the host type must sit at the WGSL stride.
-        if let Some(stride) = layout.stride
-            && stride != a.elem_size
-        {
-            return Err(mismatch(
-                format!("{} (elements every {stride} bytes)", b.ty.wgsl_name()),
-                format!(
-                    "{} of {} bytes each (the host type's size must equal the WGSL stride)",
-                    found.wgsl_name(),
-                    a.elem_size
-                ),
-            ));
-        }
-    } else if *host_of(&b.ty) != found || matches!(b.ty, Ty::Array { len: None, .. }) {
-        return Err(mismatch(b.ty.wgsl_name(), found.wgsl_name()));
-    }
-    let bytes = (a.len as u64).saturating_mul(a.elem_size);
-    let needed = match &b.ty {
-        Ty::Array { len: None, .. } => 0,
-        _ => layout.min_size,
-    };
-    if bytes < needed {
-        return Err(DispatchError::TooSmall {
-            kernel: kernel.to_string(),
-            binding: b.name.clone(),
-            index: b.binding,
-            needed,
-            found: bytes,
-        });
-    }
-    Ok(())
 }

@@ -8,11 +8,11 @@ use std::time::Duration;
 use naga::valid::Capabilities;
 
 use super::bind_cache::BindGroupCache;
-use super::error::{DeviceError, DispatchError, error_chain};
-use super::layout::BindingLayout;
-use super::limits::Shortfall;
 use wgsl_dsl_core::shader::TargetLimits;
 use wgsl_dsl_core::types::{CoopShape, ScalarTy};
+use wgsl_dsl_exec::BindingLayout;
+use wgsl_dsl_exec::Shortfall;
+use wgsl_dsl_exec::{DeviceError, DispatchError, Limits, error_chain};
 
 /// Features requested when the adapter has them: those kernels can use (subgroups, `f16`)
 /// and GPU timestamps for benchmarks.
@@ -337,11 +337,11 @@ impl Gpu {
     fn check_device_for(&self, shader: &wgsl_dsl_core::Shader) -> Result<(), DeviceError> {
         let sig = &shader.signature;
         let kernel = sig.name.clone();
-        super::limits::check_device(shader, self.limits(), self.capabilities()).map_err(
+        wgsl_dsl_exec::check_device(shader, &self.device_limits(), self.capabilities()).map_err(
             |e| match e {
                 Shortfall::Capabilities(missing) => DeviceError::MissingFeatures {
                     kernel: kernel.clone(),
-                    features: features_for(missing),
+                    features: format!("{:?}", features_for(missing)),
                     capabilities: missing,
                 },
                 Shortfall::Limit {
@@ -411,6 +411,13 @@ impl Gpu {
     /// [`Gpu::compile`] checks every kernel against them.
     pub fn limits(&self) -> &wgpu::Limits {
         &self.limits
+    }
+
+    /// The device's limits as the executors' checks read them ([`Limits`]: those of
+    /// [`Gpu::limits`] a compute kernel can exceed); what to give the interpreter
+    /// (`InterpOptions::limits`) for it to check kernels and dispatches as this device does.
+    pub fn device_limits(&self) -> Limits {
+        limits_of(&self.limits)
     }
 
     /// The features the device was opened with (a subset of the adapter's).
@@ -803,4 +810,23 @@ fn features_for(capabilities: Capabilities) -> wgpu::Features {
         }
     }
     f
+}
+
+/// The executors' [`Limits`] of wgpu's `limits`: its fields a compute kernel can exceed.
+pub fn limits_of(limits: &wgpu::Limits) -> Limits {
+    Limits {
+        max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+        max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_size_x: limits.max_compute_workgroup_size_x,
+        max_compute_workgroup_size_y: limits.max_compute_workgroup_size_y,
+        max_compute_workgroup_size_z: limits.max_compute_workgroup_size_z,
+        max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+        max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+        max_uniform_buffers_per_shader_stage: limits.max_uniform_buffers_per_shader_stage,
+        max_storage_textures_per_shader_stage: limits.max_storage_textures_per_shader_stage,
+        max_sampled_textures_per_shader_stage: limits.max_sampled_textures_per_shader_stage,
+        max_bindings_per_bind_group: limits.max_bindings_per_bind_group,
+        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+        max_uniform_buffer_binding_size: limits.max_uniform_buffer_binding_size,
+    }
 }

@@ -44,11 +44,12 @@
 use std::borrow::Cow;
 
 use super::buffer::BindArg;
-use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::{Kernel, layout_entries};
-use super::typed::{KernelArgs, KernelDef, TypedKernel};
+use super::typed::{GpuArgs, TypedKernel};
 use wgsl_dsl_core::shader::Shader;
+use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::{KernelArgs, KernelDef};
 
 impl Gpu {
     /// Record a dispatch of `kernel` over `workgroups` with `args` into the caller's compute
@@ -120,7 +121,7 @@ impl<K: KernelDef> TypedKernel<K> {
         &self,
         gpu: &Gpu,
         pass: &mut wgpu::ComputePass<'_>,
-        args: K::Args<'_>,
+        args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
         let workgroups = self.def().workgroups(size);
@@ -136,7 +137,7 @@ impl<K: KernelDef> TypedKernel<K> {
         &self,
         gpu: &Gpu,
         encoder: &mut wgpu::CommandEncoder,
-        args: K::Args<'_>,
+        args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
         let workgroups = self.def().workgroups(size);

@@ -63,11 +63,9 @@ mod backward;
 mod bind_cache;
 mod buffer;
 mod dispatch;
-mod error;
+mod executor;
 mod gpu;
 mod interop;
-mod layout;
-mod limits;
 mod pipeline;
 mod profile;
 mod readback;
@@ -79,27 +77,21 @@ mod typed;
 
 pub use backward::{BackwardArgs, DifferentiableDef, TypedBackward};
 pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
-#[doc(hidden)]
-pub use buffer::{padded_size, vec4_length};
-#[doc(hidden)]
-pub use dispatch::{ArgShape, check_bindings, check_grid};
-pub use error::{DeviceError, DeviceLimit, DispatchError};
-pub use gpu::{BindGroupStats, Gpu, GpuOptions};
+pub use gpu::{BindGroupStats, Gpu, GpuOptions, limits_of};
 pub use interop::WgpuShader;
-#[doc(hidden)]
-pub use layout::{BindingLayout, binding_layouts};
-pub use limits::{check_limits, interpreter_limits};
-pub use pipeline::{Kernel, ceil_div};
+pub use pipeline::Kernel;
 pub use profile::{DispatchTime, LabelTotal, Profile};
 pub use readback::PendingRead;
 pub use recorder::Recorder;
 pub use scan::PrefixScan;
 pub use texture::{GpuTexture, TextureOf};
 pub use timing::TimestampMethod;
-#[doc(hidden)]
-pub use typed::check_interface;
-pub use typed::{
-    ArgBinding, ExecutorBuffers, KernelArgs, KernelDef, NoTexture, PlaceArg, TextureArg,
-    TypedKernel, workgroups_covering,
-};
+pub use typed::{GpuArgs, TypedKernel};
 pub use wgpu;
+// The executor contract, shared with the interpreter (`wgsl_dsl::exec`), under the paths
+// users wrote before it was a crate of its own.
+pub use wgsl_dsl_exec::{
+    ArgBinding, DeviceError, DeviceLimit, DispatchError, Executor, ExecutorBuffers, KernelArgs,
+    KernelDef, Limits, NoTexture, PlaceArg, TextureArg, ceil_div, check_limits, interpreter_limits,
+    workgroups_covering,
+};

@@ -6,11 +6,12 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::error::DispatchError;
 use super::gpu::{Compiled, Gpu};
-use super::layout::binding_layouts;
 use wgsl_dsl_core::kernel::{BindingKind, KernelSignature};
 use wgsl_dsl_core::shader::Shader;
+use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::binding_layouts;
+use wgsl_dsl_exec::ceil_div;
 
 /// A compiled kernel, ready to dispatch on the [`Gpu`] that compiled it. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -18,11 +19,6 @@ pub struct Kernel {
     pub(crate) compiled: Arc<Compiled>,
     pub(crate) signature: KernelSignature,
     pub(crate) gpu_id: u64,
-}
-
-/// `ceil(n / d)`: how many groups of `d` cover `n` items. `d = 0` is treated as 1.
-pub fn ceil_div(n: u32, d: u32) -> u32 {
-    n.div_ceil(d.max(1))
 }
 
 impl Kernel {
@@ -82,7 +78,7 @@ impl Gpu {
     /// the module or pipeline; [`DispatchError::Device`] if the device is lost.
     pub fn compile(&self, shader: &Shader) -> Result<Kernel, DispatchError> {
         let sig = &shader.signature;
-        super::check_limits(shader, self.limits(), self.capabilities())?;
+        wgsl_dsl_exec::check_limits(shader, &self.device_limits(), self.capabilities())?;
         if !sig.cooperative_shapes.is_empty() {
             let supported = self.cooperative_shapes();
             if let Some(shape) = sig

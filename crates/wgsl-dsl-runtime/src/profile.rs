@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::error::DispatchError;
 use super::gpu::{Gpu, take_mapped};
 use super::recorder::Recorder;
 use super::timing::{PerDispatch, Queries, TimestampMethod, Timing};
+use wgsl_dsl_exec::DispatchError;
 
 /// One dispatch of a [`Profile`].
 #[derive(Clone, Debug, PartialEq)]

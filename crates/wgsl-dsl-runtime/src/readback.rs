@@ -6,9 +6,9 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 
 use super::buffer::GpuBuffer;
-use super::error::{DeviceError, DispatchError};
 use super::gpu::{Gpu, MapRequest, take_mapped};
 use wgsl_dsl_core::types::WgslType;
+use wgsl_dsl_exec::{DeviceError, DispatchError};
 
 /// A copy of a buffer's contents on its way to the host: made by [`GpuBuffer::read_async`],
 /// collected by [`PendingRead::wait`]. The copy is ordered after all work submitted before

@@ -5,11 +5,11 @@
 use bytemuck::Pod;
 
 use super::buffer::{BindArg, GpuBuffer};
-use super::error::DispatchError;
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use super::timing::Timing;
 use wgsl_dsl_core::types::WgslType;
+use wgsl_dsl_exec::DispatchError;
 
 /// Records dispatches and buffer copies for one submit. Consecutive dispatches share one
 /// compute pass; a copy ends the pass (copies cannot happen inside one) and the next dispatch

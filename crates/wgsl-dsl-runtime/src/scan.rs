@@ -6,11 +6,12 @@
 use bytemuck::Pod;
 
 use super::buffer::{BindArg, GpuBuffer};
-use super::error::DispatchError;
 use super::gpu::Gpu;
-use super::pipeline::{Kernel, ceil_div};
+use super::pipeline::Kernel;
 use super::recorder::Recorder;
 use wgsl_dsl_core::kernel::scan::{ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
+use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::ceil_div;
 
 /// A compiled scan of buffers of `T` in blocks of `BLOCK` elements (the workgroup size).
 /// A buffer of `n` elements takes `ceil(log_BLOCK(n))` block-scan dispatches and one fewer

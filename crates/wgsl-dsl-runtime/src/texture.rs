@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 use bytemuck::Pod;
 
 use super::buffer::{Arg, BindArg, Resource};
-use super::error::{DeviceError, DispatchError};
 use super::gpu::{Gpu, NEXT_ID};
 use wgsl_dsl_core::types::{Format, SampledType, TexelFormat, TextureAccess, TextureTy, Ty};
+use wgsl_dsl_exec::{DeviceError, DispatchError};
 
 /// wgpu's format for a texel format (the same name in WebGPU).
 pub(crate) fn wgpu_format(f: TexelFormat) -> wgpu::TextureFormat {

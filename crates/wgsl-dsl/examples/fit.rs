@@ -9,7 +9,8 @@
 mod fit_model;
 
 use fit_model::PARAMS;
-use wgsl_dsl::autodiff::{CheckOptions, Data, Executor, check};
+use wgsl_dsl::autodiff::{CheckOptions, Data, check};
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
 const SAMPLES: usize = 301;
@@ -55,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("loss", Data::F32(vec![0.0; 37])),
         ],
         [1, 1, 1],
-        Executor::Interpreter,
+        &Interpreter::new(),
         CheckOptions::default(),
     )?;
     println!("{report}");

@@ -14,16 +14,18 @@
 //! step; across a kink (`max(x, 0)` within `h` of 0) they are not derivatives at all, so
 //! check on inputs away from kinks.
 //!
-//! It runs kernels, so it sits above the compiler (`autodiff`, `shader`) and both executors
-//! (`interp`, `runtime`); `autodiff` re-exports its items.
+//! It runs kernels on any [`Executor`] (written once against the contract, `wgsl_dsl::exec`);
+//! it sits above both executors (`interp`, `runtime`) for its errors and for the interpreter's
+//! second run of a pass checked on another executor. `autodiff` re-exports its items.
 
 use std::fmt;
 
 use crate::BuildError;
 use crate::autodiff::{Accumulation, Backward, Role, TangentRole};
-use crate::interp::{HostArg, HostBuffer, InterpError, Interpreter};
+use crate::exec::Executor;
+use crate::interp::{InterpError, Interpreter};
 use crate::kernel::{BindingKind, KernelBuilder};
-use crate::runtime::{BindArg, DeviceError, DispatchError, Gpu, GpuBuffer};
+use crate::runtime::{DeviceError, DispatchError};
 use crate::shader::Shader;
 use crate::types::{ScalarTy, Ty};
 
@@ -44,24 +46,6 @@ impl Data {
             Data::F32(v) => v.len(),
             Data::U32(v) => v.len(),
             Data::I32(v) => v.len(),
-        }
-    }
-}
-
-/// Where the checker runs kernels.
-#[derive(Clone, Copy, Debug)]
-pub enum Executor<'g> {
-    /// The CPU interpreter, with its race, bounds and barrier checks.
-    Interpreter,
-    /// A GPU.
-    Gpu(&'g Gpu),
-}
-
-impl Executor<'_> {
-    fn name(&self) -> &'static str {
-        match self {
-            Executor::Interpreter => "the interpreter",
-            Executor::Gpu(_) => "the GPU",
         }
     }
 }
@@ -226,6 +210,9 @@ pub enum CheckError {
     /// The GPU failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// An executor other than the interpreter and the GPU failed.
+    #[error(transparent)]
+    Executor(Box<dyn std::error::Error + Send + Sync>),
     /// A bounded loop of the backward pass ran past its `max_iterations`: its gradients are
     /// not computed.
     #[error(transparent)]
@@ -301,109 +288,73 @@ impl From<InterpError> for CheckError {
     }
 }
 
-/// A kernel compiled for an executor.
-enum Compiled {
-    Interp(crate::interp::Program, Shader),
-    Gpu(crate::runtime::Kernel, Shader),
+/// An executor's error as the checker reports it: the interpreter's as [`CheckError::Interp`],
+/// the runtime's as [`CheckError::Dispatch`], another executor's as [`CheckError::Executor`].
+fn executor_error<X: std::error::Error + Send + Sync + 'static>(e: X) -> CheckError {
+    let e: Box<dyn std::error::Error + Send + Sync> = Box::new(e);
+    match e.downcast::<InterpError>() {
+        Ok(e) => CheckError::Interp(e),
+        Err(e) => match e.downcast::<DispatchError>() {
+            Ok(e) => CheckError::Dispatch(*e),
+            Err(e) => CheckError::Executor(e),
+        },
+    }
 }
 
-enum Buf {
-    HostF32(HostBuffer<f32>),
-    HostU32(HostBuffer<u32>),
-    HostI32(HostBuffer<i32>),
-    GpuF32(GpuBuffer<f32>),
-    GpuU32(GpuBuffer<u32>),
-    GpuI32(GpuBuffer<i32>),
+/// A kernel compiled for an executor, with the shader it was compiled from.
+struct Compiled<E: Executor> {
+    kernel: E::Kernel,
+    shader: Shader,
 }
 
-fn compile(k: &KernelBuilder, on: Executor<'_>) -> Result<Compiled, CheckError> {
-    Ok(match on {
-        Executor::Interpreter => {
-            let shader = k.build()?;
-            let program = Interpreter::new().compile(&shader)?;
-            Compiled::Interp(program, shader)
-        }
-        Executor::Gpu(gpu) => {
-            let shader = k.build_for(&gpu.target_limits())?;
-            Compiled::Gpu(gpu.compile(&shader)?, shader)
-        }
+/// One binding's buffer on an executor.
+enum Buf<E: Executor> {
+    F32(E::Buffer<f32>),
+    U32(E::Buffer<u32>),
+    I32(E::Buffer<i32>),
+}
+
+fn compile<E: Executor>(k: &KernelBuilder, on: &E) -> Result<Compiled<E>, CheckError> {
+    let shader = k.build_for(&on.target_limits())?;
+    Ok(Compiled {
+        kernel: on.compile(&shader).map_err(executor_error)?,
+        shader,
     })
 }
 
-impl Compiled {
+impl<E: Executor> Compiled<E> {
     fn shader(&self) -> &Shader {
-        match self {
-            Compiled::Interp(_, s) | Compiled::Gpu(_, s) => s,
-        }
+        &self.shader
     }
 
     /// Dispatch over `data` (one per binding, in order); the bindings' contents after.
-    fn run(
-        &self,
-        on: Executor<'_>,
-        data: &[Data],
-        grid: [u32; 3],
-    ) -> Result<Vec<Data>, CheckError> {
-        let bufs: Vec<Buf> = data
+    fn run(&self, on: &E, data: &[Data], grid: [u32; 3]) -> Result<Vec<Data>, CheckError> {
+        let bufs: Vec<Buf<E>> = data
             .iter()
-            .map(|d| -> Result<Buf, CheckError> {
-                Ok(match (on, d) {
-                    (Executor::Interpreter, Data::F32(v)) => {
-                        Buf::HostF32(HostBuffer::from_slice(v))
-                    }
-                    (Executor::Interpreter, Data::U32(v)) => {
-                        Buf::HostU32(HostBuffer::from_slice(v))
-                    }
-                    (Executor::Interpreter, Data::I32(v)) => {
-                        Buf::HostI32(HostBuffer::from_slice(v))
-                    }
-                    (Executor::Gpu(g), Data::F32(v)) => Buf::GpuF32(GpuBuffer::from_slice(g, v)?),
-                    (Executor::Gpu(g), Data::U32(v)) => Buf::GpuU32(GpuBuffer::from_slice(g, v)?),
-                    (Executor::Gpu(g), Data::I32(v)) => Buf::GpuI32(GpuBuffer::from_slice(g, v)?),
+            .map(|d| -> Result<Buf<E>, CheckError> {
+                Ok(match d {
+                    Data::F32(v) => Buf::F32(on.upload(v).map_err(executor_error)?),
+                    Data::U32(v) => Buf::U32(on.upload(v).map_err(executor_error)?),
+                    Data::I32(v) => Buf::I32(on.upload(v).map_err(executor_error)?),
                 })
             })
             .collect::<Result<_, _>>()?;
-        match (self, on) {
-            (Compiled::Interp(program, _), _) => {
-                let args: Vec<&dyn HostArg> = bufs
-                    .iter()
-                    .map(|b| -> &dyn HostArg {
-                        match b {
-                            Buf::HostF32(b) => b,
-                            Buf::HostU32(b) => b,
-                            Buf::HostI32(b) => b,
-                            _ => unreachable!("host buffers for the interpreter"),
-                        }
-                    })
-                    .collect();
-                Interpreter::new().dispatch(program, &args, grid)?;
-            }
-            (Compiled::Gpu(kernel, _), Executor::Gpu(gpu)) => {
-                let args: Vec<&dyn BindArg> = bufs
-                    .iter()
-                    .map(|b| -> &dyn BindArg {
-                        match b {
-                            Buf::GpuF32(b) => b,
-                            Buf::GpuU32(b) => b,
-                            Buf::GpuI32(b) => b,
-                            _ => unreachable!("GPU buffers for the GPU"),
-                        }
-                    })
-                    .collect();
-                gpu.dispatch(kernel, &args, grid)?;
-            }
-            (Compiled::Gpu(..), Executor::Interpreter) => unreachable!("compiled for the GPU"),
-        }
+        let args: Vec<&E::Arg> = bufs
+            .iter()
+            .map(|b| match b {
+                Buf::F32(b) => E::arg(b),
+                Buf::U32(b) => E::arg(b),
+                Buf::I32(b) => E::arg(b),
+            })
+            .collect();
+        on.dispatch(&self.kernel, &args, grid)
+            .map_err(executor_error)?;
         bufs.iter()
             .map(|b| -> Result<Data, CheckError> {
-                Ok(match (b, on) {
-                    (Buf::HostF32(b), _) => Data::F32(b.read()),
-                    (Buf::HostU32(b), _) => Data::U32(b.read()),
-                    (Buf::HostI32(b), _) => Data::I32(b.read()),
-                    (Buf::GpuF32(b), Executor::Gpu(g)) => Data::F32(b.read(g)?),
-                    (Buf::GpuU32(b), Executor::Gpu(g)) => Data::U32(b.read(g)?),
-                    (Buf::GpuI32(b), Executor::Gpu(g)) => Data::I32(b.read(g)?),
-                    _ => unreachable!("GPU buffers are made only for the GPU"),
+                Ok(match b {
+                    Buf::F32(b) => Data::F32(on.read(b).map_err(executor_error)?),
+                    Buf::U32(b) => Data::U32(on.read(b).map_err(executor_error)?),
+                    Buf::I32(b) => Data::I32(on.read(b).map_err(executor_error)?),
                 })
             })
             .collect()
@@ -588,7 +539,7 @@ impl Gradients {
 /// output's name, of its length), each gradient buffer zeroed first (an `Atomic` one as
 /// `u32` bits) and shared by name between the kernels, each iteration-limit flag zeroed and
 /// read back after. Returns each input's gradient as `f32`s, whatever the accumulation
-/// scheme. On [`Executor::Interpreter`] every kernel also passes the race, bounds and
+/// scheme. On the interpreter every kernel also passes the race, bounds and
 /// barrier checks.
 ///
 /// # Errors
@@ -598,12 +549,12 @@ impl Gradients {
 /// gradients are then not computed); [`CheckError::Build`], [`CheckError::Interp`] (an
 /// argument of the wrong type or length, a race), [`CheckError::Dispatch`],
 /// [`CheckError::Device`] from building and running the kernels.
-pub fn run_backward(
+pub fn run_backward<E: Executor>(
     backward: &Backward,
     data: &[(&str, Data)],
     output_gradients: &[(&str, Vec<f32>)],
     workgroups: [u32; 3],
-    on: Executor<'_>,
+    on: &E,
 ) -> Result<Gradients, CheckError> {
     let named = Named {
         data,
@@ -706,10 +657,10 @@ impl PassData for Named<'_> {
 /// Run the backward pass on `on`, its gradient buffers shared by name between its kernels
 /// and starting from their `initial` contents (`initial(scheme, length)` on the first run;
 /// kept for the next).
-fn backward_pass(
+fn backward_pass<E: Executor>(
     backward: &Backward,
     pass: &dyn PassData,
-    on: Executor<'_>,
+    on: &E,
     workgroups: [u32; 3],
     initial: &mut dyn FnMut(Accumulation, usize) -> Vec<f32>,
     gradients: &mut Vec<GradientBuffer>,
@@ -833,14 +784,15 @@ pub enum Adjoint {
 ///   ill-conditioned points included), with no step to choose.
 /// - **Central differences** of the forward kernel, element by element ([`WorstError`]).
 ///
-/// The backward pass runs once on `on` (its gradient buffers holding random values first,
-/// so that accumulation is checked too), and, when `on` is the GPU, once more on the
-/// interpreter, whose race, bounds and barrier checks it must pass (a race that the GPU's
+/// `on` is any [`Executor`]: `&Interpreter::new()`, a `&Gpu`. The backward pass runs once on
+/// `on` (its gradient buffers holding random values first, so that accumulation is checked
+/// too), and, when `on` is not the interpreter, once more on the interpreter, whose race, bounds and barrier checks it must pass (a race that the GPU's
 /// sums happen to hide is still an error here).
 ///
 /// ```
 /// use wgsl_dsl::prelude::*;
-/// use wgsl_dsl::autodiff::{check, CheckOptions, Data, Executor};
+/// use wgsl_dsl::autodiff::{check, CheckOptions, Data};
+/// use wgsl_dsl::interp::Interpreter;
 ///
 /// let mut k = KernelBuilder::new("square", [64, 1, 1]);
 /// let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
@@ -857,7 +809,7 @@ pub enum Adjoint {
 ///     &backward,
 ///     &[("x", Data::F32(xs)), ("y", Data::F32(vec![0.0; 37]))],
 ///     [1, 1, 1],
-///     Executor::Interpreter,
+///     &Interpreter::new(),
 ///     CheckOptions::default(),
 /// )?;
 /// assert!(report.passed(), "{report}");
@@ -869,12 +821,12 @@ pub enum Adjoint {
 /// barrier) in any dispatch (the backward pass's on the interpreter always), a dispatch or
 /// device failure, data missing or of the wrong type, a role naming no binding of the
 /// forward kernel.
-pub fn check(
+pub fn check<E: Executor>(
     forward: &KernelBuilder,
     backward: &Backward,
     data: &[(&str, Data)],
     workgroups: [u32; 3],
-    on: Executor<'_>,
+    on: &E,
     options: CheckOptions,
 ) -> Result<GradientReport, CheckError> {
     let mut rng = Random(options.seed);
@@ -917,11 +869,11 @@ pub fn check(
         Accumulation::Write => vec![f32::NAN; n],
         _ => (0..n).map(|_| rng.next()).collect(),
     };
-    if let Executor::Gpu(_) = on {
-        backward_pass(
+    if std::any::TypeId::of::<E>() != std::any::TypeId::of::<Interpreter>() {
+        backward_pass::<Interpreter>(
             backward,
             &setup,
-            Executor::Interpreter,
+            &Interpreter::new(),
             workgroups,
             &mut random_initial,
             &mut gradients,
@@ -1048,11 +1000,11 @@ pub fn check(
 
 /// `<u, J v>` from the tangent kernel against `<J^T u, v>` from the backward pass's
 /// gradients, for random tangents `v` of the inputs that have gradients.
-fn adjoint_identity(
+fn adjoint_identity<E: Executor>(
     forward: &KernelBuilder,
     setup: &Setup<'_>,
     gradients: &[GradientBuffer],
-    on: Executor<'_>,
+    on: &E,
     workgroups: [u32; 3],
     rng: &mut Random,
 ) -> Result<Adjoint, CheckError> {
@@ -1141,11 +1093,11 @@ fn adjoint_identity(
 /// name) and return, for every output element the forward kernel writes, its incoming
 /// gradient `u` and its tangent (elements it does not write keep the NaN they start with
 /// and are left out).
-fn tangent_pairs(
+fn tangent_pairs<E: Executor>(
     tangent: &crate::autodiff::TangentKernel,
     setup: &Setup<'_>,
     v: &[(String, Vec<f32>)],
-    on: Executor<'_>,
+    on: &E,
     workgroups: [u32; 3],
 ) -> Result<Vec<(f32, f32)>, CheckError> {
     let compiled = compile(&tangent.kernel, on)?;

@@ -69,14 +69,22 @@ pub mod autodiff {
     use crate::KernelBuilder;
     #[cfg(feature = "runtime")]
     pub use crate::gradcheck::{
-        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport, Gradients,
+        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, GradientReport, Gradients,
         IDENTITY_ULPS, Verdict, WorstError, check, run_backward,
     };
     #[doc(inline)]
     pub use wgsl_dsl_core::autodiff::*;
+    /// Where [`check`] and [`run_backward`] run kernels: `&Interpreter::new()` or a `&Gpu`.
+    #[cfg(feature = "runtime")]
+    pub use wgsl_dsl_exec::Executor;
 }
 #[cfg(feature = "runtime")]
 mod gradcheck;
+/// The executor contract both executors implement ([`wgsl_dsl_exec`]): the [`Executor`](exec::Executor)
+/// trait, the typed kernel interfaces, the dispatch checks, [`Limits`](exec::Limits) and the
+/// errors. The runtime re-exports most of it under `wgsl_dsl::runtime` as well.
+#[doc(inline)]
+pub use wgsl_dsl_exec as exec;
 #[cfg(feature = "runtime")]
 #[doc(inline)]
 pub use wgsl_dsl_interp as interp;

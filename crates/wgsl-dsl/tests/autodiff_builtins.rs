@@ -15,7 +15,7 @@
 
 mod autodiff_support;
 
-use autodiff_support::{Executor, central_difference, close, run};
+use autodiff_support::{On, central_difference, close, run};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::prelude::*;
@@ -947,7 +947,7 @@ fn kernel(case: &Case) -> KernelBuilder {
     k
 }
 
-fn check_case(case: &Case, executors: &[Executor]) -> Vec<String> {
+fn check_case(case: &Case, executors: &[On]) -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x5eed ^ (case.name.len() as u64 * 7919));
     // Samples: random ones, then each kink and its neighbours.
     let mut points: Vec<(Vec<f64>, bool)> =
@@ -1023,7 +1023,7 @@ fn check_case(case: &Case, executors: &[Executor]) -> Vec<String> {
 fn every_builtin_against_central_differences_and_closed_forms_on_the_interpreter() {
     let failures: Vec<String> = cases()
         .iter()
-        .flat_map(|c| check_case(c, &[Executor::Interpreter]))
+        .flat_map(|c| check_case(c, &[On::Interpreter]))
         .collect();
     assert!(
         failures.is_empty(),
@@ -1037,7 +1037,7 @@ fn every_builtin_against_central_differences_and_closed_forms_on_the_interpreter
 fn every_builtin_against_central_differences_and_closed_forms_on_the_gpu() {
     let failures: Vec<String> = cases()
         .iter()
-        .flat_map(|c| check_case(c, &[Executor::Gpu]))
+        .flat_map(|c| check_case(c, &[On::Gpu]))
         .collect();
     assert!(
         failures.is_empty(),

@@ -5,7 +5,7 @@
 
 mod autodiff_support;
 
-use autodiff_support::{Executor, run};
+use autodiff_support::{On, run};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::{BuildError, CallSite};
 
@@ -203,6 +203,6 @@ fn piecewise_constant_uses_are_zero_not_errors() {
     let t = k.jvp(&y, [tangent(&x, 1.0f32)]);
     k.store(&out.at(0u32), d + t);
     let shader = k.build().expect("builds");
-    let r = run(Executor::Interpreter, &shader, &[&[0.3]], &[1], [1, 1, 1]);
+    let r = run(On::Interpreter, &shader, &[&[0.3]], &[1], [1, 1, 1]);
     assert_eq!(r[0], vec![0.0]);
 }

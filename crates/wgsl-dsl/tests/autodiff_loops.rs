@@ -11,12 +11,11 @@ mod common;
 use common::kernel_ad::{
     Case, TOLERANCE, assert_close, check_case, gradient, refused, run_backward, uniform,
 };
+use wgsl_dsl::interp::Interpreter;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use wgsl_dsl::autodiff::{
-    Accumulation, CheckError, CheckOptions, Data, Derive, Executor, check, derive,
-};
+use wgsl_dsl::autodiff::{Accumulation, CheckError, CheckOptions, Data, Derive, check, derive};
 use wgsl_dsl::prelude::*;
 
 /// `y[row, :] = softmax(x[row, :])`, one invocation per row of the run-time length `n` (a
@@ -255,7 +254,7 @@ fn cases() -> Vec<Case> {
 #[test]
 fn run_time_loops_match_central_differences_on_the_interpreter() {
     for c in cases() {
-        check_case(&c, Executor::Interpreter);
+        check_case(&c, &Interpreter::new());
     }
 }
 
@@ -263,7 +262,7 @@ fn run_time_loops_match_central_differences_on_the_interpreter() {
 fn run_time_loops_match_central_differences_on_the_gpu() {
     let gpu = common::gpu();
     for c in cases() {
-        check_case(&c, Executor::Gpu(gpu));
+        check_case(&c, gpu);
     }
 }
 
@@ -375,7 +374,7 @@ fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
         ]
     };
     let r = &mut StdRng::seed_from_u64(2);
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    on_each_executor!(|on| {
         // Bound 7: every iteration fits; bound 6: one too few.
         let (k, _) = build(7);
         let ok = check(
@@ -398,7 +397,7 @@ fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
             }
             other => panic!("expected the iteration limit, got {other:?}"),
         }
-    }
+    });
 }
 
 /// Without a bound, a run-time loop is refused at its line, the message naming
@@ -494,7 +493,7 @@ fn a_bound_belongs_to_its_loop_not_to_the_line_that_made_it() {
         &backward,
         &data,
         [1, 1, 1],
-        Executor::Interpreter,
+        &Interpreter::new(),
         CheckOptions::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -650,9 +649,9 @@ fn a_loop_that_contributes_no_gradient_is_dropped() {
         ("y", Data::F32(vec![0.0; m])),
         ("side", Data::F32(vec![0.0; m * len])),
     ];
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    on_each_executor!(|on| {
         let report = check(&k, &backward, &data, [1, 1, 1], on, CheckOptions::default())
             .expect("no iteration-limit error: the loop past its bound is not derived");
         assert!(report.passed(), "{report}");
-    }
+    });
 }

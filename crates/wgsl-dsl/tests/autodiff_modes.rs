@@ -5,7 +5,7 @@
 
 mod autodiff_support;
 
-use autodiff_support::{Executor, central_difference, close, run};
+use autodiff_support::{On, central_difference, close, run};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::interp::{HostBuffer, Interpreter};
@@ -147,7 +147,7 @@ fn random_shared_dags_against_central_differences_in_both_modes() {
     const VARS: usize = 4;
     const POINTS: usize = 37;
     let mut rng = StdRng::seed_from_u64(23);
-    for (d, executor) in (0..12).zip([Executor::Interpreter, Executor::Gpu].into_iter().cycle()) {
+    for (d, executor) in (0..12).zip([On::Interpreter, On::Gpu].into_iter().cycle()) {
         let dag = random_dag(&mut rng, VARS, 40);
         let mut k = KernelBuilder::new(format!("dag{d}"), [32, 1, 1]);
         let xs_b = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
@@ -271,7 +271,7 @@ fn forward_and_reverse_mode_agree_on_vector_functions() {
         let data: Vec<f32> = (0..N * 12)
             .map(|_| rng.random_range(-1.0f32..1.0))
             .collect();
-        for executor in [Executor::Interpreter, Executor::Gpu] {
+        for executor in [On::Interpreter, On::Gpu] {
             let r = run(executor, &shader, &[&data], &[2 * N], [1, 1, 1]);
             for p in 0..N {
                 let (fwd, rev) = (f64::from(r[0][2 * p]), f64::from(r[0][2 * p + 1]));
@@ -354,7 +354,7 @@ fn derivatives_of_derivatives() {
     });
     let shader = k.build().expect("builds");
     let xs: Vec<f32> = (0..53).map(|j| -2.6 + 0.1 * j as f32).collect();
-    for executor in [Executor::Interpreter, Executor::Gpu] {
+    for executor in [On::Interpreter, On::Gpu] {
         let r = run(executor, &shader, &[&xs], &[2 * xs.len()], [1, 1, 1]);
         for (j, a) in xs.iter().enumerate() {
             let a = f64::from(*a);
@@ -395,13 +395,7 @@ fn variables_are_nodes() {
         k.store(&out.at(j as u32), v);
     }
     let shader = k.build().expect("builds");
-    let r = run(
-        Executor::Interpreter,
-        &shader,
-        &[&[1.5, 2.0]],
-        &[5],
-        [1, 1, 1],
-    );
+    let r = run(On::Interpreter, &shader, &[&[1.5, 2.0]], &[5], [1, 1, 1]);
     assert_eq!(r[0], vec![1.5, 1.0, 12.0, 37.0, 0.0]);
 }
 
@@ -428,7 +422,7 @@ fn the_api_page_example() {
     let mut rng = StdRng::seed_from_u64(5);
     let zs: Vec<f32> = (0..77).map(|_| rng.random_range(-4.0f32..4.0)).collect();
     let dys: Vec<f32> = (0..77).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    for executor in [Executor::Interpreter, Executor::Gpu] {
+    for executor in [On::Interpreter, On::Gpu] {
         let r = run(executor, &shader, &[&zs, &dys], &[77], [2, 1, 1]);
         for j in 0..77 {
             let x = f64::from(zs[j]);
@@ -467,6 +461,6 @@ fn kink_conventions_compose() {
     k.store(&out.at(0u32), a);
     k.store(&out.at(1u32), b);
     let shader = k.build().expect("builds");
-    let r = run(Executor::Interpreter, &shader, &[&[0.0]], &[2], [1, 1, 1]);
+    let r = run(On::Interpreter, &shader, &[&[0.0]], &[2], [1, 1, 1]);
     assert_eq!(r[0], vec![0.0, 0.5]);
 }

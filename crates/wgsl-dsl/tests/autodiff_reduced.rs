@@ -10,8 +10,8 @@ mod autodiff_support;
 use wgsl_dsl::autodiff::{
     Accumulation, Backward, Data, Derive, Executor, MAX_REDUCED, derive, run_backward,
 };
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::Gpu;
 
 /// Test data in `[-1.0, 1.0)`.
 fn random(n: usize, seed: u64) -> Vec<f32> {
@@ -59,13 +59,13 @@ fn polynomial_dp(p: &[f32], x: &[f32], dy: &[f32]) -> Vec<f64> {
     d
 }
 
-fn gradient_of_p(
+fn gradient_of_p<X: Executor>(
     backward: &Backward,
     p: &[f32],
     x: &[f32],
     dy: &[f32],
     grid: [u32; 3],
-    on: Executor<'_>,
+    on: &X,
 ) -> Vec<f32> {
     let g = run_backward(
         backward,
@@ -74,7 +74,7 @@ fn gradient_of_p(
         grid,
         on,
     )
-    .unwrap_or_else(|e| panic!("{on:?}: {e}"));
+    .unwrap_or_else(|e| panic!("{}: {e}", on.name()));
     g.get("p").expect("p is differentiated").to_vec()
 }
 
@@ -127,16 +127,13 @@ fn cases(size: [u32; 3], row: u32, rows: u32, m: u32) {
     let grid = [row.div_ceil(size[0]), rows.div_ceil(size[1]), 1];
     let want = polynomial_dp(&p, &x, &dy);
     let magnitude = dy.iter().map(|v| f64::from(v.abs())).sum::<f64>() * 2.0;
-    let gpu = Gpu::new().expect("a GPU or lavapipe");
-    for on in [Executor::Interpreter, Executor::Gpu(&gpu)] {
-        let got = gradient_of_p(&backward, &p, &x, &dy, grid, on);
-        check(
-            &format!("{on:?}, workgroup {size:?}, m {m}"),
-            &got,
-            &want,
-            magnitude,
-        );
-    }
+    let what = |on: &str| format!("{on}, workgroup {size:?}, m {m}");
+    let cpu = Interpreter::new();
+    let got = gradient_of_p(&backward, &p, &x, &dy, grid, &cpu);
+    check(&what(cpu.name()), &got, &want, magnitude);
+    let gpu = autodiff_support::gpu();
+    let got = gradient_of_p(&backward, &p, &x, &dy, grid, gpu);
+    check(&what(gpu.name()), &got, &want, magnitude);
 }
 
 #[test]
@@ -186,7 +183,7 @@ fn a_kernel_with_return_keeps_its_atomics_at_the_reads() {
         &[("p", Data::F32(vec![0.5]))],
         &[("y", dy)],
         [2, 1, 1],
-        Executor::Interpreter,
+        &Interpreter::new(),
     )
     .expect("runs");
     let got = f64::from(got.get("p").expect("p")[0]);

@@ -6,9 +6,9 @@
 
 mod autodiff_support;
 
-use autodiff_support::Executor;
+use autodiff_support::On;
 use wgsl_dsl::BuildError;
-use wgsl_dsl::autodiff::{self, Accumulation, Backward, Data, Derive, Role, derive};
+use wgsl_dsl::autodiff::{Accumulation, Backward, Data, Derive, Role, derive};
 use wgsl_dsl::prelude::*;
 
 /// A buffer of a backward kernel: `f32`s, or `u32`s (indices).
@@ -21,7 +21,7 @@ enum Buf {
 /// atomic ones decoded from their bits) with `data` by the forward binding's name and each
 /// output's incoming gradient as `d_<output>`; the gradient of each input by name.
 fn run_backward(
-    on: Executor,
+    on: On,
     backward: &Backward,
     data: &[(&str, Buf)],
     workgroups: [u32; 3],
@@ -44,11 +44,7 @@ fn run_backward(
             incoming.push((output.as_str(), u.clone()));
         }
     }
-    let on = match on {
-        Executor::Interpreter => autodiff::Executor::Interpreter,
-        Executor::Gpu => autodiff::Executor::Gpu(autodiff_support::gpu()),
-    };
-    autodiff::run_backward(backward, &data, &incoming, workgroups, on)
+    on.run_backward(backward, &data, &incoming, workgroups)
         .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
         .by_input
 }
@@ -73,8 +69,8 @@ fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {
     }
 }
 
-fn executors() -> [Executor; 2] {
-    [Executor::Interpreter, Executor::Gpu]
+fn executors() -> [On; 2] {
+    [On::Interpreter, On::Gpu]
 }
 
 /// Deterministic data in `[-2, 2)`, away from 0 (no kinks hit).

@@ -13,7 +13,8 @@ use common::kernel_ad::{
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use wgsl_dsl::autodiff::{CheckOptions, Data, Derive, Executor, check, derive};
+use wgsl_dsl::autodiff::{Backward, CheckOptions, Data, Derive, Executor, check, derive};
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
 
 /// `y[w] = sum over the workgroup's elements of sin(x) x` (zero past the end), by a tree
@@ -134,7 +135,7 @@ fn cases() -> Vec<Case> {
 #[test]
 fn workgroup_memory_kernels_match_central_differences_on_the_interpreter() {
     for c in cases() {
-        check_case(&c, Executor::Interpreter);
+        check_case(&c, &Interpreter::new());
     }
 }
 
@@ -142,7 +143,7 @@ fn workgroup_memory_kernels_match_central_differences_on_the_interpreter() {
 fn workgroup_memory_kernels_match_central_differences_on_the_gpu() {
     let gpu = common::gpu();
     for c in cases() {
-        check_case(&c, Executor::Gpu(gpu));
+        check_case(&c, gpu);
     }
 }
 
@@ -248,12 +249,13 @@ fn integer_atomics_on_data_are_derived_and_their_results_refused() {
     let n = 37;
     let forward = counted();
     let backward = derive(&forward, &Derive::new()).expect("derives");
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    fn checked<X: Executor>(on: &X, forward: &KernelBuilder, backward: &Backward, x: Vec<f32>) {
+        let n = x.len();
         let report = check(
-            &forward,
-            &backward,
+            forward,
+            backward,
             &[
-                ("x", Data::F32(uniform(r, n, 1.9))),
+                ("x", Data::F32(x)),
                 ("count", Data::U32(vec![0])),
                 ("hist", Data::U32(vec![0; 4])),
                 ("y", Data::F32(vec![0.0; n])),
@@ -264,8 +266,10 @@ fn integer_atomics_on_data_are_derived_and_their_results_refused() {
         )
         .expect("checks");
         assert!(!report.worst.is_empty());
-        assert!(report.max_error() < TOLERANCE, "{report}");
+        assert!(report.max_error() < TOLERANCE, "{} {report}", on.name());
     }
+    checked(&Interpreter::new(), &forward, &backward, uniform(r, n, 1.9));
+    checked(common::gpu(), &forward, &backward, uniform(r, n, 1.9));
 
     let mut k = KernelBuilder::new("slots", [16, 1, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");

@@ -5,7 +5,7 @@
 
 mod autodiff_support;
 
-use autodiff_support::{Executor, close, run};
+use autodiff_support::{On, close, run};
 use wgsl_dsl::prelude::*;
 
 /// A subtree of about `3 * depth` nodes over `x`: `s <- sin(s) * x + 0.5 s`, `depth` times.
@@ -94,13 +94,7 @@ fn the_shared_derivative_is_right() {
     let (_, _, k) = sizes(USES, DEPTH, false);
     let shader = k.build().expect("builds");
     let x = 0.7f64;
-    let r = run(
-        Executor::Interpreter,
-        &shader,
-        &[&[x as f32]],
-        &[1],
-        [1, 1, 1],
-    );
+    let r = run(On::Interpreter, &shader, &[&[x as f32]], &[1], [1, 1, 1]);
     // d/dx sum_j c_j s(x) = (sum_j c_j) s'(x)
     let c: f64 = (0..USES).map(|j| 1.0 + j as f64 / USES as f64).sum();
     let h = 1e-6;

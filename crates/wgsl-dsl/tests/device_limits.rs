@@ -397,12 +397,48 @@ fn compile_typed_checks_the_device_too() {
         .expect("the adapter's own limits allow 9");
 }
 
+/// The executors' own limits type: its default is wgpu's (WebGPU's), field by field, and a
+/// device's converts to it unchanged.
+#[test]
+fn the_executors_limits_are_wgpus() {
+    let ours = wgsl_dsl::exec::Limits::default();
+    assert_eq!(wgsl_dsl::runtime::limits_of(&wgpu::Limits::default()), ours);
+    let gpu = gpu();
+    let device = gpu.device_limits();
+    let l = gpu.limits();
+    assert_eq!(
+        [
+            device.max_compute_workgroup_storage_size,
+            device.max_compute_invocations_per_workgroup,
+            device.max_compute_workgroups_per_dimension,
+            device.max_storage_buffers_per_shader_stage,
+        ],
+        [
+            l.max_compute_workgroup_storage_size,
+            l.max_compute_invocations_per_workgroup,
+            l.max_compute_workgroups_per_dimension,
+            l.max_storage_buffers_per_shader_stage,
+        ]
+    );
+    assert_eq!(
+        device.max_storage_buffer_binding_size,
+        l.max_storage_buffer_binding_size
+    );
+    // The interpreter's defaults: WebGPU's, with the binding counts unlimited.
+    let interp = wgsl_dsl::runtime::interpreter_limits();
+    assert_eq!(interp.max_storage_buffers_per_shader_stage, u32::MAX);
+    assert_eq!(
+        interp.max_compute_workgroup_storage_size,
+        ours.max_compute_workgroup_storage_size
+    );
+}
+
 #[test]
 fn the_interpreter_checks_its_limits_too() {
     // Opened with WebGPU's defaults, as a device would be: 8 storage buffers per stage.
     let shader = bindings(9, 0).build().expect("builds");
     let webgpu = Interpreter::with_options(InterpOptions {
-        limits: wgpu::Limits::default(),
+        limits: wgsl_dsl::exec::Limits::default(),
         ..InterpOptions::default()
     });
     let limit = DeviceLimit::StorageBuffersPerShaderStage;

@@ -11,6 +11,7 @@ use wgsl_dsl::autodiff::{
     Executor, Role, Verdict, check, derive, derive_tangent, run_backward,
 };
 use wgsl_dsl::interp::InterpError;
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
 
 /// SplitMix64 values in `[-1, 1)`.
@@ -95,7 +96,7 @@ fn rows_data(x: Vec<f32>) -> Vec<(&'static str, Data)> {
 }
 
 #[track_caller]
-fn passes(forward: &KernelBuilder, x: Vec<f32>, on: Executor<'_>) {
+fn passes<X: Executor>(forward: &KernelBuilder, x: Vec<f32>, on: &X) {
     let backward = forward.derive_backward().expect("derives");
     let report = check(
         forward,
@@ -122,7 +123,7 @@ fn a_right_layer_norm_gradient_passes() {
         .iter()
         .map(|v| 0.05 * v + 1.0)
         .collect();
-    passes(&layer_norm(), x, Executor::Interpreter);
+    passes(&layer_norm(), x, &Interpreter::new());
 }
 
 /// Softmax of rows near +90 (`exp` of 90 is near `f32`'s largest values).
@@ -132,8 +133,8 @@ fn a_right_softmax_gradient_near_90_passes() {
         .iter()
         .map(|v| 90.0 + 5.0 * v)
         .collect();
-    passes(&softmax(false), x.clone(), Executor::Interpreter);
-    passes(&softmax(true), x, Executor::Interpreter);
+    passes(&softmax(false), x.clone(), &Interpreter::new());
+    passes(&softmax(true), x, &Interpreter::new());
 }
 
 /// `y[i] = x[i]^2`, and a custom backward that says `2 x + 0.01` (a small, wrong derivative).
@@ -180,7 +181,7 @@ fn square_with_wrong_backward() -> (KernelBuilder, Backward) {
 #[test]
 fn a_wrong_custom_backward_is_blamed_by_the_identity_and_the_differences() {
     let (forward, backward) = square_with_wrong_backward();
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    on_each_executor!(|on| {
         let report = check(
             &forward,
             &backward,
@@ -197,7 +198,7 @@ fn a_wrong_custom_backward_is_blamed_by_the_identity_and_the_differences() {
             report.worst.iter().any(|w| w.verdict == Verdict::Wrong),
             "{report}"
         );
-    }
+    });
 }
 
 /// `out[r * n + c] = x[c] * s[r]` over a 2-D grid (`c = x`, `r = y`): every row reads
@@ -222,14 +223,14 @@ fn a_racing_backward_is_reported_even_on_the_gpu() {
         ("s", Data::F32(random(2, rows as usize))),
         ("out", Data::F32(vec![0.0; (n * rows) as usize])),
     ];
-    for on in [Executor::Gpu(common::gpu()), Executor::Interpreter] {
+    on_each_executor!(|on| {
         let err = check(&k, &backward, &data, [2, 1, 1], on, CheckOptions::default())
             .expect_err("the race is found");
         assert!(
             matches!(&err, CheckError::Interp(e) if matches!(**e, InterpError::DataRace { .. })),
             "{err}"
         );
-    }
+    });
 }
 
 /// The tangent kernel of a kernel that stores an element twice keeps the tangent of the
@@ -308,7 +309,7 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
             &backward,
             &data,
             [1, 1, 1],
-            Executor::Interpreter,
+            &Interpreter::new(),
             options,
         )
         .expect("checks");
@@ -340,7 +341,7 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
         &overwriting,
         &rows_data(random(9, 45)),
         [1, 1, 1],
-        Executor::Interpreter,
+        &Interpreter::new(),
         CheckOptions::default(),
     )
     .expect_err("it writes where it should add");
@@ -400,7 +401,7 @@ fn cancellation_inside_a_gradient_element_is_not_blamed() {
         }])
     };
     let data = rows_data(random(11, 45));
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    on_each_executor!(|on| {
         let report = check(
             &k,
             &backward(f32::EPSILON),
@@ -429,7 +430,7 @@ fn cancellation_inside_a_gradient_element_is_not_blamed() {
         )
         .expect("checks");
         assert!(!wrong.identity_holds(), "{wrong}");
-    }
+    });
 }
 
 /// `autodiff::run_backward` runs a derived pass in one call on both executors: the outer
@@ -464,7 +465,7 @@ fn run_backward_returns_each_inputs_gradient() {
             want_s[r] += ui * f64::from(xs[c]);
         }
     }
-    for on in [Executor::Interpreter, Executor::Gpu(common::gpu())] {
+    on_each_executor!(|on| {
         let g = run_backward(&backward, &data, &[("out", u.clone())], [2, 1, 1], on).expect("runs");
         for (input, want) in [("x", &want_x), ("s", &want_s)] {
             let got = g.get(input).expect("a gradient");
@@ -481,5 +482,5 @@ fn run_backward_returns_each_inputs_gradient() {
             matches!(&err, CheckError::MissingGradient(o) if o == "out"),
             "{err}"
         );
-    }
+    });
 }

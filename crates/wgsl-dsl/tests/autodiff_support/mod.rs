@@ -6,8 +6,10 @@
 use std::sync::OnceLock;
 
 use wgsl_dsl::Shader;
-use wgsl_dsl::interp::{HostBuffer, Interpreter};
-use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer};
+use wgsl_dsl::autodiff::{self, Backward, CheckError, Data, Gradients};
+use wgsl_dsl::exec::Executor;
+use wgsl_dsl::interp::Interpreter;
+use wgsl_dsl::runtime::Gpu;
 
 /// One device for the test binary; no adapter is a failure (CI installs lavapipe).
 pub fn gpu() -> &'static Gpu {
@@ -15,71 +17,71 @@ pub fn gpu() -> &'static Gpu {
     GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("no wgpu adapter: {e}")))
 }
 
-/// The executors a kernel runs on.
+/// The executor a test runs a kernel on (a choice to iterate over; the running itself is
+/// written once, against `wgsl_dsl::exec::Executor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Executor {
+pub enum On {
     Interpreter,
     Gpu,
+}
+
+impl On {
+    /// `autodiff::run_backward` on this executor.
+    pub fn run_backward(
+        self,
+        backward: &Backward,
+        data: &[(&str, Data)],
+        incoming: &[(&str, Vec<f32>)],
+        workgroups: [u32; 3],
+    ) -> Result<Gradients, CheckError> {
+        match self {
+            On::Interpreter => {
+                autodiff::run_backward(backward, data, incoming, workgroups, &Interpreter::new())
+            }
+            On::Gpu => autodiff::run_backward(backward, data, incoming, workgroups, gpu()),
+        }
+    }
 }
 
 /// Runs `shader` over `workgroups` with the read-only `inputs` bound first, then one
 /// read-write output of each length in `outputs` (poisoned with NaN first), on `executor`;
 /// returns the outputs. The interpreter's race, bounds and barrier checks apply.
 pub fn run(
-    executor: Executor,
+    executor: On,
     shader: &Shader,
     inputs: &[&[f32]],
     outputs: &[usize],
     workgroups: [u32; 3],
 ) -> Vec<Vec<f32>> {
     match executor {
-        Executor::Interpreter => {
-            let cpu = Interpreter::new();
-            let program = cpu
-                .compile(shader)
-                .expect("the interpreter compiles the kernel");
-            let ins: Vec<HostBuffer<f32>> =
-                inputs.iter().map(|d| HostBuffer::from_slice(d)).collect();
-            let outs: Vec<HostBuffer<f32>> = outputs
-                .iter()
-                .map(|&n| HostBuffer::from_slice(&vec![f32::NAN; n]))
-                .collect();
-            let mut args: Vec<&dyn wgsl_dsl::interp::HostArg> = Vec::new();
-            for b in &ins {
-                args.push(b);
-            }
-            for b in &outs {
-                args.push(b);
-            }
-            cpu.dispatch(&program, &args, workgroups)
-                .unwrap_or_else(|e| panic!("{}: {e}", shader.signature.name));
-            outs.iter().map(HostBuffer::read).collect()
-        }
-        Executor::Gpu => {
-            let gpu = gpu();
-            let kernel = gpu.compile(shader).expect("the GPU compiles the kernel");
-            let ins: Vec<GpuBuffer<f32>> = inputs
-                .iter()
-                .map(|d| GpuBuffer::from_slice(gpu, d).expect("upload"))
-                .collect();
-            let outs: Vec<GpuBuffer<f32>> = outputs
-                .iter()
-                .map(|&n| GpuBuffer::from_slice(gpu, &vec![f32::NAN; n]).expect("upload"))
-                .collect();
-            let mut args: Vec<&dyn BindArg> = Vec::new();
-            for b in &ins {
-                args.push(b);
-            }
-            for b in &outs {
-                args.push(b);
-            }
-            gpu.dispatch(&kernel, &args, workgroups)
-                .unwrap_or_else(|e| panic!("{}: {e}", shader.signature.name));
-            outs.iter()
-                .map(|b| b.read(gpu).expect("read back"))
-                .collect()
-        }
+        On::Interpreter => run_on(&Interpreter::new(), shader, inputs, outputs, workgroups),
+        On::Gpu => run_on(gpu(), shader, inputs, outputs, workgroups),
     }
+}
+
+/// [`run`] on `on`.
+pub fn run_on<E: Executor>(
+    on: &E,
+    shader: &Shader,
+    inputs: &[&[f32]],
+    outputs: &[usize],
+    workgroups: [u32; 3],
+) -> Vec<Vec<f32>> {
+    let name = &shader.signature.name;
+    let fail = |what: &str, e: E::Error| -> ! { panic!("{name} on {}: {what}: {e}", on.name()) };
+    let kernel = on.compile(shader).unwrap_or_else(|e| fail("compile", e));
+    let upload = |d: &[f32]| on.upload(d).unwrap_or_else(|e| fail("upload", e));
+    let ins: Vec<E::Buffer<f32>> = inputs.iter().map(|d| upload(d)).collect();
+    let outs: Vec<E::Buffer<f32>> = outputs
+        .iter()
+        .map(|&n| upload(&vec![f32::NAN; n]))
+        .collect();
+    let args: Vec<&E::Arg> = ins.iter().chain(&outs).map(E::arg).collect();
+    on.dispatch(&kernel, &args, workgroups)
+        .unwrap_or_else(|e| fail("dispatch", e));
+    outs.iter()
+        .map(|b| on.read(b).unwrap_or_else(|e| fail("read back", e)))
+        .collect()
 }
 
 /// The central difference of `f` in coordinate `j` at `x`, step `h * max(1, |x_j|)`.

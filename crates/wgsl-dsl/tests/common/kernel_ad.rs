@@ -6,6 +6,7 @@
 use rand::Rng;
 use rand::rngs::StdRng;
 use wgsl_dsl::autodiff::{self, Adjoint, Backward, CheckOptions, Data, Executor, Role, check};
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
 
 /// Worst `|derived - central| / max(1, |central|)` allowed.
@@ -27,7 +28,7 @@ pub struct Case {
 
 /// `autodiff::check` of `c` on `on`: the differences within [`TOLERANCE`], the adjoint
 /// identity checked and holding.
-pub fn check_case(c: &Case, on: Executor<'_>) {
+pub fn check_case<X: Executor>(c: &Case, on: &X) {
     let report = check(
         &c.forward,
         &c.backward,
@@ -64,7 +65,7 @@ pub fn run_backward(
             incoming.push((output.as_str(), u.clone()));
         }
     }
-    autodiff::run_backward(backward, data, &incoming, grid, Executor::Interpreter)
+    autodiff::run_backward(backward, data, &incoming, grid, &Interpreter::new())
         .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
         .by_input
         .into_iter()

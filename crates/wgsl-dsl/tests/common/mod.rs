@@ -19,6 +19,22 @@ pub fn gpu() -> &'static Gpu {
     GPU.get_or_init(|| Gpu::new().unwrap_or_else(|e| panic!("no wgpu adapter: {e}")))
 }
 
+/// `$body` with `$on` bound to the interpreter, then to the GPU ([`gpu`]): two types of
+/// `wgsl_dsl::exec::Executor`, so that the body is written once and compiled for each.
+#[macro_export]
+macro_rules! on_each_executor {
+    (|$on:ident| $body:block) => {{
+        {
+            let $on = &wgsl_dsl::interp::Interpreter::new();
+            $body
+        }
+        {
+            let $on = $crate::common::gpu();
+            $body
+        }
+    }};
+}
+
 /// `k` built for `gpu`'s limits and compiled there.
 #[allow(dead_code)]
 pub fn compiled_on(gpu: &Gpu, k: &KernelBuilder) -> Kernel {

@@ -1,30 +1,14 @@
-//! A kernel checked against the device it runs on: [`check_limits`], run by
-//! [`Gpu::compile`](super::Gpu::compile) (and the interpreter's `compile`) before anything is
-//! created, so that a kernel built for other limits is refused with the limit, the kernel's
-//! need and the device's value instead of running, or failing in a driver.
+//! A kernel checked against the device it runs on: [`check_limits`], run by the runtime's
+//! `Gpu::compile` and the interpreter's `compile` before anything is created, so that a kernel
+//! built for other limits is refused with the limit, the kernel's need and the device's value
+//! instead of running, or failing in a driver.
 
 use naga::valid::Capabilities;
 
-use super::error::{DeviceLimit, DispatchError};
+use crate::error::DispatchError;
+use crate::limits::{DeviceLimit, Limits};
 use wgsl_dsl_core::kernel::BindingKind;
 use wgsl_dsl_core::shader::Shader;
-
-/// The limits an interpreter (`wgsl_dsl::interp::Interpreter`) checks by default
-/// (`wgsl_dsl::interp::InterpOptions::limits`): WebGPU's defaults
-/// (`wgpu::Limits::default()`: 16 KiB of workgroup memory, 256 invocations per workgroup,
-/// 128 MiB storage and 64 KiB uniform bindings, 65535 workgroups per dimension, the limits
-/// [`TargetLimits::default`](wgsl_dsl_core::TargetLimits) builds for), except the number of bindings
-/// (storage and uniform buffers per shader stage, bindings per bind group), which the
-/// interpreter does not restrict: kernels of more than WebGPU's 8 storage bindings (the MLP's
-/// fused updates bind 10 or 11) run on most native GPUs, and on the interpreter.
-pub fn interpreter_limits() -> wgpu::Limits {
-    wgpu::Limits {
-        max_storage_buffers_per_shader_stage: u32::MAX,
-        max_uniform_buffers_per_shader_stage: u32::MAX,
-        max_bindings_per_bind_group: u32::MAX,
-        ..wgpu::Limits::default()
-    }
-}
 
 /// Check `shader` against a device's `limits` and `capabilities`, from the module itself
 /// (what runs, whatever its signature says), in this order: capabilities
@@ -32,15 +16,15 @@ pub fn interpreter_limits() -> wgpu::Limits {
 /// per dimension, invocations per workgroup, workgroup memory, binding numbers, storage and
 /// uniform bindings per stage, then each binding's size. Every [`DeviceLimit`] is checked.
 ///
-/// [`Gpu::compile`](super::Gpu::compile) runs it with the device's limits; run it with
-/// `wgpu::Limits::default()` to know whether a kernel fits every WebGPU device.
+/// The runtime's `Gpu::compile` runs it with the device's limits; run it with
+/// [`Limits::default()`] to know whether a kernel fits every WebGPU device.
 ///
 /// # Errors
 /// [`DispatchError::MissingCapability`], or [`DispatchError::ExceedsDevice`] for the first
 /// limit exceeded, with the kernel's need and the device's value.
 pub fn check_limits(
     shader: &Shader,
-    limits: &wgpu::Limits,
+    limits: &Limits,
     capabilities: Capabilities,
 ) -> Result<(), DispatchError> {
     let kernel = || shader.signature.name.clone();
@@ -66,23 +50,33 @@ pub fn check_limits(
 
 /// What [`check_device`] found missing: capabilities, or the first limit exceeded (with the
 /// binding concerned, the kernel's need and the device's value).
-#[derive(Debug)]
-pub(crate) enum Shortfall {
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shortfall {
+    /// Capabilities the kernel needs and the device lacks.
     Capabilities(Capabilities),
+    /// The first limit the kernel exceeds.
     Limit {
+        /// Which limit.
         limit: DeviceLimit,
+        /// The binding concerned (its number and name), for the per-binding limits.
         binding: Option<String>,
+        /// What the kernel needs.
         needed: u64,
+        /// The device's value of the limit.
         device: u64,
     },
 }
 
-/// [`check_limits`]'s checks, in its order, for the errors of the runtime's two stages
-/// ([`DispatchError`] when compiling, [`DeviceError`](super::DeviceError) when a caller's
-/// device is wrapped by [`Gpu::from_wgpu`](super::Gpu::from_wgpu)).
-pub(crate) fn check_device(
+/// [`check_limits`]'s checks, in its order, returning what is missing rather than an error:
+/// for the errors of the runtime's two stages ([`DispatchError`] when compiling,
+/// [`DeviceError`](crate::DeviceError) when a caller's device is wrapped by
+/// `Gpu::from_wgpu`).
+///
+/// # Errors
+/// The first [`Shortfall`].
+pub fn check_device(
     shader: &Shader,
-    limits: &wgpu::Limits,
+    limits: &Limits,
     capabilities: Capabilities,
 ) -> Result<(), Shortfall> {
     let sig = &shader.signature;

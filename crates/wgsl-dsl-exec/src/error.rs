@@ -1,11 +1,13 @@
-//! The runtime's two error stages: [`DeviceError`] (finding an adapter, opening a device,
+//! The executors' two error stages: [`DeviceError`] (finding an adapter, opening a device,
 //! waiting on it) and [`DispatchError`] (checking a kernel and its arguments, recording,
 //! submitting). A dispatch that fails because the device failed wraps the [`DeviceError`].
+//! Both are the runtime's and the interpreter's: one set of checks, the same errors.
 
 use std::time::Duration;
 
 use naga::valid::Capabilities;
 
+use crate::limits::DeviceLimit;
 use wgsl_dsl_core::types::CoopShape;
 
 /// What went wrong with the adapter or the device. `Debug` prints the message, as
@@ -42,33 +44,34 @@ pub enum DeviceError {
     /// Mapping a buffer for reading failed, or the copy feeding it was rejected.
     #[error("reading a buffer back failed: {0}")]
     Map(String),
-    /// A buffer or texture made on one [`Gpu`](super::Gpu) was read with another.
+    /// A buffer or texture made on one `Gpu` was read with another.
     #[error("a buffer or texture was used with a different Gpu than the one that created it")]
     WrongDevice,
-    /// A caller's adapter ([`Gpu::from_wgpu`](super::Gpu::from_wgpu)) cannot run compute
+    /// A caller's adapter (`Gpu::from_wgpu`) cannot run compute
     /// shaders (`wgpu::DownlevelFlags::COMPUTE_SHADERS` is missing, as on some GL adapters).
     #[error("adapter `{adapter}` cannot run compute shaders")]
     NoComputeShaders {
         /// The adapter's name.
         adapter: String,
     },
-    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs capabilities the
+    /// A kernel given to `Gpu::from_wgpu` needs capabilities the
     /// caller's device was not opened with.
     #[error(
         "kernel `{kernel}` needs {capabilities:?}: open the device with the wgpu features \
-         {features:?} (`DeviceDescriptor::required_features`){}",
+         {features} (`DeviceDescriptor::required_features`){}",
         wgsl_dsl_core::__private::capability_hint(*capabilities)
     )]
     MissingFeatures {
         /// The kernel.
         kernel: String,
-        /// The wgpu features that provide them (empty for
-        /// `SHADER_FLOAT16_IN_FLOAT32`, which comes with every adapter but WebGL's).
-        features: wgpu::Features,
+        /// The wgpu features that provide them, as wgpu names them (`wgpu::Features`'
+        /// `Debug`; empty for `SHADER_FLOAT16_IN_FLOAT32`, which comes with every adapter but
+        /// WebGL's).
+        features: String,
         /// The naga capabilities missing.
         capabilities: Capabilities,
     },
-    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) needs more of a limit than
+    /// A kernel given to `Gpu::from_wgpu` needs more of a limit than
     /// the caller's device was opened with.
     #[error(
         "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device} (open the \
@@ -88,7 +91,7 @@ pub enum DeviceError {
         /// The device's value of the limit.
         device: u64,
     },
-    /// A kernel given to [`Gpu::from_wgpu`](super::Gpu::from_wgpu) multiplies cooperative
+    /// A kernel given to `Gpu::from_wgpu` multiplies cooperative
     /// matrices in a configuration the adapter does not offer.
     #[error(
         "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer"
@@ -219,9 +222,9 @@ pub enum DispatchError {
         supported: Vec<CoopShape>,
     },
     /// The kernel needs more of a device limit than the device has: found by
-    /// [`Gpu::compile`](super::Gpu::compile) (and the interpreter's `compile`) before any
-    /// pipeline is created (see [`check_limits`](super::check_limits)), or, for a binding's
-    /// size, when a buffer longer than the limit is bound ([`Gpu::check`](super::Gpu::check)).
+    /// `Gpu::compile` (and the interpreter's `compile`) before any
+    /// pipeline is created (see [`check_limits`](crate::check_limits)), or, for a binding's
+    /// size, when a buffer longer than the limit is bound (`Gpu::check`).
     #[error(
         "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device}",
         binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
@@ -249,20 +252,21 @@ pub enum DispatchError {
         /// The length given.
         found: usize,
     },
-    /// A buffer lacks the usage a binding (or [`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu))
+    /// A buffer lacks the usage a binding (or `GpuBuffer::from_wgpu`)
     /// needs: `STORAGE` for a storage binding, `UNIFORM` for a uniform one. Only a caller's
     /// wgpu buffer can lack them: the runtime's own buffers have both.
-    #[error("{what}: the buffer's usages {found:?} lack {needed:?}")]
+    #[error("{what}: the buffer's usages {found} lack {needed}")]
     Usage {
         /// The kernel and binding, or the conversion.
         what: String,
-        /// The usage needed (either one, for `from_wgpu`).
-        needed: wgpu::BufferUsages,
-        /// The buffer's usages.
-        found: wgpu::BufferUsages,
+        /// The usage needed (either one, for `from_wgpu`), as wgpu names it
+        /// (`wgpu::BufferUsages`' `Debug`).
+        needed: String,
+        /// The buffer's usages, as wgpu names them.
+        found: String,
     },
     /// A caller's wgpu buffer is not a whole number of elements
-    /// ([`GpuBuffer::from_wgpu`](super::GpuBuffer::from_wgpu)).
+    /// (`GpuBuffer::from_wgpu`).
     #[error(
         "a wgpu buffer of {bytes} bytes is not a whole number of {elem} ({elem_size} bytes each)"
     )]
@@ -274,7 +278,7 @@ pub enum DispatchError {
         /// Its size.
         elem_size: u64,
     },
-    /// A kernel, buffer or recorder made on one [`Gpu`](super::Gpu) was used with another.
+    /// A kernel, buffer or recorder made on one `Gpu` was used with another.
     #[error("{0} was created on a different Gpu")]
     WrongDevice(&'static str),
     /// The kernel's module could not be laid out or lacks a declared binding.
@@ -285,12 +289,12 @@ pub enum DispatchError {
         /// What is wrong.
         message: String,
     },
-    /// A kernel compiled through its typed interface ([`Gpu::compile_typed`](super::Gpu::compile_typed))
+    /// A kernel compiled through its typed interface (`Gpu::compile_typed`)
     /// did not build.
     #[error(transparent)]
     Build(#[from] wgsl_dsl_core::BuildError),
     /// A kernel's bindings differ from those of its argument struct
-    /// ([`Gpu::compile_typed`](super::Gpu::compile_typed)).
+    /// (`Gpu::compile_typed`).
     #[error("kernel `{kernel}` does not match its argument struct: {message}")]
     Interface {
         /// The kernel.
@@ -341,7 +345,7 @@ impl std::fmt::Debug for DispatchError {
 }
 
 /// `e`'s message followed by its causes, separated by `: `.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {
@@ -353,111 +357,4 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     s
-}
-
-/// A device limit a kernel can exceed, by its `wgpu::Limits` field (WebGPU spec §3.6.2
-/// "Limits", `GPUSupportedLimits`, in camel case there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum DeviceLimit {
-    /// `max_compute_workgroup_storage_size`: bytes of `var<workgroup>` memory the entry point
-    /// uses, each variable's size rounded up to 16 (WebGPU spec, `createComputePipeline`).
-    WorkgroupStorageSize,
-    /// `max_compute_invocations_per_workgroup`: the product of the workgroup size.
-    InvocationsPerWorkgroup,
-    /// `max_compute_workgroup_size_x`.
-    WorkgroupSizeX,
-    /// `max_compute_workgroup_size_y`.
-    WorkgroupSizeY,
-    /// `max_compute_workgroup_size_z`.
-    WorkgroupSizeZ,
-    /// `max_storage_buffers_per_shader_stage`: storage bindings, read-only or read-write.
-    StorageBuffersPerShaderStage,
-    /// `max_uniform_buffers_per_shader_stage`: uniform bindings.
-    UniformBuffersPerShaderStage,
-    /// `max_storage_textures_per_shader_stage`: `texture_storage_2d` bindings.
-    StorageTexturesPerShaderStage,
-    /// `max_sampled_textures_per_shader_stage`: `texture_2d` bindings.
-    SampledTexturesPerShaderStage,
-    /// `max_bindings_per_bind_group`: the largest binding number plus one.
-    BindingsPerBindGroup,
-    /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
-    /// runtime-sized array, of its fixed part (one element: a longer buffer is checked when
-    /// it is bound, the same [`DispatchError::ExceedsDevice`]).
-    StorageBufferBindingSize,
-    /// `max_uniform_buffer_binding_size`: bytes of a uniform binding's store type.
-    UniformBufferBindingSize,
-}
-
-impl DeviceLimit {
-    /// The `wgpu::Limits` field.
-    pub fn name(self) -> &'static str {
-        match self {
-            DeviceLimit::WorkgroupStorageSize => "max_compute_workgroup_storage_size",
-            DeviceLimit::InvocationsPerWorkgroup => "max_compute_invocations_per_workgroup",
-            DeviceLimit::WorkgroupSizeX => "max_compute_workgroup_size_x",
-            DeviceLimit::WorkgroupSizeY => "max_compute_workgroup_size_y",
-            DeviceLimit::WorkgroupSizeZ => "max_compute_workgroup_size_z",
-            DeviceLimit::StorageBuffersPerShaderStage => "max_storage_buffers_per_shader_stage",
-            DeviceLimit::UniformBuffersPerShaderStage => "max_uniform_buffers_per_shader_stage",
-            DeviceLimit::StorageTexturesPerShaderStage => "max_storage_textures_per_shader_stage",
-            DeviceLimit::SampledTexturesPerShaderStage => "max_sampled_textures_per_shader_stage",
-            DeviceLimit::BindingsPerBindGroup => "max_bindings_per_bind_group",
-            DeviceLimit::StorageBufferBindingSize => "max_storage_buffer_binding_size",
-            DeviceLimit::UniformBufferBindingSize => "max_uniform_buffer_binding_size",
-        }
-    }
-
-    /// What the limit counts.
-    pub fn unit(self) -> &'static str {
-        match self {
-            DeviceLimit::WorkgroupStorageSize => "bytes of workgroup memory",
-            DeviceLimit::InvocationsPerWorkgroup => "invocations per workgroup",
-            DeviceLimit::WorkgroupSizeX => "invocations along x",
-            DeviceLimit::WorkgroupSizeY => "invocations along y",
-            DeviceLimit::WorkgroupSizeZ => "invocations along z",
-            DeviceLimit::StorageBuffersPerShaderStage => "storage buffer bindings",
-            DeviceLimit::UniformBuffersPerShaderStage => "uniform buffer bindings",
-            DeviceLimit::StorageTexturesPerShaderStage => "storage texture bindings",
-            DeviceLimit::SampledTexturesPerShaderStage => "sampled texture bindings",
-            DeviceLimit::BindingsPerBindGroup => "binding numbers",
-            DeviceLimit::StorageBufferBindingSize | DeviceLimit::UniformBufferBindingSize => {
-                "bytes"
-            }
-        }
-    }
-
-    /// The device's value of this limit.
-    pub fn of(self, limits: &wgpu::Limits) -> u64 {
-        match self {
-            DeviceLimit::WorkgroupStorageSize => limits.max_compute_workgroup_storage_size.into(),
-            DeviceLimit::InvocationsPerWorkgroup => {
-                limits.max_compute_invocations_per_workgroup.into()
-            }
-            DeviceLimit::WorkgroupSizeX => limits.max_compute_workgroup_size_x.into(),
-            DeviceLimit::WorkgroupSizeY => limits.max_compute_workgroup_size_y.into(),
-            DeviceLimit::WorkgroupSizeZ => limits.max_compute_workgroup_size_z.into(),
-            DeviceLimit::StorageBuffersPerShaderStage => {
-                limits.max_storage_buffers_per_shader_stage.into()
-            }
-            DeviceLimit::UniformBuffersPerShaderStage => {
-                limits.max_uniform_buffers_per_shader_stage.into()
-            }
-            DeviceLimit::StorageTexturesPerShaderStage => {
-                limits.max_storage_textures_per_shader_stage.into()
-            }
-            DeviceLimit::SampledTexturesPerShaderStage => {
-                limits.max_sampled_textures_per_shader_stage.into()
-            }
-            DeviceLimit::BindingsPerBindGroup => limits.max_bindings_per_bind_group.into(),
-            DeviceLimit::StorageBufferBindingSize => limits.max_storage_buffer_binding_size,
-            DeviceLimit::UniformBufferBindingSize => limits.max_uniform_buffer_binding_size,
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceLimit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
 }

@@ -1,0 +1,54 @@
+//! [`Interpreter`] as an [`Executor`]: the contract code written for both executors runs on.
+
+use bytemuck::Pod;
+
+use super::{HostArg, HostBuffer, InterpError, Interpreter, Program};
+use wgsl_dsl_core::TargetLimits;
+use wgsl_dsl_core::kernel::KernelSignature;
+use wgsl_dsl_core::shader::Shader;
+use wgsl_dsl_core::types::WgslType;
+use wgsl_dsl_exec::Executor;
+
+impl Executor for Interpreter {
+    type Kernel = Program;
+    type Error = InterpError;
+
+    fn name(&self) -> &'static str {
+        "the interpreter"
+    }
+
+    /// WebGPU's defaults ([`TargetLimits::default`]), which every device has.
+    fn target_limits(&self) -> TargetLimits {
+        TargetLimits::default()
+    }
+
+    fn compile(&self, shader: &Shader) -> Result<Program, InterpError> {
+        Interpreter::compile(self, shader)
+    }
+
+    fn signature(kernel: &Program) -> &KernelSignature {
+        kernel.signature()
+    }
+
+    fn upload<T: Pod + WgslType>(&self, data: &[T]) -> Result<HostBuffer<T>, InterpError> {
+        Ok(HostBuffer::from_slice(data))
+    }
+
+    /// [`Interpreter::dispatch`], its first warning an error ([`InterpError::Warning`]).
+    fn dispatch(
+        &self,
+        kernel: &Program,
+        args: &[&dyn HostArg],
+        workgroups: [u32; 3],
+    ) -> Result<(), InterpError> {
+        let report = Interpreter::dispatch(self, kernel, args, workgroups)?;
+        match report.warnings.into_iter().next() {
+            Some(w) => Err(InterpError::Warning(w)),
+            None => Ok(()),
+        }
+    }
+
+    fn read<T: Pod + WgslType>(&self, buffer: &HostBuffer<T>) -> Result<Vec<T>, InterpError> {
+        Ok(buffer.read())
+    }
+}
