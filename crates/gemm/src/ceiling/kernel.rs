@@ -1,15 +1,85 @@
-//! [`CeilingKernel`]: one tile's module compiled through wgpu's SPIR-V passthrough, bound to
-//! buffers ([`CeilingBinding`]), dispatched and timed with wgpu calls of its own (the runtime's
+//! The ceiling kernel on a device: [`open_gpu`] opens one that runs it, [`CeilingKernel`]
+//! compiles one tile's module through wgpu's SPIR-V passthrough, binds it to buffers
+//! ([`CeilingBinding`]), dispatches and times it with wgpu calls of its own (the runtime's
 //! `Recorder` dispatches DSL kernels only).
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use half::f16;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, wgpu};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions, wgpu};
 
-use super::{CeilingError, CeilingTile, WORKGROUP_SIZE, spirv_words};
+use super::error::CeilingError;
+use super::tile::{CeilingTile, SUBGROUP_SIZE, WORKGROUP_SIZE};
 use crate::{GemmDims, Problem};
+
+/// The multiply-add shape the kernel uses.
+fn shape_16x16x16_f16_f32(p: &wgpu::CooperativeMatrixProperties) -> bool {
+    (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+        && p.ab_type == wgpu::CooperativeScalarType::F16
+        && p.cr_type == wgpu::CooperativeScalarType::F32
+}
+
+/// A device that runs the ceiling kernel: the adapter `options` select (as `gemm` selects it),
+/// opened with cooperative matrices, the features [`Gpu::with_options`] asks for by default
+/// and `PASSTHROUGH_SHADERS`.
+///
+/// # Errors
+/// [`CeilingError::Unsupported`] when the adapter is not Vulkan or lacks cooperative matrices
+/// with 16x16x16 `f16 -> f32` multiply-adds, `SHADER_F16` or passthrough shaders (Mesa lavapipe
+/// has no cooperative matrices); [`CeilingError::SubgroupSize`]; [`CeilingError::Device`] when
+/// no adapter is found or the device does not open.
+pub fn open_gpu(options: &GpuOptions) -> Result<Gpu, CeilingError> {
+    let options = GpuOptions {
+        cooperative_matrix: true,
+        ..options.clone()
+    };
+    // Opened once with the default features to learn them, then again with passthrough.
+    let probe = Gpu::with_options(&options)?;
+    let info = probe.adapter_info().clone();
+    let unsupported = |missing: &str| CeilingError::Unsupported {
+        adapter: info.name.clone(),
+        missing: missing.to_string(),
+    };
+    if info.backend != wgpu::Backend::Vulkan {
+        return Err(unsupported("Vulkan (the module is SPIR-V)"));
+    }
+    let features = probe.features();
+    if !features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        return Err(unsupported(
+            "cooperative matrices (VK_KHR_cooperative_matrix, wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX)",
+        ));
+    }
+    if !probe
+        .adapter()
+        .cooperative_matrix_properties()
+        .iter()
+        .any(shape_16x16x16_f16_f32)
+    {
+        return Err(unsupported(
+            "the 16x16x16 cooperative multiply-add of f16 inputs with f32 accumulators",
+        ));
+    }
+    if !features.contains(wgpu::Features::SHADER_F16) {
+        return Err(unsupported("SHADER_F16"));
+    }
+    if !probe
+        .adapter()
+        .features()
+        .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+    {
+        return Err(unsupported("PASSTHROUGH_SHADERS"));
+    }
+    let (min, max) = (info.subgroup_min_size, info.subgroup_max_size);
+    if (min, max) != (SUBGROUP_SIZE, SUBGROUP_SIZE) {
+        return Err(CeilingError::SubgroupSize { min, max });
+    }
+    drop(probe);
+    Ok(Gpu::with_options(&GpuOptions {
+        features: Some(features | wgpu::Features::PASSTHROUGH_SHADERS),
+        ..options
+    })?)
+}
 
 /// The ceiling kernel of one tile, compiled on a [`Gpu`] from [`open_gpu`].
 #[derive(Debug)]
@@ -296,4 +366,30 @@ fn scoped<R>(device: &wgpu::Device, f: impl FnOnce() -> R) -> Result<R, CeilingE
         Some(e) => Err(CeilingError::Wgpu(e.to_string())),
         None => Ok(r),
     }
+}
+
+/// The module's words, after checking that `bytes` is SPIR-V (a whole number of words
+/// starting with the magic number, in either byte order).
+///
+/// # Errors
+/// [`CeilingError::NotSpirv`] otherwise.
+pub fn spirv_words(bytes: &[u8]) -> Result<Cow<'static, [u32]>, CeilingError> {
+    const MAGIC: u32 = 0x0723_0203;
+    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
+        return Err(CeilingError::NotSpirv(format!(
+            "a SPIR-V module is a whole number of 4-byte words, at least 5; got {} bytes",
+            bytes.len()
+        )));
+    }
+    let mut words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
+    if words[0] == MAGIC.swap_bytes() {
+        words.iter_mut().for_each(|w| *w = w.swap_bytes());
+    }
+    if words[0] != MAGIC {
+        return Err(CeilingError::NotSpirv(format!(
+            "the first word is {:#010x}, not the magic number {MAGIC:#010x}",
+            words[0]
+        )));
+    }
+    Ok(Cow::Owned(words))
 }
