@@ -27,6 +27,10 @@
 //! `y = a x + y`, GELU, row sum, row softmax, row layer norm, transpose), each with its `f64`
 //! specification, checked in `tests/memory.rs`.
 //!
+//! [`ceiling`] is the yardstick of the tensor-core kernel (`gemm ceiling`): NVIDIA's
+//! cooperative-matrix GEMM technique as a GLSL kernel compiled to SPIR-V, run through wgpu's
+//! SPIR-V passthrough on the same driver and timed the same way.
+//!
 //! ```
 //! use wgsl_gemm::{Layout, Problem, SimtConfig};
 //! use wgsl_dsl::TargetLimits;
@@ -38,6 +42,7 @@
 //! # Ok::<(), wgsl_dsl::BuildError>(())
 //! ```
 
+pub mod ceiling;
 pub mod config;
 pub mod coop;
 pub mod harness;

@@ -7,6 +7,7 @@
 //! gemm bench [--json FILE]       TFLOP/s on square sizes and the MLP's shapes
 //! gemm sweep --size 4096         every tile configuration at one size
 //! gemm roofline                  GB/s of the memory-bound kernels (wgsl_gemm::memory)
+//! gemm ceiling --size 4096       NVIDIA's technique in GLSL (wgsl_gemm::ceiling) beside ours
 //! ```
 //!
 //! Timing: GPU timestamps around one compute pass of `reps` dispatches (after warm-up), `reps`
@@ -69,6 +70,20 @@ enum Command {
         #[command(flatten)]
         timing: TimingArgs,
     },
+    /// The ceiling of the tensor-core kernel (wgsl_gemm::ceiling): NVIDIA's cooperative-matrix
+    /// GEMM in GLSL through wgpu's SPIR-V passthrough, every tile checked against the f64
+    /// specification and timed, then the DSL's f16 tensor-core kernels on the same device and
+    /// problem, timed the same way.
+    Ceiling {
+        /// The square size (a multiple of 256).
+        #[arg(long, default_value_t = 4096)]
+        size: u32,
+        /// Elements of C checked at that size (the corners and random others).
+        #[arg(long, default_value_t = 256)]
+        check_samples: usize,
+        #[command(flatten)]
+        timing: TimingArgs,
+    },
     /// Every tile configuration of both kernels at one square size.
     Sweep {
         /// The size.
@@ -104,10 +119,15 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<(), Error> {
-    let gpu = Gpu::with_options(&GpuOptions {
+    let options = GpuOptions {
         cooperative_matrix: true,
         ..GpuOptions::from_env()
-    })?;
+    };
+    let gpu = match cli.command {
+        // The same adapter and features, and passthrough shaders.
+        Command::Ceiling { .. } => wgsl_gemm::ceiling::open_gpu(&options)?,
+        _ => Gpu::with_options(&options)?,
+    };
     match cli.command {
         Command::Info => info(&gpu),
         Command::Check => check(&gpu),
@@ -119,6 +139,11 @@ fn run(cli: Cli) -> Result<(), Error> {
             timing,
         } => bench(&gpu, &sizes, !no_mlp, &kernels, json.as_deref(), timing),
         Command::Roofline { rows, cols, timing } => roofline(&gpu, rows, cols, timing),
+        Command::Ceiling {
+            size,
+            check_samples,
+            timing,
+        } => ceiling(&gpu, size, check_samples, timing),
         Command::Sweep {
             size,
             layout,
@@ -335,7 +360,7 @@ fn median_seconds(
         &mut wgsl_dsl::runtime::Recorder<'_>,
     ) -> Result<(), wgsl_dsl::runtime::DispatchError>,
 ) -> Result<f64, Error> {
-    let pass = |reps: usize| -> Result<f64, Error> {
+    median_of_passes(t, |reps| {
         let start = Instant::now();
         let gpu_time = gpu.time(|rec| {
             for _ in 0..reps {
@@ -343,9 +368,18 @@ fn median_seconds(
             }
             Ok(())
         })?;
-        let elapsed = gpu_time.unwrap_or_else(|| start.elapsed());
-        Ok(elapsed.as_secs_f64() / reps as f64)
-    };
+        Ok(gpu_time.unwrap_or_else(|| start.elapsed()))
+    })
+}
+
+/// Median seconds per dispatch of passes timed by `pass` (a pass of `reps` dispatches, its
+/// duration): warm-up, then `samples` passes of `reps` dispatches, `reps` chosen so that a pass
+/// takes about `pass_ms`. What `bench`, `sweep`, `roofline` and `ceiling` share.
+fn median_of_passes(
+    t: TimingArgs,
+    pass: impl Fn(usize) -> Result<std::time::Duration, Error>,
+) -> Result<f64, Error> {
+    let pass = |reps: usize| -> Result<f64, Error> { Ok(pass(reps)?.as_secs_f64() / reps as f64) };
     pass(2)?;
     let one = pass(3)?.max(1e-7);
     let reps = ((t.pass_ms * 1e-3 / one).ceil() as usize).clamp(3, 2000);
@@ -614,6 +648,106 @@ fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error>
                 kind.bytes(rows, cols) / secs / 1e9
             );
         }
+    }
+    Ok(())
+}
+
+/// `gemm ceiling`: each tile of the ceiling kernel (`wgsl_gemm::ceiling`) checked against the
+/// `f64` specification on every element of `CeilingTile::check_problem` and on `samples`
+/// elements at `size`^3, then timed at `size`^3 as `bench` times ours (`median_of_passes`: one
+/// pass of back-to-back dispatches between two GPU timestamps, wgpu's barrier between
+/// dispatches since each writes `C`); then the DSL's `coop-f16` and `coop-f16-direct` kernels
+/// on the same device and operands, timed the same way.
+fn ceiling(gpu: &Gpu, size: u32, samples: usize, t: TimingArgs) -> Result<(), Error> {
+    use wgsl_gemm::ceiling::{self, CEILING_TILES, CeilingKernel};
+    let p = Problem::new(size, size, size, Layout::AB);
+    let ops = Operands::new(gpu, &p)?;
+    println!("{}", adapter_line(gpu));
+    println!(
+        "| kernel | workgroup bytes | checked (elements: worst / bound) | {size}^3 sampled ({samples}) | ms | TFLOP/s |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut best: Option<(String, f64)> = None;
+    let mut warm = false;
+    for tile in CEILING_TILES {
+        let kernel = match CeilingKernel::new(gpu, tile) {
+            Ok(k) => k,
+            Err(e) => {
+                println!("| {} | skipped: {e} |", tile.name());
+                continue;
+            }
+        };
+        let small = tile.check_problem();
+        let checked = ceiling::run_and_check(gpu, &kernel, &small, 3, None).and_then(|full| {
+            Ok((
+                full,
+                ceiling::run_and_check(gpu, &kernel, &p, 5, Some(samples))?,
+            ))
+        });
+        let (full, sampled) = match checked {
+            Ok(c) => c,
+            Err(e) => {
+                println!("| {} | WRONG: {e} |", tile.name());
+                continue;
+            }
+        };
+        let bound = kernel.bind(gpu, &p, &ops.dims, &ops.a16, &ops.b16, &ops.c)?;
+        let time = |reps: usize| -> Result<std::time::Duration, Error> {
+            let start = Instant::now();
+            Ok(kernel
+                .time(gpu, &bound, reps)?
+                .unwrap_or_else(|| start.elapsed()))
+        };
+        if !warm {
+            median_of_passes(t, time)?;
+            warm = true;
+        }
+        let seconds = median_of_passes(t, time)?;
+        let tflops = p.flops() / seconds / 1e12;
+        println!(
+            "| {} | {} | {}x{}x{} all {}: {:.1e} / {:.1e} | {:.1e} / {:.1e} | {:.4} | {:.2} |",
+            tile.name(),
+            tile.workgroup_bytes(),
+            small.m,
+            small.n,
+            small.k,
+            full.checked,
+            full.worst.relative,
+            full.bound,
+            sampled.worst.relative,
+            sampled.bound,
+            seconds * 1e3,
+            tflops
+        );
+        if best.as_ref().is_none_or(|(_, b)| tflops > *b) {
+            best = Some((tile.name(), tflops));
+        }
+    }
+    let Some((best_name, best_tflops)) = best else {
+        return Err("no ceiling kernel ran".into());
+    };
+    println!("ceiling: {best_name} {best_tflops:.2} TFLOP/s");
+    let names = ["coop-f16", "coop-f16-direct"].map(String::from);
+    for (name, gemm) in kernels_for(gpu, &p, &names) {
+        let gemm = match gemm {
+            Ok(g) => g,
+            Err(e) => {
+                println!("ours {name}: skipped: {e}");
+                continue;
+            }
+        };
+        if let Err(e) = run_and_check(gpu, &gemm, &p, 11, 32) {
+            println!("ours {name}: WRONG: {e}");
+            continue;
+        }
+        let seconds = time(gpu, &gemm, &p, &ops, t)?;
+        let tflops = p.flops() / seconds / 1e12;
+        println!(
+            "ours {name} `{}`: {:.4} ms, {tflops:.2} TFLOP/s, {:.3}x the ceiling",
+            gemm.variant().kernel_name(),
+            seconds * 1e3,
+            tflops / best_tflops
+        );
     }
     Ok(())
 }
