@@ -3,10 +3,10 @@
 //! that naga's WGSL front end reads back to the same bits.
 
 use proptest::prelude::*;
-use wgsl_dsl::prelude::*;
+use wgsl_dsl_core::prelude::*;
 
 /// Build a kernel storing `value` and return the literal values the re-parsed WGSL contains.
-fn roundtrip<T: wgsl_dsl::exp::Literal>(value: T) -> Vec<naga::Literal> {
+fn roundtrip<T: wgsl_dsl_core::exp::Literal>(value: T) -> Vec<naga::Literal> {
     let mut k = KernelBuilder::new("literal", [1, 1, 1]);
     let out = k.storage::<RuntimeArray<T>, ReadWrite>("out");
     k.store(&out.at(0u32), lit(value));

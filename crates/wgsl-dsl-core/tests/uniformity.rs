@@ -2,8 +2,8 @@
 //! operations in non-uniform control flow are rejected with the Rust call sites of the
 //! operation, of the branch and of the non-uniform value; uniform kernels build.
 
-use wgsl_dsl::prelude::*;
-use wgsl_dsl::{BuildError, NonUniformControlFlow};
+use wgsl_dsl_core::prelude::*;
+use wgsl_dsl_core::{BuildError, NonUniformControlFlow};
 
 fn rejected(k: &KernelBuilder) -> Box<NonUniformControlFlow> {
     match k.build() {
@@ -13,7 +13,7 @@ fn rejected(k: &KernelBuilder) -> Box<NonUniformControlFlow> {
     }
 }
 
-fn line(site: Option<wgsl_dsl::CallSite>) -> u32 {
+fn line(site: Option<wgsl_dsl_core::CallSite>) -> u32 {
     let s = site.expect("a call site");
     assert_eq!(s.file, file!());
     s.line
