@@ -30,6 +30,9 @@ pub enum BuildError {
         message: String,
         /// Where the offending node was built.
         site: Option<CallSite>,
+        /// naga's error itself, the `source` of this one.
+        #[source]
+        cause: ValidationCause,
     },
     /// A float literal was NaN or infinite; WGSL has no spelling for these.
     #[error("{site}: the literal {value} is not finite; WGSL cannot express NaN or infinity")]
@@ -261,5 +264,30 @@ pub fn capability_hint(needed: Capabilities) -> &'static str {
          has none)"
     } else {
         ""
+    }
+}
+
+/// naga's validation error, kept typed as the cause ([`std::error::Error::source`]) of
+/// [`BuildError::Validation`]: `err.source()` downcasts to it, and `.0` is naga's
+/// `WithSpan<ValidationError>`. Shared (`Arc`) so that the error stays cheap to clone; two
+/// causes are equal when their messages are.
+#[derive(Clone, Debug)]
+pub struct ValidationCause(pub std::sync::Arc<naga::WithSpan<naga::valid::ValidationError>>);
+
+impl PartialEq for ValidationCause {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for ValidationCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for ValidationCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }

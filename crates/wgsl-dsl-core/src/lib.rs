@@ -53,7 +53,7 @@ pub use kernel::{
     Place, ReadOnly, ReadWrite, Var,
 };
 pub use naga;
-pub use shader::{BuildError, NonUniformControlFlow, Shader, TargetLimits};
+pub use shader::{BuildError, NonUniformControlFlow, Shader, TargetLimits, ValidationCause};
 pub use site::CallSite;
 
 /// Everything a kernel author needs but the macros (`wgsl_dsl::prelude` adds them).

@@ -3,7 +3,7 @@
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-pub use crate::error::{BuildError, NonUniformControlFlow};
+pub use crate::error::{BuildError, NonUniformControlFlow, ValidationCause};
 use crate::kernel::{KernelBuilder, KernelSignature};
 use crate::site::CallSite;
 
@@ -209,10 +209,14 @@ impl KernelBuilder {
     ) -> Result<naga::valid::ModuleInfo, BuildError> {
         Validator::new(ValidationFlags::all(), capabilities)
             .validate(module)
-            .map_err(|e| BuildError::Validation {
-                kernel: self.name.clone(),
-                message: error_chain(&e),
-                site: e.spans().filter_map(|(span, _)| sites.lookup(*span)).next(),
+            .map_err(|e| {
+                let site = e.spans().filter_map(|(span, _)| sites.lookup(*span)).next();
+                BuildError::Validation {
+                    kernel: self.name.clone(),
+                    message: error_chain(&e),
+                    site,
+                    cause: crate::error::ValidationCause(std::sync::Arc::new(e)),
+                }
             })
     }
 

@@ -99,7 +99,7 @@ pub mod cookbook {}
 pub use wgsl_dsl_core::{
     Access, BindingDesc, BindingKind, Bindings, Buffer, BuildError, CallSite, ConstValue, Exp,
     Function, IntoExp, KernelBuilder, KernelSignature, NonUniformControlFlow, Place, ReadOnly,
-    ReadWrite, Shader, TargetLimits, Var, lit, naga,
+    ReadWrite, Shader, TargetLimits, ValidationCause, Var, lit, naga,
 };
 // `Bindings` and `WgslStruct` are each a trait (above) and its derive macro (here).
 pub use wgsl_dsl_macros::{Bindings, WgslStruct, kernel};

@@ -45,6 +45,19 @@ fn naga_validation_errors_name_the_rust_line_of_the_offending_declaration() {
         other => panic!("expected a located error, got {other:?}"),
     };
     assert_eq!((site.file, site.line), (file!(), line), "{err}");
+    // naga's error stays typed, as the cause.
+    let BuildError::Validation { cause, .. } = &err else {
+        panic!("expected naga's validation error, got {err:?}");
+    };
+    let source = std::error::Error::source(&err).expect("naga's error is the source");
+    let typed = source
+        .downcast_ref::<wgsl_dsl::ValidationCause>()
+        .expect("the source is naga's validation error");
+    assert_eq!(typed, cause);
+    assert!(
+        err.to_string().contains(&typed.0.as_inner().to_string()),
+        "{err}"
+    );
 }
 
 #[test]
