@@ -7,7 +7,9 @@ use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::DeviceLimit;
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_dsl::runtime::{DeviceError, DispatchError, Gpu, GpuBuffer, GpuTexture, Kernel};
+use wgsl_dsl::runtime::{
+    DeviceError, DispatchError, DispatchErrorKind, Gpu, GpuBuffer, GpuTexture, Kernel,
+};
 use wgsl_dsl::types::{R32Float, R32Uint, Rgba8Unorm, Rgba32Float};
 use wgsl_dsl_harness::SeedableRng;
 use wgsl_dsl_workspace_tests::textures::{
@@ -93,7 +95,10 @@ fn textures_stay_on_their_gpu() {
             [1, 1, 1],
         )
         .unwrap_err();
-    assert_eq!(err, DispatchError::WrongDevice("a texture argument"));
+    assert_eq!(
+        err,
+        DispatchError::from(DispatchErrorKind::WrongDevice("a texture argument"))
+    );
     assert!(err.to_string().contains("a texture argument"), "{err}");
     assert_eq!(gain_other.read(gpu).unwrap_err(), DeviceError::WrongDevice);
 }
@@ -110,8 +115,11 @@ fn texture_bindings_are_checked_before_dispatch() {
     let dims = GpuBuffer::<u32>::zeroed(gpu, 6).unwrap();
     let floats = GpuBuffer::<f32>::zeroed(gpu, 6).unwrap();
     let resource = |r: Result<(), DispatchError>, index: u32, needle: &str| match r {
-        Err(DispatchError::Resource {
-            index: i, found, ..
+        Err(DispatchError {
+            kind: DispatchErrorKind::Resource {
+                index: i, found, ..
+            },
+            ..
         }) if i == index => assert!(found.contains(needle), "{found}"),
         other => panic!("expected a Resource error at binding {index}, got {other:?}"),
     };
@@ -142,9 +150,13 @@ fn texture_bindings_are_checked_before_dispatch() {
     );
     // A texture written by the kernel bound twice.
     match gpu.check(&kernel, &[&rgba32f, &r32f, &r32u, &rgba32f, &dims]) {
-        Err(DispatchError::Aliased {
-            first: 0,
-            second: 3,
+        Err(DispatchError {
+            kind:
+                DispatchErrorKind::Aliased {
+                    first: 0,
+                    second: 3,
+                    ..
+                },
             ..
         }) => {}
         other => panic!("expected Aliased, got {other:?}"),
@@ -152,15 +164,21 @@ fn texture_bindings_are_checked_before_dispatch() {
     // Texel counts and sizes.
     assert!(matches!(
         GpuTexture::<R32Float>::from_texels(gpu, [W, H], &[0.0; 3]),
-        Err(DispatchError::Length {
-            expected: 35,
-            found: 3,
+        Err(DispatchError {
+            kind: DispatchErrorKind::Length {
+                expected: 35,
+                found: 3,
+                ..
+            },
             ..
         })
     ));
     assert!(matches!(
         GpuTexture::<R32Float>::zeroed(gpu, [0, H]),
-        Err(DispatchError::Limit { value: 0, .. })
+        Err(DispatchError {
+            kind: DispatchErrorKind::Limit { value: 0, .. },
+            ..
+        })
     ));
 }
 
@@ -341,8 +359,12 @@ fn textures_count_against_the_texture_limits() {
         options.limits.max_storage_textures_per_shader_stage = storage;
         options.limits.max_sampled_textures_per_shader_stage = sampled;
         match Interpreter::with_options(options).compile(&shader) {
-            Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
-                limit: l, needed, ..
+            Err(InterpError::Dispatch(DispatchError {
+                kind:
+                    DispatchErrorKind::ExceedsDevice {
+                        limit: l, needed, ..
+                    },
+                ..
             })) if l == limit => assert_eq!(needed, used),
             other => panic!(
                 "expected ExceedsDevice for {limit}, got {:?}",
@@ -362,10 +384,14 @@ fn textures_count_against_the_texture_limits() {
         );
     }
     match Interpreter::new().compile(&k.build().unwrap()) {
-        Err(InterpError::Dispatch(DispatchError::ExceedsDevice {
-            limit: DeviceLimit::StorageTexturesPerShaderStage,
-            needed: 5,
-            device: 4,
+        Err(InterpError::Dispatch(DispatchError {
+            kind:
+                DispatchErrorKind::ExceedsDevice {
+                    limit: DeviceLimit::StorageTexturesPerShaderStage,
+                    needed: 5,
+                    device: 4,
+                    ..
+                },
             ..
         })) => {}
         other => panic!("expected ExceedsDevice, got {:?}", other.map(|_| ())),

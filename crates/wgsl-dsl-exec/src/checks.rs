@@ -3,7 +3,7 @@
 //! executors allocate ([`padded_size`]): one set of checks, the same errors on the GPU and on
 //! the interpreter.
 
-use crate::error::DispatchError;
+use crate::error::{DispatchError, DispatchErrorKind};
 use crate::layout::BindingLayout;
 use crate::limits::{DeviceLimit, Limits};
 use wgsl_dsl_core::kernel::{BindingDesc, BindingKind, KernelSignature};
@@ -36,14 +36,14 @@ pub fn padded_size(bytes: u64, elem: u64) -> u64 {
 /// runtime's `GpuBuffer` and of the interpreter's `HostBuffer`, named by `what`).
 ///
 /// # Errors
-/// [`DispatchError::Length`] unless `len` is a multiple of 4.
+/// [`DispatchErrorKind::Length`] unless `len` is a multiple of 4.
 pub fn vec4_length(what: &'static str, len: usize) -> Result<(), DispatchError> {
     if !len.is_multiple_of(4) {
-        return Err(DispatchError::Length {
+        return Err(DispatchError::from(DispatchErrorKind::Length {
             what,
             expected: len.next_multiple_of(4),
             found: len,
-        });
+        }));
     }
     Ok(())
 }
@@ -73,11 +73,13 @@ pub fn check_bindings(
     limits: &Limits,
 ) -> Result<(), DispatchError> {
     if args.len() != sig.bindings.len() {
-        return Err(DispatchError::ArgCount {
-            kernel: sig.name.clone(),
-            expected: sig.bindings.len(),
-            found: args.len(),
-        });
+        return Err(DispatchError::new(
+            sig.name.clone(),
+            DispatchErrorKind::ArgCount {
+                expected: sig.bindings.len(),
+                found: args.len(),
+            },
+        ));
     }
     for ((b, layout), a) in sig.bindings.iter().zip(layouts).zip(args) {
         check_one(&sig.name, b, layout, a)?;
@@ -87,13 +89,15 @@ pub fn check_bindings(
         };
         let device = limit.of(limits);
         if a.bound_bytes > device {
-            return Err(DispatchError::ExceedsDevice {
-                kernel: sig.name.clone(),
-                limit,
-                binding: Some(format!("{} `{}`", b.binding, b.name)),
-                needed: a.bound_bytes,
-                device,
-            });
+            return Err(DispatchError::new(
+                sig.name.clone(),
+                DispatchErrorKind::ExceedsDevice {
+                    limit,
+                    binding: Some(format!("{} `{}`", b.binding, b.name)),
+                    needed: a.bound_bytes,
+                    device,
+                },
+            ));
         }
     }
     for (i, (bi, ai)) in sig.bindings.iter().zip(args).enumerate() {
@@ -103,13 +107,15 @@ pub fn check_bindings(
                 _ => b.kind == BindingKind::StorageReadWrite,
             };
             if ai.id == aj.id && (writes(bi) || writes(bj)) {
-                return Err(DispatchError::Aliased {
-                    kernel: sig.name.clone(),
-                    first: bi.binding,
-                    first_name: bi.name.clone(),
-                    second: bj.binding,
-                    second_name: bj.name.clone(),
-                });
+                return Err(DispatchError::new(
+                    sig.name.clone(),
+                    DispatchErrorKind::Aliased {
+                        first: bi.binding,
+                        first_name: bi.name.clone(),
+                        second: bj.binding,
+                        second_name: bj.name.clone(),
+                    },
+                ));
             }
         }
     }
@@ -120,11 +126,14 @@ pub fn check_bindings(
 /// `max_compute_workgroups_per_dimension`.
 pub fn check_grid(kernel: &str, workgroups: [u32; 3], limit: u32) -> Result<(), DispatchError> {
     if let Some(&n) = workgroups.iter().find(|&&n| n > limit) {
-        return Err(DispatchError::Limit {
-            what: format!("kernel `{kernel}`: workgroup count {workgroups:?}"),
-            value: u64::from(n),
-            limit: u64::from(limit),
-        });
+        return Err(DispatchError::new(
+            kernel,
+            DispatchErrorKind::Limit {
+                what: format!("workgroup count {workgroups:?}"),
+                value: u64::from(n),
+                limit: u64::from(limit),
+            },
+        ));
     }
     Ok(())
 }
@@ -152,12 +161,16 @@ fn check_one(
         return Ok(());
     }
     let found = a.ty.clone();
-    let mismatch = |expected: String, found: String| DispatchError::Binding {
-        kernel: kernel.to_string(),
-        binding: b.name.clone(),
-        index: b.binding,
-        expected,
-        found,
+    let mismatch = |expected: String, found: String| {
+        DispatchError::new(
+            kernel.to_string(),
+            DispatchErrorKind::Binding {
+                binding: b.name.clone(),
+                index: b.binding,
+                expected,
+                found,
+            },
+        )
     };
     let elem_matches = match &b.ty {
         Ty::Array { elem, .. } => *host_of(elem) == found,
@@ -186,13 +199,15 @@ fn check_one(
         _ => layout.min_size,
     };
     if bytes < needed {
-        return Err(DispatchError::TooSmall {
-            kernel: kernel.to_string(),
-            binding: b.name.clone(),
-            index: b.binding,
-            needed,
-            found: bytes,
-        });
+        return Err(DispatchError::new(
+            kernel.to_string(),
+            DispatchErrorKind::TooSmall {
+                binding: b.name.clone(),
+                index: b.binding,
+                needed,
+                found: bytes,
+            },
+        ));
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use naga::valid::Capabilities;
 
-use crate::error::DispatchError;
+use crate::error::{DispatchError, DispatchErrorKind};
 use crate::limits::{DeviceLimit, Limits};
 use wgsl_dsl_core::kernel::BindingKind;
 use wgsl_dsl_core::shader::Shader;
@@ -20,7 +20,7 @@ use wgsl_dsl_core::shader::Shader;
 /// [`Limits::default()`] to know whether a kernel fits every WebGPU device.
 ///
 /// # Errors
-/// [`DispatchError::MissingCapability`], or [`DispatchError::ExceedsDevice`] for the first
+/// [`DispatchErrorKind::MissingCapability`], or [`DispatchErrorKind::ExceedsDevice`] for the first
 /// limit exceeded, with the kernel's need and the device's value.
 pub fn check_limits(
     shader: &Shader,
@@ -29,22 +29,23 @@ pub fn check_limits(
 ) -> Result<(), DispatchError> {
     let kernel = || shader.signature.name.clone();
     check_device(shader, limits, capabilities).map_err(|e| match e {
-        Shortfall::Capabilities(needed) => DispatchError::MissingCapability {
-            kernel: kernel(),
-            needed,
-        },
+        Shortfall::Capabilities(needed) => {
+            DispatchError::new(kernel(), DispatchErrorKind::MissingCapability { needed })
+        }
         Shortfall::Limit {
             limit,
             binding,
             needed,
             device,
-        } => DispatchError::ExceedsDevice {
-            kernel: kernel(),
-            limit,
-            binding,
-            needed,
-            device,
-        },
+        } => DispatchError::new(
+            kernel(),
+            DispatchErrorKind::ExceedsDevice {
+                limit,
+                binding,
+                needed,
+                device,
+            },
+        ),
     })
 }
 
@@ -112,7 +113,7 @@ pub fn check_device(
     check(DeviceLimit::InvocationsPerWorkgroup, None, invocations)?;
 
     // A module whose types cannot be laid out has no sizes to check; compiling it reports
-    // that (DispatchError::Layout).
+    // that (DispatchErrorKind::Layout).
     let mut layouter = naga::proc::Layouter::default();
     let laid_out = layouter.update(module.to_ctx()).is_ok();
     if laid_out {

@@ -104,16 +104,98 @@ pub enum DeviceError {
     },
 }
 
-/// What is wrong with a kernel, its arguments, or a recorded command. `Debug` prints the
-/// message, as [`BuildError`](wgsl_dsl_core::BuildError)'s does, so `?` in `main` reads well.
-#[derive(Clone, PartialEq, thiserror::Error)]
+/// What is wrong with a kernel, its arguments, or a recorded command: the kernel concerned,
+/// once ([`kernel`](Self::kernel); none for a buffer's or the device's own errors), and what
+/// is wrong ([`kind`](Self::kind)). `Debug` prints the message, as
+/// [`BuildError`](wgsl_dsl_core::BuildError)'s does, so `?` in `main` reads well:
+/// ``kernel `saxpy`, binding 1 `x`: needs at least 16 bytes, the buffer has 8``.
+///
+/// Match on the kind: `Err(e) if matches!(e.kind, DispatchErrorKind::TooSmall { .. })`.
+#[derive(Clone, PartialEq)]
+pub struct DispatchError {
+    /// The kernel whose compile, check or dispatch failed; `None` for errors of a buffer, a
+    /// recorder or the device outside any kernel.
+    pub kernel: Option<String>,
+    /// What is wrong.
+    pub kind: DispatchErrorKind,
+}
+
+impl DispatchError {
+    /// `kind` in kernel `kernel`.
+    pub fn new(kernel: impl Into<String>, kind: DispatchErrorKind) -> Self {
+        DispatchError {
+            kernel: Some(kernel.into()),
+            kind,
+        }
+    }
+
+    /// The kernel concerned, if any.
+    pub fn kernel(&self) -> Option<&str> {
+        self.kernel.as_deref()
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> &DispatchErrorKind {
+        &self.kind
+    }
+}
+
+impl From<DispatchErrorKind> for DispatchError {
+    /// An error outside any kernel.
+    fn from(kind: DispatchErrorKind) -> Self {
+        DispatchError { kernel: None, kind }
+    }
+}
+
+impl From<wgsl_dsl_core::BuildError> for DispatchError {
+    fn from(e: wgsl_dsl_core::BuildError) -> Self {
+        DispatchErrorKind::Build(e).into()
+    }
+}
+
+impl From<DeviceError> for DispatchError {
+    fn from(e: DeviceError) -> Self {
+        DispatchErrorKind::Device(e).into()
+    }
+}
+
+impl std::fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(kernel) = &self.kernel else {
+            return std::fmt::Display::fmt(&self.kind, f);
+        };
+        // The kind's message continues the kernel's name: "kernel `k` declares ..",
+        // "kernel `k`, binding 1 ..", "kernel `k`: the same buffer ..".
+        let joint = match &self.kind {
+            DispatchErrorKind::ArgCount { .. }
+            | DispatchErrorKind::MissingCapability { .. }
+            | DispatchErrorKind::UnsupportedCooperativeShape { .. }
+            | DispatchErrorKind::Interface { .. } => " ",
+            DispatchErrorKind::Binding { .. }
+            | DispatchErrorKind::Resource { .. }
+            | DispatchErrorKind::TooSmall { .. } => ", ",
+            DispatchErrorKind::ExceedsDevice { .. } => "",
+            _ => ": ",
+        };
+        write!(f, "kernel `{kernel}`{joint}{}", self.kind)
+    }
+}
+
+impl std::error::Error for DispatchError {
+    /// The kind's cause (a build or device error's own); the message is the kind's already.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
+}
+
+/// What is wrong, without the kernel concerned: the [`DispatchError::kind`] of a
+/// [`DispatchError`], which holds the kernel once (its [`DispatchError::kernel`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum DispatchError {
+pub enum DispatchErrorKind {
     /// The number of arguments differs from the number of bindings the kernel declares.
-    #[error("kernel `{kernel}` declares {expected} bindings, {found} arguments were given")]
+    #[error("declares {expected} bindings, {found} arguments were given")]
     ArgCount {
-        /// The kernel.
-        kernel: String,
         /// Bindings declared.
         expected: usize,
         /// Arguments given.
@@ -121,11 +203,9 @@ pub enum DispatchError {
     },
     /// An argument's element type (or host layout) does not match its binding's type.
     #[error(
-        "kernel `{kernel}`, binding {index} `{binding}`: expected a buffer of {expected}, found a buffer of {found}"
+        "binding {index} `{binding}`: expected a buffer of {expected}, found a buffer of {found}"
     )]
     Binding {
-        /// The kernel.
-        kernel: String,
         /// The binding's name.
         binding: String,
         /// The binding's index.
@@ -138,10 +218,8 @@ pub enum DispatchError {
     /// A texture given for a buffer binding, a buffer for a texture binding, or a texture of a
     /// format the texture binding does not take (a storage texture takes its own format, a
     /// `texture_2d<T>` a format of channel type `T`).
-    #[error("kernel `{kernel}`, binding {index} `{binding}`: expected {expected}, found {found}")]
+    #[error("binding {index} `{binding}`: expected {expected}, found {found}")]
     Resource {
-        /// The kernel.
-        kernel: String,
         /// The binding's name.
         binding: String,
         /// The binding's index.
@@ -152,12 +230,8 @@ pub enum DispatchError {
         found: String,
     },
     /// A buffer is shorter than the binding's fixed-size type (array, struct, scalar).
-    #[error(
-        "kernel `{kernel}`, binding {index} `{binding}`: needs at least {needed} bytes, the buffer has {found}"
-    )]
+    #[error("binding {index} `{binding}`: needs at least {needed} bytes, the buffer has {found}")]
     TooSmall {
-        /// The kernel.
-        kernel: String,
         /// The binding's name.
         binding: String,
         /// The binding's index.
@@ -170,11 +244,9 @@ pub enum DispatchError {
     /// The same buffer is bound twice in one dispatch and one of the bindings is read-write
     /// (WebGPU forbids a writable storage binding aliasing any other binding).
     #[error(
-        "kernel `{kernel}`: the same buffer is bound as binding {first} `{first_name}` and binding {second} `{second_name}`, and one of them is read_write"
+        "the same buffer is bound as binding {first} `{first_name}` and binding {second} `{second_name}`, and one of them is read_write"
     )]
     Aliased {
-        /// The kernel.
-        kernel: String,
         /// First binding index.
         first: u32,
         /// First binding name.
@@ -185,7 +257,7 @@ pub enum DispatchError {
         second_name: String,
     },
     /// A device limit would be exceeded by a dispatch or a buffer (workgroup count, buffer
-    /// size); a kernel's and a binding's needs are [`DispatchError::ExceedsDevice`].
+    /// size); a kernel's and a binding's needs are [`DispatchErrorKind::ExceedsDevice`].
     #[error("{what}: {value} exceeds the device limit {limit}")]
     Limit {
         /// What was measured (names the kernel and binding where there is one).
@@ -198,24 +270,20 @@ pub enum DispatchError {
     /// The kernel needs a capability (subgroups, f16, cooperative matrices) the device was not
     /// opened with.
     #[error(
-        "kernel `{kernel}` needs {needed:?}, which this device does not support{}",
+        "needs {needed:?}, which this device does not support{}",
         wgsl_dsl_core::__private::capability_hint(*needed)
     )]
     MissingCapability {
-        /// The kernel.
-        kernel: String,
         /// The capabilities missing.
         needed: Capabilities,
     },
     /// The kernel multiplies cooperative matrices in a configuration (sizes, element types) the
     /// adapter does not offer.
     #[error(
-        "kernel `{kernel}` multiplies cooperative matrices of {shape}, which the adapter does not offer (it offers: {})",
+        "multiplies cooperative matrices of {shape}, which the adapter does not offer (it offers: {})",
         if supported.is_empty() { "none".to_string() } else { supported.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ") }
     )]
     UnsupportedCooperativeShape {
-        /// The kernel.
-        kernel: String,
         /// The configuration it uses.
         shape: CoopShape,
         /// The configurations the adapter offers.
@@ -226,13 +294,11 @@ pub enum DispatchError {
     /// pipeline is created (see [`check_limits`](crate::check_limits)), or, for a binding's
     /// size, when a buffer longer than the limit is bound (`Gpu::check`).
     #[error(
-        "kernel `{kernel}`{}: needs {needed} {} but the device's {limit} is {device}",
+        "{}: needs {needed} {} but the device's {limit} is {device}",
         binding.as_ref().map(|b| format!(", binding {b}")).unwrap_or_default(),
         limit.unit()
     )]
     ExceedsDevice {
-        /// The kernel.
-        kernel: String,
         /// Which limit.
         limit: DeviceLimit,
         /// The binding concerned (its number and name), for the per-binding limits.
@@ -282,23 +348,19 @@ pub enum DispatchError {
     #[error("{0} was created on a different Gpu")]
     WrongDevice(&'static str),
     /// The kernel's module could not be laid out or lacks a declared binding.
-    #[error("kernel `{kernel}`: {message}")]
+    #[error("{message}")]
     Layout {
-        /// The kernel.
-        kernel: String,
         /// What is wrong.
         message: String,
     },
     /// A kernel compiled through its typed interface (`Gpu::compile_typed`)
     /// did not build.
     #[error(transparent)]
-    Build(#[from] wgsl_dsl_core::BuildError),
+    Build(wgsl_dsl_core::BuildError),
     /// A kernel's bindings differ from those of its argument struct
     /// (`Gpu::compile_typed`).
-    #[error("kernel `{kernel}` does not match its argument struct: {message}")]
+    #[error("does not match its argument struct: {message}")]
     Interface {
-        /// The kernel.
-        kernel: String,
         /// The first difference.
         message: String,
     },
@@ -308,7 +370,7 @@ pub enum DispatchError {
     Wgpu(String),
     /// The device failed.
     #[error(transparent)]
-    Device(#[from] DeviceError),
+    Device(DeviceError),
     /// A bounded loop of a backward pass ran past its `max_iterations` (the gradients of that
     /// pass are wrong): `TypedBackward::dispatch`.
     #[error("{0}")]
@@ -322,18 +384,20 @@ impl std::fmt::Debug for DeviceError {
 }
 
 impl DispatchError {
-    /// `Ok` if `found` elements were given where `what` takes `expected`, else
-    /// [`DispatchError::Length`].
-    #[doc(hidden)]
+    /// `Ok` if `found` elements were given where `what` takes `expected`.
+    ///
+    /// # Errors
+    /// [`DispatchErrorKind::Length`], without a kernel.
     pub fn check_length(what: &'static str, expected: usize, found: usize) -> Result<(), Self> {
         if found == expected {
             Ok(())
         } else {
-            Err(Self::Length {
+            Err(DispatchErrorKind::Length {
                 what,
                 expected,
                 found,
-            })
+            }
+            .into())
         }
     }
 }
@@ -357,4 +421,73 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel is held once, and each message reads as it did when every kind held it.
+    #[test]
+    fn each_message_names_its_kernel_once() {
+        let cases = [
+            (
+                DispatchError::new(
+                    "saxpy",
+                    DispatchErrorKind::ArgCount {
+                        expected: 3,
+                        found: 2,
+                    },
+                ),
+                "kernel `saxpy` declares 3 bindings, 2 arguments were given",
+            ),
+            (
+                DispatchError::new(
+                    "lookup",
+                    DispatchErrorKind::TooSmall {
+                        binding: "table".into(),
+                        index: 0,
+                        needed: 64,
+                        found: 60,
+                    },
+                ),
+                "kernel `lookup`, binding 0 `table`: needs at least 64 bytes, the buffer has 60",
+            ),
+            (
+                DispatchError::new(
+                    "k",
+                    DispatchErrorKind::ExceedsDevice {
+                        limit: DeviceLimit::WorkgroupStorageSize,
+                        binding: None,
+                        needed: 20000,
+                        device: 16384,
+                    },
+                ),
+                "kernel `k`: needs 20000 bytes of workgroup memory but the device's \
+                 max_compute_workgroup_storage_size is 16384",
+            ),
+            (
+                DispatchError::new(
+                    "k",
+                    DispatchErrorKind::Layout {
+                        message: "no binding".into(),
+                    },
+                ),
+                "kernel `k`: no binding",
+            ),
+            (
+                DispatchErrorKind::Length {
+                    what: "GpuBuffer::write",
+                    expected: 3,
+                    found: 2,
+                }
+                .into(),
+                "GpuBuffer::write: expected 3 elements, found 2",
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.to_string(), want);
+            assert_eq!(format!("{e:?}"), want);
+        }
+    }
 }

@@ -57,7 +57,7 @@ pub trait Executor: ExecutorBuffers + Sized {
     /// ([`check_limits`](crate::check_limits)).
     ///
     /// # Errors
-    /// [`DispatchError::ExceedsDevice`], [`DispatchError::MissingCapability`], and the
+    /// [`DispatchErrorKind::ExceedsDevice`](crate::DispatchErrorKind::ExceedsDevice), [`DispatchErrorKind::MissingCapability`](crate::DispatchErrorKind::MissingCapability), and the
     /// executor's own (wgpu's validation, a construct the interpreter does not run).
     fn compile(&self, shader: &Shader) -> Result<Self::Kernel, Self::Error>;
 
@@ -68,7 +68,7 @@ pub trait Executor: ExecutorBuffers + Sized {
     /// zeroed element's padding, bindable to an `array<T>`).
     ///
     /// # Errors
-    /// Out of memory, or a buffer larger than the device allows ([`DispatchError::Limit`]).
+    /// Out of memory, or a buffer larger than the device allows ([`DispatchErrorKind::Limit`](crate::DispatchErrorKind::Limit)).
     fn upload<T: Pod + WgslType>(&self, data: &[T]) -> Result<Self::Buffer<T>, Self::Error>;
 
     /// Run `kernel` over `workgroups` with `args` bound to its bindings, in declaration order

@@ -21,7 +21,7 @@
 use bytemuck::Pod;
 
 use crate::checks::ceil_div;
-use crate::error::DispatchError;
+use crate::error::{DispatchError, DispatchErrorKind};
 use wgsl_dsl_core::kernel::{
     BindingKind, KernelBuilder, KernelSignature, Place, ReadOnly, ReadWrite, StorageTexture2d,
     Texture2d, TextureBinding, WriteOnly,
@@ -204,15 +204,14 @@ pub fn workgroups_covering(invocations: [u32; 3], workgroup_size: [u32; 3]) -> [
     ]
 }
 
-/// [`DispatchError::Interface`] unless the kernel of signature `sig` declares exactly the
+/// [`DispatchErrorKind::Interface`] unless the kernel of signature `sig` declares exactly the
 /// bindings `declared`, in order (names, kinds, store types).
 pub fn check_interface(
     sig: &KernelSignature,
     declared: &[ArgBinding],
 ) -> Result<(), DispatchError> {
-    let err = |message: String| DispatchError::Interface {
-        kernel: sig.name.clone(),
-        message,
+    let err = |message: String| {
+        DispatchError::new(sig.name.clone(), DispatchErrorKind::Interface { message })
     };
     if sig.bindings.len() != declared.len() {
         return Err(err(format!(

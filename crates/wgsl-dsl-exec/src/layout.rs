@@ -1,7 +1,7 @@
 //! The memory layout of a kernel's bindings ([`BindingLayout`], from naga's layouter): what the
 //! dispatch checks of both executors (the GPU's and the interpreter's) compare arguments with.
 
-use super::error::DispatchError;
+use super::error::{DispatchError, DispatchErrorKind};
 use wgsl_dsl_core::shader::Shader;
 
 /// Sizes the dispatch checks need, per binding, from the module's WGSL memory layout
@@ -19,12 +19,14 @@ pub fn binding_layouts(shader: &Shader) -> Result<Vec<BindingLayout>, DispatchEr
     let module = &shader.module;
     let kernel = || shader.signature.name.clone();
     let mut layouter = naga::proc::Layouter::default();
-    layouter
-        .update(module.to_ctx())
-        .map_err(|e| DispatchError::Layout {
-            kernel: kernel(),
-            message: e.to_string(),
-        })?;
+    layouter.update(module.to_ctx()).map_err(|e| {
+        DispatchError::new(
+            kernel(),
+            DispatchErrorKind::Layout {
+                message: e.to_string(),
+            },
+        )
+    })?;
     shader
         .signature
         .bindings
@@ -38,12 +40,16 @@ pub fn binding_layouts(shader: &Shader) -> Result<Vec<BindingLayout>, DispatchEr
                 .global_variables
                 .iter()
                 .find(|(_, v)| v.binding.as_ref() == Some(&want))
-                .ok_or_else(|| DispatchError::Layout {
-                    kernel: kernel(),
-                    message: format!(
-                        "binding {} `{}` is declared but not in the module",
-                        b.binding, b.name
-                    ),
+                .ok_or_else(|| {
+                    DispatchError::new(
+                        kernel(),
+                        DispatchErrorKind::Layout {
+                            message: format!(
+                                "binding {} `{}` is declared but not in the module",
+                                b.binding, b.name
+                            ),
+                        },
+                    )
                 })?;
             let stride = match module.types[var.ty].inner {
                 naga::TypeInner::Array { stride, .. } => Some(u64::from(stride)),

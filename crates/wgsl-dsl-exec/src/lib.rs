@@ -28,7 +28,7 @@ pub use checks::{
     padded_size, vec4_length,
 };
 pub use device_check::{Shortfall, check_device, check_limits};
-pub use error::{DeviceError, DispatchError, error_chain};
+pub use error::{DeviceError, DispatchError, DispatchErrorKind, error_chain};
 pub use executor::Executor;
 pub use interface::{
     ArgBinding, ArgsOn, ExecutorBuffers, KernelArgs, KernelDef, NoTexture, PlaceArg, TextureArg,

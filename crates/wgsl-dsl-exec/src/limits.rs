@@ -104,7 +104,7 @@ pub enum DeviceLimit {
     BindingsPerBindGroup,
     /// `max_storage_buffer_binding_size`: bytes of a storage binding's store type; for a
     /// runtime-sized array, of its fixed part (one element: a longer buffer is checked when
-    /// it is bound, the same [`DispatchError::ExceedsDevice`](crate::DispatchError::ExceedsDevice)).
+    /// it is bound, the same [`DispatchErrorKind::ExceedsDevice`](crate::DispatchErrorKind::ExceedsDevice)).
     StorageBufferBindingSize,
     /// `max_uniform_buffer_binding_size`: bytes of a uniform binding's store type.
     UniformBufferBindingSize,

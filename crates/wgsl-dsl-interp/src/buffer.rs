@@ -70,7 +70,7 @@ impl<T: Pod + WgslType> HostBuffer<T> {
     /// Replace the contents with `data`.
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless `data.len() == self.len()`.
+    /// [`DispatchErrorKind::Length`](wgsl_dsl_exec::DispatchErrorKind::Length) unless `data.len() == self.len()`.
     pub fn write(&self, data: &[T]) -> Result<(), DispatchError> {
         DispatchError::check_length("HostBuffer::write", self.len, data.len())?;
         let src: &[u8] = bytemuck::cast_slice(data);
@@ -91,7 +91,7 @@ impl<T: Pod + Scalar> HostBuffer<T> {
     /// it four elements at a time.
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless the length is a multiple of 4.
+    /// [`DispatchErrorKind::Length`](wgsl_dsl_exec::DispatchErrorKind::Length) unless the length is a multiple of 4.
     pub fn as_vec4(&self) -> Result<HostVec4<'_, T>, DispatchError> {
         wgsl_dsl_exec::vec4_length("HostBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(HostVec4(self))

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use wgsl_dsl_core::CallSite;
-use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// One invocation of a dispatch: its ids as the kernel sees them (WGSL spec §13.3.1.1
 /// "Built-in Inputs and Outputs").
@@ -309,10 +309,10 @@ impl fmt::Display for Warning {
     }
 }
 
-/// A kernel that did not build, as the runtime reports it: [`DispatchError::Build`].
+/// A kernel that did not build, as the runtime reports it: [`DispatchErrorKind::Build`].
 impl From<wgsl_dsl_core::BuildError> for InterpError {
     fn from(e: wgsl_dsl_core::BuildError) -> Self {
-        InterpError::Dispatch(DispatchError::Build(e))
+        InterpError::Dispatch(DispatchError::from(DispatchErrorKind::Build(e)))
     }
 }
 

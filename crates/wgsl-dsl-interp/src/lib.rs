@@ -170,9 +170,9 @@ impl Interpreter {
     /// [`InterpError::UnsupportedTexture`] if the kernel binds a texture (naming the first);
     /// [`InterpError::Unsupported`] if the module uses something else the interpreter does not
     /// execute (64-bit types, arithmetic on cooperative matrices other than
-    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchError::Layout`](wgsl_dsl_exec::DispatchError::Layout)) if a
+    /// `coopMultiplyAdd`); [`InterpError::Dispatch`] ([`DispatchErrorKind::Layout`](wgsl_dsl_exec::DispatchErrorKind::Layout)) if a
     /// binding's type cannot be laid out;
-    /// [`InterpError::Dispatch`] ([`DispatchError::ExceedsDevice`](wgsl_dsl_exec::DispatchError::ExceedsDevice)) if the kernel needs more of
+    /// [`InterpError::Dispatch`] ([`DispatchErrorKind::ExceedsDevice`](wgsl_dsl_exec::DispatchErrorKind::ExceedsDevice)) if the kernel needs more of
     /// a limit than [`InterpOptions::limits`] has, as `Gpu::compile`
     /// checks its device's ([`check_limits`](wgsl_dsl_exec::check_limits)), the workgroup's
     /// own limits (size, invocations, workgroup memory) being those the shader was built for

@@ -103,8 +103,8 @@ impl Interpreter {
     /// order, as `Gpu::compile_typed` does.
     ///
     /// # Errors
-    /// [`InterpError::Dispatch`] with [`DispatchError::Build`] if the kernel does not build,
-    /// with [`DispatchError::Interface`] if its bindings differ from its argument struct's;
+    /// [`InterpError::Dispatch`] with [`DispatchErrorKind::Build`](wgsl_dsl_exec::DispatchErrorKind::Build) if the kernel does not build,
+    /// with [`DispatchErrorKind::Interface`](wgsl_dsl_exec::DispatchErrorKind::Interface) if its bindings differ from its argument struct's;
     /// the errors of [`Interpreter::compile`].
     pub fn compile_typed<K: KernelDef>(&self, def: K) -> Result<TypedProgram<K>, InterpError> {
         self.compile_typed_for(def, &TargetLimits::default())

@@ -24,8 +24,8 @@ use super::buffer::{Arg, BindArg, GpuBuffer};
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use super::recorder::Recorder;
-use wgsl_dsl_exec::DispatchError;
 use wgsl_dsl_exec::KernelDef;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// The arguments of a backward pass, by role: what each binding of its kernels is bound to.
 /// Written by `#[kernel(differentiable)]` as `NameBackwardArgs<'a>`.
@@ -103,7 +103,7 @@ impl Gpu {
     /// Make `def`'s backward pass and compile each of its kernels for this device.
     ///
     /// # Errors
-    /// [`DispatchError::Build`] if the pass cannot be made or a kernel does not build; the
+    /// [`DispatchErrorKind::Build`] if the pass cannot be made or a kernel does not build; the
     /// errors of [`Gpu::compile`].
     pub fn compile_backward<D: DifferentiableDef>(
         &self,
@@ -154,7 +154,7 @@ impl<D: DifferentiableDef> TypedBackward<D> {
     /// a bounded loop ran past its bound.
     ///
     /// # Errors
-    /// [`DispatchError::Interface`] for a role `args` has no buffer for (an argument struct
+    /// [`DispatchErrorKind::Interface`] for a role `args` has no buffer for (an argument struct
     /// that does not match the pass), or a gradient whose length is not its value's (`d_x`
     /// and `x`, `d_y` and `y`); the errors of [`Recorder::dispatch`].
     pub fn record(
@@ -168,23 +168,29 @@ impl<D: DifferentiableDef> TypedBackward<D> {
             if let Some(flag) = &pk.flag {
                 rec.clear(flag)?;
             }
-            let missing = |binding: &str, what: &str| DispatchError::Interface {
-                kernel: pk.kernel.signature().name.clone(),
-                message: format!(
-                    "binding `{binding}` ({what}) has no buffer in the backward argument struct"
-                ),
+            let missing = |binding: &str, what: &str| {
+                DispatchError::new(
+                    pk.kernel.signature().name.clone(),
+                    DispatchErrorKind::Interface {
+                        message: format!(
+                            "binding `{binding}` ({what}) has no buffer in the backward argument struct"
+                        ),
+                    },
+                )
             };
             // A gradient has its value's length (a shorter one would be written past its end,
             // which robust buffer access drops: a silently wrong gradient).
             let same_length = |gradient: &str, of: &str, len: usize| match args.data(of) {
-                Some(value) if value.arg().len != len => Err(DispatchError::Interface {
-                    kernel: pk.kernel.signature().name.clone(),
-                    message: format!(
-                        "`{gradient}` holds {len} elements, `{of}` {}: a gradient has the \
+                Some(value) if value.arg().len != len => Err(DispatchError::new(
+                    pk.kernel.signature().name.clone(),
+                    DispatchErrorKind::Interface {
+                        message: format!(
+                            "`{gradient}` holds {len} elements, `{of}` {}: a gradient has the \
                          length of its value",
-                        value.arg().len
-                    ),
-                }),
+                            value.arg().len
+                        ),
+                    },
+                )),
                 _ => Ok(()),
             };
             let mut bound = Vec::new();
@@ -232,7 +238,7 @@ impl<D: DifferentiableDef> TypedBackward<D> {
     /// iteration-limit flag.
     ///
     /// # Errors
-    /// As [`TypedBackward::record`]; [`DispatchError::IterationLimit`] when a bounded loop ran
+    /// As [`TypedBackward::record`]; [`DispatchErrorKind::IterationLimit`] when a bounded loop ran
     /// past its bound (the gradients are then wrong).
     pub fn dispatch(
         &self,
@@ -246,17 +252,20 @@ impl<D: DifferentiableDef> TypedBackward<D> {
         self.check_iteration_limit(gpu)
     }
 
-    /// After a recorded pass was submitted: [`DispatchError::IterationLimit`] if one of its
+    /// After a recorded pass was submitted: [`DispatchErrorKind::IterationLimit`] if one of its
     /// bounded loops ran past its bound (reads the flag back; `Ok` for a pass without bounded
     /// loops).
     ///
     /// # Errors
-    /// [`DispatchError::IterationLimit`]; [`DispatchError::Device`] if the read-back fails.
+    /// [`DispatchErrorKind::IterationLimit`]; [`DispatchErrorKind::Device`] if the read-back fails.
     pub fn check_iteration_limit(&self, gpu: &Gpu) -> Result<(), DispatchError> {
         for (pk, bk) in self.kernels.iter().zip(&self.backward.kernels) {
             if let Some(flag) = &pk.flag {
-                bk.check_iteration_limit(flag.read(gpu)?[0])
-                    .map_err(|e: IterationLimitExceeded| DispatchError::IterationLimit(e))?;
+                bk.check_iteration_limit(flag.read(gpu)?[0]).map_err(
+                    |e: IterationLimitExceeded| {
+                        DispatchError::from(DispatchErrorKind::IterationLimit(e))
+                    },
+                )?;
             }
         }
         Ok(())

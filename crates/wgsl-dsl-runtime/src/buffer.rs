@@ -8,7 +8,7 @@ use bytemuck::Pod;
 
 use super::gpu::{Gpu, NEXT_ID};
 use wgsl_dsl_core::types::{Scalar, Ty, Vector, WgslType};
-use wgsl_dsl_exec::{DeviceError, DispatchError};
+use wgsl_dsl_exec::{DeviceError, DispatchError, DispatchErrorKind};
 use wgsl_dsl_exec::{padded_size, vec4_length};
 
 /// A buffer of `len` elements of `T` on one [`Gpu`].
@@ -53,11 +53,11 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
         let size = padded_size(bytes, size_of::<T>() as u64);
         let limit = gpu.limits().max_buffer_size;
         if size > limit {
-            return Err(DispatchError::Limit {
+            return Err(DispatchError::from(DispatchErrorKind::Limit {
                 what: format!("buffer of {len} x {}", std::any::type_name::<T>()),
                 value: size,
                 limit,
-            });
+            }));
         }
         let buffer = gpu.scoped(|| {
             let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -79,7 +79,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             }
             Ok::<_, String>(buffer)
         })?;
-        let buffer = buffer.map_err(DispatchError::Wgpu)?;
+        let buffer = buffer.map_err(|e| DispatchError::from(DispatchErrorKind::Wgpu(e)))?;
         Ok(GpuBuffer {
             buffer,
             len,
@@ -93,7 +93,7 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
     /// A buffer holding a copy of `data`.
     ///
     /// # Errors
-    /// [`DispatchError::Limit`] beyond the device's `max_buffer_size`; [`DispatchError::Wgpu`]
+    /// [`DispatchErrorKind::Limit`] beyond the device's `max_buffer_size`; [`DispatchErrorKind::Wgpu`]
     /// if wgpu refuses the allocation (e.g. out of memory).
     pub fn from_slice(gpu: &Gpu, data: &[T]) -> Result<Self, DispatchError> {
         Self::allocate(gpu, data.len(), Some(bytemuck::cast_slice(data)))
@@ -120,33 +120,33 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
     /// a kernel's `arrayLength` counts every element. The buffer is shared, not copied: work
     /// the caller records on it and the kernels dispatched with it are ordered by wgpu as
     /// usual. A storage binding needs `STORAGE` usage, a uniform binding `UNIFORM`
-    /// (checked at every dispatch, [`DispatchError::Usage`]); [`GpuBuffer::read`] needs
+    /// (checked at every dispatch, [`DispatchErrorKind::Usage`]); [`GpuBuffer::read`] needs
     /// `COPY_SRC` and [`GpuBuffer::write`] `COPY_DST`, which wgpu checks.
     ///
     /// That `buffer` belongs to `gpu`'s device cannot be checked here: a buffer of another
-    /// device is refused by wgpu when it is bound ([`DispatchError::Wgpu`]).
+    /// device is refused by wgpu when it is bound ([`DispatchErrorKind::Wgpu`]).
     ///
     /// # Errors
-    /// [`DispatchError::Usage`] if the buffer has neither `STORAGE` nor `UNIFORM` usage;
-    /// [`DispatchError::NotWholeElements`] if its size is not a multiple of
+    /// [`DispatchErrorKind::Usage`] if the buffer has neither `STORAGE` nor `UNIFORM` usage;
+    /// [`DispatchErrorKind::NotWholeElements`] if its size is not a multiple of
     /// `size_of::<T>()`.
     pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer) -> Result<Self, DispatchError> {
         let bindable = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::UNIFORM;
         if !buffer.usage().intersects(bindable) {
-            return Err(DispatchError::Usage {
+            return Err(DispatchError::from(DispatchErrorKind::Usage {
                 what: format!("a wgpu buffer as GpuBuffer<{}>", std::any::type_name::<T>()),
                 needed: format!("{bindable:?}"),
                 found: format!("{:?}", buffer.usage()),
-            });
+            }));
         }
         let elem = size_of::<T>() as u64;
         let bytes = buffer.size();
         if elem == 0 || !bytes.is_multiple_of(elem) {
-            return Err(DispatchError::NotWholeElements {
+            return Err(DispatchError::from(DispatchErrorKind::NotWholeElements {
                 bytes,
                 elem: std::any::type_name::<T>(),
                 elem_size: elem,
-            });
+            }));
         }
         Ok(GpuBuffer {
             len: (bytes / elem) as usize,
@@ -161,12 +161,14 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
     /// Replace the contents with `data` (queued: ordered before work submitted after it).
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless `data.len() == self.len()`;
-    /// [`DispatchError::WrongDevice`] if `gpu` did not create this buffer;
-    /// [`DispatchError::Wgpu`] if wgpu rejects the write.
+    /// [`DispatchErrorKind::Length`] unless `data.len() == self.len()`;
+    /// [`DispatchErrorKind::WrongDevice`] if `gpu` did not create this buffer;
+    /// [`DispatchErrorKind::Wgpu`] if wgpu rejects the write.
     pub fn write(&self, gpu: &Gpu, data: &[T]) -> Result<(), DispatchError> {
         if gpu.id != self.gpu_id {
-            return Err(DispatchError::WrongDevice("the buffer"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "the buffer",
+            )));
         }
         DispatchError::check_length("GpuBuffer::write", self.len, data.len())?;
         let bytes: &[u8] = bytemuck::cast_slice(data);
@@ -243,7 +245,7 @@ impl<T: Pod + Scalar> GpuBuffer<T> {
     /// `4 i .. 4 i + 4` of the buffer.
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless `len` is a multiple of 4.
+    /// [`DispatchErrorKind::Length`] unless `len` is a multiple of 4.
     pub fn as_vec4(&self) -> Result<Vec4View<'_, T>, DispatchError> {
         vec4_length("GpuBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
         Ok(Vec4View(self))

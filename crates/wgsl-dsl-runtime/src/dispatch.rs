@@ -6,8 +6,8 @@ use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use wgsl_dsl_core::kernel::{BindingDesc, BindingKind};
 use wgsl_dsl_core::types::Ty;
-use wgsl_dsl_exec::DispatchError;
 use wgsl_dsl_exec::{ArgShape, check_bindings, check_grid};
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 impl Gpu {
     /// Run `kernel` over `workgroups` workgroups with `args` bound to its bindings, in
@@ -19,10 +19,10 @@ impl Gpu {
     /// A count of zero in any dimension is a no-op.
     ///
     /// # Errors
-    /// [`DispatchError::ArgCount`], [`DispatchError::Binding`], [`DispatchError::TooSmall`],
-    /// [`DispatchError::Aliased`], [`DispatchError::ExceedsDevice`] (a binding larger than the
-    /// device's binding size limit), [`DispatchError::Limit`] (a workgroup count),
-    /// [`DispatchError::WrongDevice`]; [`DispatchError::Wgpu`] for errors wgpu reports while recording or submitting.
+    /// [`DispatchErrorKind::ArgCount`], [`DispatchErrorKind::Binding`], [`DispatchErrorKind::TooSmall`],
+    /// [`DispatchErrorKind::Aliased`], [`DispatchErrorKind::ExceedsDevice`] (a binding larger than the
+    /// device's binding size limit), [`DispatchErrorKind::Limit`] (a workgroup count),
+    /// [`DispatchErrorKind::WrongDevice`]; [`DispatchErrorKind::Wgpu`] for errors wgpu reports while recording or submitting.
     pub fn dispatch(
         &self,
         kernel: &Kernel,
@@ -45,7 +45,7 @@ impl Gpu {
     /// - any other type (scalar, struct, `atomic<S>`): `T` is the type (`S` for
     ///   `atomic<S>`), and the buffer holds at least the type's WGSL size in bytes;
     /// - the buffer fits `max_storage_buffer_binding_size` or
-    ///   `max_uniform_buffer_binding_size` ([`DispatchError::ExceedsDevice`], as
+    ///   `max_uniform_buffer_binding_size` ([`DispatchErrorKind::ExceedsDevice`], as
     ///   [`Gpu::compile`] reports a fixed-size binding beyond them);
     /// - a buffer bound twice is bound read-only both times (WebGPU forbids a `read_write`
     ///   binding aliasing another).
@@ -54,12 +54,14 @@ impl Gpu {
     /// [`GpuBuffer`](super::GpuBuffer) has both usages.
     ///
     /// # Errors
-    /// The first failed check, naming the kernel and binding: [`DispatchError::ArgCount`],
-    /// [`DispatchError::Binding`], [`DispatchError::TooSmall`], [`DispatchError::Aliased`],
-    /// [`DispatchError::ExceedsDevice`], [`DispatchError::WrongDevice`].
+    /// The first failed check, naming the kernel and binding: [`DispatchErrorKind::ArgCount`],
+    /// [`DispatchErrorKind::Binding`], [`DispatchErrorKind::TooSmall`], [`DispatchErrorKind::Aliased`],
+    /// [`DispatchErrorKind::ExceedsDevice`], [`DispatchErrorKind::WrongDevice`].
     pub fn check(&self, kernel: &Kernel, args: &[&dyn BindArg]) -> Result<(), DispatchError> {
         if kernel.gpu_id != self.id {
-            return Err(DispatchError::WrongDevice("the kernel"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "the kernel",
+            )));
         }
         let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
         check_args(self, kernel, &args)
@@ -76,7 +78,9 @@ impl Gpu {
         workgroups: [u32; 3],
     ) -> Result<Option<wgpu::BindGroup>, DispatchError> {
         if kernel.gpu_id != self.id {
-            return Err(DispatchError::WrongDevice("the kernel"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "the kernel",
+            )));
         }
         check_grid(
             &kernel.signature.name,
@@ -142,10 +146,12 @@ fn check_args(gpu: &Gpu, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), Dispat
     if args.len() == kernel.signature.bindings.len()
         && let Some(a) = args.iter().find(|a| a.gpu_id != gpu.id)
     {
-        return Err(DispatchError::WrongDevice(match a.resource {
-            Resource::Texture { .. } => "a texture argument",
-            Resource::Buffer(_) => "a buffer argument",
-        }));
+        return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+            match a.resource {
+                Resource::Texture { .. } => "a texture argument",
+                Resource::Buffer(_) => "a buffer argument",
+            },
+        )));
     }
     if args.len() == kernel.signature.bindings.len() {
         for (b, a) in kernel.signature.bindings.iter().zip(args) {
@@ -210,13 +216,15 @@ fn check_resource(kernel: &str, b: &BindingDesc, a: &Arg<'_>) -> Result<(), Disp
         },
         other => format!("a buffer of {}", other.wgsl_name()),
     };
-    Err(DispatchError::Resource {
-        kernel: kernel.to_string(),
-        binding: b.name.clone(),
-        index: b.binding,
-        expected,
-        found,
-    })
+    Err(DispatchError::new(
+        kernel.to_string(),
+        DispatchErrorKind::Resource {
+            binding: b.name.clone(),
+            index: b.binding,
+            expected,
+            found,
+        },
+    ))
 }
 
 /// A buffer bound to `b` has the usage its kind needs (`UNIFORM` or `STORAGE`): always true
@@ -233,10 +241,10 @@ fn check_usage(
     if found.contains(needed) {
         Ok(())
     } else {
-        Err(DispatchError::Usage {
+        Err(DispatchError::from(DispatchErrorKind::Usage {
             what: format!("kernel `{kernel}`, binding {} `{}`", b.binding, b.name),
             needed: format!("{needed:?}"),
             found: format!("{found:?}"),
-        })
+        }))
     }
 }

@@ -12,7 +12,7 @@ use wgsl_dsl_core::shader::TargetLimits;
 use wgsl_dsl_core::types::{CoopShape, ScalarTy};
 use wgsl_dsl_exec::BindingLayout;
 use wgsl_dsl_exec::Shortfall;
-use wgsl_dsl_exec::{DeviceError, DispatchError, Limits, error_chain};
+use wgsl_dsl_exec::{DeviceError, DispatchError, DispatchErrorKind, Limits, error_chain};
 
 /// Features requested when the adapter has them: those kernels can use (subgroups, `f16`)
 /// and GPU timestamps for benchmarks.
@@ -291,7 +291,7 @@ impl Gpu {
     ///
     /// Unlike [`Gpu::new`], this installs neither a device-lost callback nor an
     /// uncaptured-error handler: the caller's stay. A lost device is then reported by the
-    /// errors of the calls that fail on it ([`DispatchError::Wgpu`], [`DeviceError::Map`])
+    /// errors of the calls that fail on it ([`DispatchErrorKind::Wgpu`], [`DeviceError::Map`])
     /// rather than as [`DeviceError::Lost`]. Errors of this crate's own calls are caught in
     /// wgpu error scopes as with [`Gpu::new`] (pushed and popped around each call, so they
     /// nest inside the caller's scopes).
@@ -659,7 +659,7 @@ impl Gpu {
     }
 
     /// Run `f` inside wgpu error scopes (validation, out-of-memory, internal) and turn the
-    /// first error caught into [`DispatchError::Wgpu`].
+    /// first error caught into [`DispatchErrorKind::Wgpu`].
     pub(crate) fn scoped<R>(&self, f: impl FnOnce() -> R) -> Result<R, DispatchError> {
         self.check_lost()?;
         let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
@@ -694,7 +694,9 @@ impl Gpu {
                 // report the loss rather than the validation error it caused.
                 let _ = self.device.poll(wgpu::PollType::Poll);
                 self.check_lost()?;
-                Err(DispatchError::Wgpu(error_chain(&e)))
+                Err(DispatchError::from(DispatchErrorKind::Wgpu(error_chain(
+                    &e,
+                ))))
             }
             None => Ok(r),
         }

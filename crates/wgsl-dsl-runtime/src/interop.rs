@@ -86,7 +86,7 @@ impl Gpu {
     /// buffers need. Nothing is submitted.
     ///
     /// # Errors
-    /// As [`Gpu::dispatch`], and [`DispatchError::Wgpu`] for an error wgpu reports when the
+    /// As [`Gpu::dispatch`], and [`DispatchErrorKind::Wgpu`](wgsl_dsl_exec::DispatchErrorKind::Wgpu) for an error wgpu reports when the
     /// pass ends.
     pub fn record_in_encoder(
         &self,
@@ -197,7 +197,7 @@ pub trait WgpuShader {
     /// `Texture` for texture bindings; no dynamic offsets or minimum binding sizes.
     ///
     /// # Errors
-    /// [`DispatchError::Layout`] for a binding outside group 0, which no kernel built by
+    /// [`DispatchErrorKind::Layout`](wgsl_dsl_exec::DispatchErrorKind::Layout) for a binding outside group 0, which no kernel built by
     /// [`KernelBuilder`](wgsl_dsl_core::KernelBuilder) has.
     fn bind_group_layout_entries(&self) -> Result<Vec<wgpu::BindGroupLayoutEntry>, DispatchError>;
 

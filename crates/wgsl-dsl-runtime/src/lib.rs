@@ -38,14 +38,14 @@
 //! ## What is checked, and when
 //! - [`Gpu::compile`]: the kernel against the device ([`check_limits`]): capabilities,
 //!   workgroup size per dimension and in total, workgroup memory, binding numbers, storage and
-//!   uniform bindings per stage, binding sizes, each a [`DispatchError::ExceedsDevice`] naming
+//!   uniform bindings per stage, binding sizes, each a [`DispatchErrorKind::ExceedsDevice`] naming
 //!   the limit, the kernel's need and the device's value; then wgpu's validation of the module
 //!   and pipeline.
 //! - [`Gpu::dispatch`], [`Recorder::dispatch`] ([`Gpu::check`] lists the checks): argument
 //!   count, element types, strides, minimum sizes, aliasing, binding size and workgroup count
 //!   limits, before anything is recorded or submitted.
 //! - Every wgpu call that can fail runs inside error scopes; wgpu's errors come back as
-//!   [`DispatchError::Wgpu`], never as a panic.
+//!   [`DispatchErrorKind::Wgpu`], never as a panic.
 //! - [`GpuBuffer::read`] and [`Gpu::wait`] give up after [`GpuOptions::readback_timeout`] and
 //!   report a lost device.
 //!
@@ -91,7 +91,7 @@ pub use wgpu;
 // The executor contract, shared with the interpreter (`wgsl_dsl::exec`), under the paths
 // users wrote before it was a crate of its own.
 pub use wgsl_dsl_exec::{
-    ArgBinding, DeviceError, DeviceLimit, DispatchError, Executor, ExecutorBuffers, KernelArgs,
-    KernelDef, Limits, NoTexture, PlaceArg, TextureArg, ceil_div, check_limits, interpreter_limits,
-    workgroups_covering,
+    ArgBinding, DeviceError, DeviceLimit, DispatchError, DispatchErrorKind, Executor,
+    ExecutorBuffers, KernelArgs, KernelDef, Limits, NoTexture, PlaceArg, TextureArg, ceil_div,
+    check_limits, interpreter_limits, workgroups_covering,
 };

@@ -9,9 +9,9 @@ use std::sync::atomic::Ordering;
 use super::gpu::{Compiled, Gpu};
 use wgsl_dsl_core::kernel::{BindingKind, KernelSignature};
 use wgsl_dsl_core::shader::Shader;
-use wgsl_dsl_exec::DispatchError;
 use wgsl_dsl_exec::binding_layouts;
 use wgsl_dsl_exec::ceil_div;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// A compiled kernel, ready to dispatch on the [`Gpu`] that compiled it. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -67,15 +67,15 @@ impl Gpu {
     /// uniform, storage texture or sampled texture per binding; compute stage), never from wgpu's automatic layout.
     ///
     /// # Errors
-    /// [`DispatchError::MissingCapability`] if the kernel needs a capability this device lacks
-    /// (see [`Gpu::capabilities`]); [`DispatchError::ExceedsDevice`] if it needs more of a
+    /// [`DispatchErrorKind::MissingCapability`] if the kernel needs a capability this device lacks
+    /// (see [`Gpu::capabilities`]); [`DispatchErrorKind::ExceedsDevice`] if it needs more of a
     /// device limit than [`Gpu::limits`] has (workgroup size and memory, bindings per stage,
     /// binding sizes: [`check_limits`](super::check_limits));
-    /// [`DispatchError::UnsupportedCooperativeShape`] if it
+    /// [`DispatchErrorKind::UnsupportedCooperativeShape`] if it
     /// multiplies cooperative matrices in a configuration the adapter does not list
-    /// ([`Gpu::cooperative_shapes`]); [`DispatchError::Layout`] if a declared binding is missing
-    /// from the module or its types cannot be laid out; [`DispatchError::Wgpu`] if wgpu rejects
-    /// the module or pipeline; [`DispatchError::Device`] if the device is lost.
+    /// ([`Gpu::cooperative_shapes`]); [`DispatchErrorKind::Layout`] if a declared binding is missing
+    /// from the module or its types cannot be laid out; [`DispatchErrorKind::Wgpu`] if wgpu rejects
+    /// the module or pipeline; [`DispatchErrorKind::Device`] if the device is lost.
     pub fn compile(&self, shader: &Shader) -> Result<Kernel, DispatchError> {
         let sig = &shader.signature;
         wgsl_dsl_exec::check_limits(shader, &self.device_limits(), self.capabilities())?;
@@ -86,11 +86,13 @@ impl Gpu {
                 .iter()
                 .find(|s| !supported.contains(s))
             {
-                return Err(DispatchError::UnsupportedCooperativeShape {
-                    kernel: sig.name.clone(),
-                    shape: *shape,
-                    supported,
-                });
+                return Err(DispatchError::new(
+                    sig.name.clone(),
+                    DispatchErrorKind::UnsupportedCooperativeShape {
+                        shape: *shape,
+                        supported,
+                    },
+                ));
             }
         }
         let key = format!("{}\n{}", sig.name, shader.wgsl);
@@ -168,19 +170,21 @@ impl Gpu {
 /// stage, no dynamic offsets or minimum sizes (the dispatch checks sizes).
 ///
 /// # Errors
-/// [`DispatchError::Layout`] for a binding outside group 0 or a texture binding of a
+/// [`DispatchErrorKind::Layout`] for a binding outside group 0 or a texture binding of a
 /// non-texture type.
 pub(crate) fn layout_entries(
     sig: &KernelSignature,
 ) -> Result<Vec<wgpu::BindGroupLayoutEntry>, DispatchError> {
     if let Some(b) = sig.bindings.iter().find(|b| b.group != 0) {
-        return Err(DispatchError::Layout {
-            kernel: sig.name.clone(),
-            message: format!(
-                "binding `{}` is in group {}; the runtime binds group 0 only",
-                b.name, b.group
-            ),
-        });
+        return Err(DispatchError::new(
+            sig.name.clone(),
+            DispatchErrorKind::Layout {
+                message: format!(
+                    "binding `{}` is in group {}; the runtime binds group 0 only",
+                    b.name, b.group
+                ),
+            },
+        ));
     }
     sig.bindings
         .iter()
@@ -205,14 +209,16 @@ pub(crate) fn layout_entries(
                         buffer(wgpu::BufferBindingType::Storage { read_only: false })
                     }
                     (BindingKind::Texture, other) => {
-                        return Err(DispatchError::Layout {
-                            kernel: sig.name.clone(),
-                            message: format!(
-                                "binding `{}` is a texture binding of type {}",
-                                b.name,
-                                other.wgsl_name()
-                            ),
-                        });
+                        return Err(DispatchError::new(
+                            sig.name.clone(),
+                            DispatchErrorKind::Layout {
+                                message: format!(
+                                    "binding `{}` is a texture binding of type {}",
+                                    b.name,
+                                    other.wgsl_name()
+                                ),
+                            },
+                        ));
                     }
                 },
                 count: None,

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::gpu::{Gpu, take_mapped};
 use super::recorder::Recorder;
 use super::timing::{PerDispatch, Queries, TimestampMethod, Timing};
-use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// One dispatch of a [`Profile`].
 #[derive(Clone, Debug, PartialEq)]
@@ -106,7 +106,7 @@ impl Gpu {
     ///
     /// # Errors
     /// Any error of `record`, of [`Recorder::submit`], or of waiting and reading the
-    /// timestamps back ([`DispatchError::Device`]).
+    /// timestamps back ([`DispatchErrorKind::Device`]).
     pub fn profile(
         &self,
         record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,
@@ -126,7 +126,7 @@ impl Gpu {
     /// As [`Gpu::profile`] with the given method.
     ///
     /// # Errors
-    /// As [`Gpu::profile`]; [`DispatchError::Wgpu`] if the device lacks the method's feature.
+    /// As [`Gpu::profile`]; [`DispatchErrorKind::Wgpu`] if the device lacks the method's feature.
     pub fn profile_with(
         &self,
         method: TimestampMethod,
@@ -137,9 +137,9 @@ impl Gpu {
             TimestampMethod::PassPerDispatch => wgpu::Features::TIMESTAMP_QUERY,
         };
         if !self.features().contains(needed) {
-            return Err(DispatchError::Wgpu(format!(
+            return Err(DispatchError::from(DispatchErrorKind::Wgpu(format!(
                 "profiling with {method:?} needs the device feature {needed:?}"
-            )));
+            ))));
         }
         let mut rec = self.recorder();
         rec.timing = Some(Timing::PerDispatch(PerDispatch {
@@ -180,7 +180,7 @@ impl Gpu {
     /// still runs).
     ///
     /// # Errors
-    /// Any error of `record`, of [`Recorder::submit`], or of waiting ([`DispatchError::Device`]).
+    /// Any error of `record`, of [`Recorder::submit`], or of waiting ([`DispatchErrorKind::Device`]).
     pub fn time(
         &self,
         record: impl FnOnce(&mut Recorder<'_>) -> Result<(), DispatchError>,

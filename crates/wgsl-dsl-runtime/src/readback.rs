@@ -8,7 +8,7 @@ use bytemuck::Pod;
 use super::buffer::GpuBuffer;
 use super::gpu::{Gpu, MapRequest, take_mapped};
 use wgsl_dsl_core::types::WgslType;
-use wgsl_dsl_exec::{DeviceError, DispatchError};
+use wgsl_dsl_exec::{DeviceError, DispatchError, DispatchErrorKind};
 
 /// A copy of a buffer's contents on its way to the host: made by [`GpuBuffer::read_async`],
 /// collected by [`PendingRead::wait`]. The copy is ordered after all work submitted before
@@ -62,7 +62,10 @@ impl<T: Pod + WgslType> GpuBuffer<T> {
             (staging, index, mapped)
         });
         let (staging, index, mapped) = submitted.map_err(|e| match e {
-            DispatchError::Device(d) => d,
+            DispatchError {
+                kind: DispatchErrorKind::Device(d),
+                ..
+            } => d,
             other => DeviceError::Map(other.to_string()),
         })?;
         Ok(PendingRead {

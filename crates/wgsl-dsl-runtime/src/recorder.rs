@@ -9,7 +9,7 @@ use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use super::timing::Timing;
 use wgsl_dsl_core::types::WgslType;
-use wgsl_dsl_exec::DispatchError;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// Records dispatches and buffer copies for one submit. Consecutive dispatches share one
 /// compute pass; a copy ends the pass (copies cannot happen inside one) and the next dispatch
@@ -114,10 +114,12 @@ impl Recorder<'_> {
     /// current compute pass; the dispatches recorded after it see zeros.
     ///
     /// # Errors
-    /// [`DispatchError::WrongDevice`] if `buffer` belongs to another [`Gpu`].
+    /// [`DispatchErrorKind::WrongDevice`] if `buffer` belongs to another [`Gpu`].
     pub fn clear<T: Pod + WgslType>(&mut self, buffer: &GpuBuffer<T>) -> Result<(), DispatchError> {
         if buffer.ids().0 != self.gpu.id {
-            return Err(DispatchError::WrongDevice("a cleared buffer"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "a cleared buffer",
+            )));
         }
         if buffer.is_empty() {
             return Ok(());
@@ -130,8 +132,8 @@ impl Recorder<'_> {
     /// Record a copy of all of `src` into `dst`. Ends the current compute pass.
     ///
     /// # Errors
-    /// [`DispatchError::Length`] if the lengths differ; [`DispatchError::Wgpu`] if `src` and
-    /// `dst` are the same buffer (WebGPU forbids it); [`DispatchError::WrongDevice`].
+    /// [`DispatchErrorKind::Length`] if the lengths differ; [`DispatchErrorKind::Wgpu`] if `src` and
+    /// `dst` are the same buffer (WebGPU forbids it); [`DispatchErrorKind::WrongDevice`].
     pub fn copy<T: Pod + WgslType>(
         &mut self,
         src: &GpuBuffer<T>,
@@ -139,13 +141,15 @@ impl Recorder<'_> {
     ) -> Result<(), DispatchError> {
         let ((sg, si), (dg, di)) = (src.ids(), dst.ids());
         if sg != self.gpu.id || dg != self.gpu.id {
-            return Err(DispatchError::WrongDevice("a copied buffer"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "a copied buffer",
+            )));
         }
         DispatchError::check_length("Recorder::copy", src.len(), dst.len())?;
         if si == di {
-            return Err(DispatchError::Wgpu(
+            return Err(DispatchError::from(DispatchErrorKind::Wgpu(
                 "a buffer cannot be copied onto itself".into(),
-            ));
+            )));
         }
         if src.is_empty() {
             return Ok(());
@@ -180,8 +184,8 @@ impl Recorder<'_> {
     /// End the pass, finish the encoder and submit it. Returns without waiting.
     ///
     /// # Errors
-    /// [`DispatchError::Wgpu`] for errors wgpu reports for the recorded commands;
-    /// [`DispatchError::Device`] if the device is lost.
+    /// [`DispatchErrorKind::Wgpu`] for errors wgpu reports for the recorded commands;
+    /// [`DispatchErrorKind::Device`] if the device is lost.
     pub fn submit(mut self) -> Result<(), DispatchError> {
         self.end_pass()?;
         let Recorder { gpu, encoder, .. } = self;

@@ -10,8 +10,8 @@ use super::gpu::Gpu;
 use super::pipeline::Kernel;
 use super::recorder::Recorder;
 use wgsl_dsl_core::kernel::scan::{ScanKind, ScanOp, ScanScalar, add_block_offsets, scan_blocks};
-use wgsl_dsl_exec::DispatchError;
 use wgsl_dsl_exec::ceil_div;
+use wgsl_dsl_exec::{DispatchError, DispatchErrorKind};
 
 /// A compiled scan of buffers of `T` in blocks of `BLOCK` elements (the workgroup size).
 /// A buffer of `n` elements takes `ceil(log_BLOCK(n))` block-scan dispatches and one fewer
@@ -44,7 +44,7 @@ impl<T: ScanScalar + Pod, const BLOCK: usize> PrefixScan<T, BLOCK> {
     /// Compile the kernels of a `kind` scan with `op` on `gpu`.
     ///
     /// # Errors
-    /// [`DispatchError::Build`] if `BLOCK` exceeds the device's workgroup limits; the errors
+    /// [`DispatchErrorKind::Build`] if `BLOCK` exceeds the device's workgroup limits; the errors
     /// of [`Gpu::compile`].
     pub fn new(gpu: &Gpu, op: &ScanOp<T>, kind: ScanKind) -> Result<Self, DispatchError> {
         let subgroups = gpu
@@ -81,7 +81,7 @@ impl<T: ScanScalar + Pod, const BLOCK: usize> PrefixScan<T, BLOCK> {
     /// for the block totals and offsets.
     ///
     /// # Errors
-    /// [`DispatchError::Length`] if `output` is shorter than `input`; the errors of
+    /// [`DispatchErrorKind::Length`] if `output` is shorter than `input`; the errors of
     /// [`Recorder::dispatch`] and of buffer allocation.
     pub fn run(
         &self,
@@ -91,11 +91,11 @@ impl<T: ScanScalar + Pod, const BLOCK: usize> PrefixScan<T, BLOCK> {
     ) -> Result<(), DispatchError> {
         let n = input.len();
         if output.len() < n {
-            return Err(DispatchError::Length {
+            return Err(DispatchError::from(DispatchErrorKind::Length {
                 what: "PrefixScan::run output",
                 expected: n,
                 found: output.len(),
-            });
+            }));
         }
         if n == 0 {
             return Ok(());
@@ -120,10 +120,12 @@ impl<T: ScanScalar + Pod, const BLOCK: usize> PrefixScan<T, BLOCK> {
         n: usize,
         kernel: &Kernel,
     ) -> Result<(), DispatchError> {
-        let count = u32::try_from(n).map_err(|_| DispatchError::Limit {
-            what: "PrefixScan length".into(),
-            value: n as u64,
-            limit: u64::from(u32::MAX),
+        let count = u32::try_from(n).map_err(|_| {
+            DispatchError::from(DispatchErrorKind::Limit {
+                what: "PrefixScan length".into(),
+                value: n as u64,
+                limit: u64::from(u32::MAX),
+            })
         })?;
         let blocks = ceil_div(count, BLOCK as u32);
         let n_buf = GpuBuffer::from_value(gpu, count)?;

@@ -10,7 +10,7 @@ use bytemuck::Pod;
 use super::buffer::{Arg, BindArg, Resource};
 use super::gpu::{Gpu, NEXT_ID};
 use wgsl_dsl_core::types::{Format, SampledType, TexelFormat, TextureAccess, TextureTy, Ty};
-use wgsl_dsl_exec::{DeviceError, DispatchError};
+use wgsl_dsl_exec::{DeviceError, DispatchError, DispatchErrorKind};
 
 /// wgpu's format for a texel format (the same name in WebGPU).
 pub(crate) fn wgpu_format(f: TexelFormat) -> wgpu::TextureFormat {
@@ -57,7 +57,7 @@ pub(crate) fn binding_type(t: TextureTy) -> wgpu::BindingType {
 /// [`Format::Texel`]s: `f32` for [`R32Float`](wgsl_dsl_core::types::R32Float), `[u8; 4]` for
 /// [`Rgba8Unorm`](wgsl_dsl_core::types::Rgba8Unorm), ... It binds to a `texture_storage_2d<F, _>` of
 /// its format (any access) and to a `texture_2d<T>` whose `T` is its channel type; the
-/// dispatch checks say which binding takes which texture ([`DispatchError::Resource`]).
+/// dispatch checks say which binding takes which texture ([`DispatchErrorKind::Resource`]).
 ///
 /// Usages: `STORAGE_BINDING | TEXTURE_BINDING | COPY_SRC | COPY_DST`.
 pub struct GpuTexture<F> {
@@ -91,7 +91,7 @@ where
         gpu.sweep_bind_groups();
         let limit = gpu.limits().max_texture_dimension_2d;
         if let Some(&d) = size.iter().find(|&&d| d == 0 || d > limit) {
-            return Err(DispatchError::Limit {
+            return Err(DispatchError::from(DispatchErrorKind::Limit {
                 what: format!(
                     "texture of {}x{} {} (each side from 1 to the limit)",
                     size[0],
@@ -100,7 +100,7 @@ where
                 ),
                 value: u64::from(d),
                 limit: u64::from(limit),
-            });
+            }));
         }
         let texels = size[0] as usize * size[1] as usize;
         if let Some(data) = init {
@@ -146,9 +146,9 @@ where
     /// row).
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless `data` has `width * height` texels;
-    /// [`DispatchError::Limit`] for a side of 0 or beyond `max_texture_dimension_2d`;
-    /// [`DispatchError::Wgpu`] if wgpu refuses the texture.
+    /// [`DispatchErrorKind::Length`] unless `data` has `width * height` texels;
+    /// [`DispatchErrorKind::Limit`] for a side of 0 or beyond `max_texture_dimension_2d`;
+    /// [`DispatchErrorKind::Wgpu`] if wgpu refuses the texture.
     pub fn from_texels(
         gpu: &Gpu,
         size: [u32; 2],
@@ -168,11 +168,13 @@ where
     /// Replace the texels with `data` (queued: ordered before work submitted after it).
     ///
     /// # Errors
-    /// [`DispatchError::Length`] unless `data` has `width * height` texels;
-    /// [`DispatchError::WrongDevice`]; [`DispatchError::Wgpu`] if wgpu rejects the write.
+    /// [`DispatchErrorKind::Length`] unless `data` has `width * height` texels;
+    /// [`DispatchErrorKind::WrongDevice`]; [`DispatchErrorKind::Wgpu`] if wgpu rejects the write.
     pub fn write(&self, gpu: &Gpu, data: &[F::Texel]) -> Result<(), DispatchError> {
         if gpu.id != self.gpu_id {
-            return Err(DispatchError::WrongDevice("the texture"));
+            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
+                "the texture",
+            )));
         }
         DispatchError::check_length(
             "GpuTexture::write (width * height texels)",
@@ -232,7 +234,10 @@ where
             (staging, index)
         });
         let (staging, index) = submitted.map_err(|e| match e {
-            DispatchError::Device(d) => d,
+            DispatchError {
+                kind: DispatchErrorKind::Device(d),
+                ..
+            } => d,
             other => DeviceError::Map(other.to_string()),
         })?;
         gpu.map_read(&staging, Some(index))?;

@@ -143,7 +143,7 @@ impl Gpu {
     /// types), so that every later typed dispatch binds each buffer where it belongs.
     ///
     /// # Errors
-    /// [`DispatchError::Build`] if the kernel does not build; [`DispatchError::Interface`] if
+    /// [`DispatchErrorKind::Build`](wgsl_dsl_exec::DispatchErrorKind::Build) if the kernel does not build; [`DispatchErrorKind::Interface`](wgsl_dsl_exec::DispatchErrorKind::Interface) if
     /// its bindings differ from its argument struct's; the errors of [`Gpu::compile`].
     pub fn compile_typed<K: KernelDef>(&self, def: K) -> Result<TypedKernel<K>, DispatchError> {
         let shader = def.build().build_for(&self.target_limits())?;

@@ -9,7 +9,7 @@ mod autodiff_support;
 
 use wgsl_dsl::autodiff::{Accumulation, Role};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DifferentiableDef, DispatchError, Gpu, GpuBuffer};
+use wgsl_dsl::runtime::{DifferentiableDef, DispatchError, DispatchErrorKind, Gpu, GpuBuffer};
 
 /// `y[i] = log(exp(x[i] * s) + 1)` for `i < len(y)`: softplus of a scaled input, `s` baked in.
 #[kernel(workgroup_size = 64, differentiable)]
@@ -233,7 +233,16 @@ fn a_gradient_of_the_wrong_length_is_refused() {
             [n as u32, 1, 1],
         )
         .expect_err("a 3-element gradient for a 40-element input");
-    assert!(matches!(err, DispatchError::Interface { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            DispatchError {
+                kind: DispatchErrorKind::Interface { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("`d_x` holds 3 elements, `x` 40"),
         "{err}"

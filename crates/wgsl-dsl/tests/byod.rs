@@ -7,7 +7,9 @@
 
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DeviceError, DeviceLimit, DispatchError, Gpu, GpuBuffer, KernelDef, wgpu};
+use wgsl_dsl::runtime::{
+    DeviceError, DeviceLimit, DispatchError, DispatchErrorKind, Gpu, GpuBuffer, KernelDef, wgpu,
+};
 
 #[allow(dead_code)] // its `main` is not called here
 #[path = "../examples/byod.rs"]
@@ -364,8 +366,11 @@ fn a_device_opened_with_too_little_is_refused_with_the_limit() {
     let gpu = Gpu::from_wgpu(&c.adapter, &c.device, &c.queue, &[]).expect("taken");
     assert!(matches!(
         gpu.compile(&shader),
-        Err(DispatchError::ExceedsDevice {
-            limit: DeviceLimit::WorkgroupStorageSize,
+        Err(DispatchError {
+            kind: DispatchErrorKind::ExceedsDevice {
+                limit: DeviceLimit::WorkgroupStorageSize,
+                ..
+            },
             ..
         })
     ));
@@ -409,7 +414,10 @@ fn buffers_without_the_usages_their_bindings_need_are_refused() {
     );
     assert!(matches!(
         GpuBuffer::<f32>::from_wgpu(&gpu, mappable),
-        Err(DispatchError::Usage { .. })
+        Err(DispatchError {
+            kind: DispatchErrorKind::Usage { .. },
+            ..
+        })
     ));
     // Not a whole number of elements.
     let odd = c.device.create_buffer(&wgpu::BufferDescriptor {
@@ -420,9 +428,12 @@ fn buffers_without_the_usages_their_bindings_need_are_refused() {
     });
     assert!(matches!(
         GpuBuffer::<Shift>::from_wgpu(&gpu, odd),
-        Err(DispatchError::NotWholeElements {
-            bytes: 12,
-            elem_size: 16,
+        Err(DispatchError {
+            kind: DispatchErrorKind::NotWholeElements {
+                bytes: 12,
+                elem_size: 16,
+                ..
+            },
             ..
         })
     ));
@@ -445,7 +456,10 @@ fn buffers_without_the_usages_their_bindings_need_are_refused() {
         b: &mut b,
     };
     match kernel.record_in_encoder(&gpu, &mut encoder, args, [8, 1, 1]) {
-        Err(DispatchError::Usage { what, needed, .. }) => {
+        Err(DispatchError {
+            kind: DispatchErrorKind::Usage { what, needed, .. },
+            ..
+        }) => {
             assert_eq!(needed, format!("{:?}", wgpu::BufferUsages::UNIFORM));
             assert!(what.contains("binding 0 `c`"), "{what}");
         }

@@ -231,7 +231,7 @@ fn cooperative_matrix_kernels_declare_the_capability_and_their_shapes() {
 
 #[test]
 fn cooperative_matrix_product_on_the_gpu_or_a_clear_refusal() {
-    use wgsl_dsl::runtime::{DispatchError, GpuOptions};
+    use wgsl_dsl::runtime::{DispatchError, DispatchErrorKind, GpuOptions};
     let gpu = Gpu::with_options(&GpuOptions {
         cooperative_matrix: true,
         ..GpuOptions::from_env()
@@ -239,7 +239,12 @@ fn cooperative_matrix_product_on_the_gpu_or_a_clear_refusal() {
     .expect("a GPU adapter (CI installs lavapipe)");
     let shader = one_product().build().expect("builds");
     let kernel = match gpu.compile(&shader) {
-        Err(e @ DispatchError::MissingCapability { .. }) => {
+        Err(
+            e @ DispatchError {
+                kind: DispatchErrorKind::MissingCapability { .. },
+                ..
+            },
+        ) => {
             // lavapipe: no cooperative matrices. The message says what is missing and why.
             let message = e.to_string();
             assert!(message.contains("COOPERATIVE_MATRIX"), "{message}");

@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 use naga::valid::Capabilities;
 use wgsl_dsl::interp::{InterpError, InterpOptions, Interpreter};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DeviceLimit, DispatchError, Gpu, GpuBuffer, GpuOptions, Vec4View, wgpu};
+use wgsl_dsl::runtime::{
+    DeviceLimit, DispatchError, DispatchErrorKind, Gpu, GpuBuffer, GpuOptions, Vec4View, wgpu,
+};
 use wgsl_dsl::{Shader, TargetLimits};
 
 mod common;
@@ -53,12 +55,15 @@ fn exceeded<T>(result: Result<T, DispatchError>, limit: DeviceLimit) -> (u64, u6
     };
     let message = err.to_string();
     match err {
-        DispatchError::ExceedsDevice {
-            limit: l,
-            needed,
-            device,
-            kernel,
-            ..
+        DispatchError {
+            kernel: Some(kernel),
+            kind:
+                DispatchErrorKind::ExceedsDevice {
+                    limit: l,
+                    needed,
+                    device,
+                    ..
+                },
         } if l == limit => {
             for part in [
                 kernel,
@@ -251,7 +256,7 @@ fn storage_binding_size_is_checked_against_the_device() {
     fixed(&mut k);
     let err = small.compile(&k.build().expect("builds"));
     assert!(
-        matches!(&err, Err(DispatchError::ExceedsDevice { binding: Some(b), .. }) if b.contains("big")),
+        matches!(&err, Err(DispatchError { kind: DispatchErrorKind::ExceedsDevice { binding: Some(b), .. }, .. }) if b.contains("big")),
         "{err:?}"
     );
     let (needed, device) = exceeded(err, DeviceLimit::StorageBufferBindingSize);
@@ -281,7 +286,7 @@ fn uniform_binding_size_is_checked_against_the_device() {
         .expect("64 KiB of uniform data fit");
     let err = small.compile(&uniform_table::<4097>());
     assert!(
-        matches!(&err, Err(DispatchError::ExceedsDevice { binding: Some(b), .. }) if b.contains("table")),
+        matches!(&err, Err(DispatchError { kind: DispatchErrorKind::ExceedsDevice { binding: Some(b), .. }, .. }) if b.contains("table")),
         "{err:?}"
     );
     let (needed, got) = exceeded(err, DeviceLimit::UniformBufferBindingSize);
@@ -351,7 +356,7 @@ fn capabilities_are_checked_against_the_device() {
         .expect("builds for the default target (subgroups allowed)");
     let err = plain.compile(&shader).unwrap_err();
     assert!(
-        matches!(&err, DispatchError::MissingCapability { needed, .. } if needed.contains(Capabilities::SUBGROUP)),
+        matches!(&err, DispatchError { kind: DispatchErrorKind::MissingCapability { needed, .. }, .. } if needed.contains(Capabilities::SUBGROUP)),
         "{err:?}"
     );
     // The adapter's device, opened with the features the runtime asks for, has them on

@@ -327,7 +327,7 @@ fn an_endless_loop_is_reported() {
 
 #[test]
 fn arguments_are_checked_as_on_the_gpu() {
-    use wgsl_dsl::runtime::DispatchError;
+    use wgsl_dsl::runtime::{DispatchError, DispatchErrorKind};
     let (cpu, program) = interpret(&common::saxpy());
     let (a, x, y) = (
         HostBuffer::from_value(2.0f32),
@@ -344,16 +344,40 @@ fn arguments_are_checked_as_on_the_gpu() {
     );
     let refused: [Refused<'_>; 4] = [
         ("two arguments", &[&a, &x], [1, 1, 1], |e| {
-            matches!(e, DispatchError::ArgCount { .. })
+            matches!(
+                e,
+                DispatchError {
+                    kind: DispatchErrorKind::ArgCount { .. },
+                    ..
+                }
+            )
         }),
         ("u32 for f32", &[&a, &ints, &y], [1, 1, 1], |e| {
-            matches!(e, DispatchError::Binding { index: 1, .. })
+            matches!(
+                e,
+                DispatchError {
+                    kind: DispatchErrorKind::Binding { index: 1, .. },
+                    ..
+                }
+            )
         }),
         ("y twice", &[&a, &y, &y], [1, 1, 1], |e| {
-            matches!(e, DispatchError::Aliased { .. })
+            matches!(
+                e,
+                DispatchError {
+                    kind: DispatchErrorKind::Aliased { .. },
+                    ..
+                }
+            )
         }),
         ("70000 workgroups", &[&a, &x, &y], [70000, 1, 1], |e| {
-            matches!(e, DispatchError::Limit { .. })
+            matches!(
+                e,
+                DispatchError {
+                    kind: DispatchErrorKind::Limit { .. },
+                    ..
+                }
+            )
         }),
     ];
     for (case, args, workgroups, expected) in refused {

@@ -16,7 +16,8 @@ mod common;
 use common::{compiled_on, gpu};
 
 use wgsl_dsl::runtime::{
-    DeviceError, DispatchError, Gpu, GpuBuffer, GpuOptions, Kernel, TimestampMethod, ceil_div,
+    DeviceError, DispatchError, DispatchErrorKind, Gpu, GpuBuffer, GpuOptions, Kernel,
+    TimestampMethod, ceil_div,
 };
 
 fn random_f32(rng: &mut StdRng, n: usize) -> Vec<f32> {
@@ -64,12 +65,15 @@ fn wrong_element_type_is_a_binding_error() {
     let y = GpuBuffer::<f32>::zeroed(gpu, 3).unwrap();
     let err = gpu.dispatch(&kernel, &[&a, &x, &y], [1, 1, 1]).unwrap_err();
     match &err {
-        DispatchError::Binding {
-            kernel,
-            binding,
-            index,
-            expected,
-            found,
+        DispatchError {
+            kernel: Some(kernel),
+            kind:
+                DispatchErrorKind::Binding {
+                    binding,
+                    index,
+                    expected,
+                    found,
+                },
         } => {
             assert_eq!(
                 (kernel.as_str(), binding.as_str(), *index),
@@ -87,7 +91,7 @@ fn wrong_element_type_is_a_binding_error() {
         .dispatch(&kernel, &[&a_u32, &x, &y], [1, 1, 1])
         .unwrap_err();
     assert!(
-        matches!(&err, DispatchError::Binding { index: 0, binding, .. } if binding == "a"),
+        matches!(&err, DispatchError { kind: DispatchErrorKind::Binding { index: 0, binding, .. }, .. } if binding == "a"),
         "{err:?}"
     );
 }
@@ -104,11 +108,13 @@ fn wrong_argument_count_is_an_error() {
         let err = gpu.dispatch(&kernel, &args, [1, 1, 1]).unwrap_err();
         assert_eq!(
             err,
-            DispatchError::ArgCount {
-                kernel: "saxpy".into(),
-                expected: 3,
-                found: args.len()
-            }
+            DispatchError::new(
+                "saxpy",
+                DispatchErrorKind::ArgCount {
+                    expected: 3,
+                    found: args.len()
+                }
+            )
         );
     }
 }
@@ -137,13 +143,15 @@ fn fixed_size_array_binding_needs_the_whole_array() {
         .unwrap_err();
     assert_eq!(
         err,
-        DispatchError::TooSmall {
-            kernel: "lookup".into(),
-            binding: "table".into(),
-            index: 0,
-            needed: 64,
-            found: 60
-        }
+        DispatchError::new(
+            "lookup",
+            DispatchErrorKind::TooSmall {
+                binding: "table".into(),
+                index: 0,
+                needed: 64,
+                found: 60
+            }
+        )
     );
     // Nothing ran: the output is still poisoned.
     assert!(out.read(gpu).unwrap().iter().all(|v| v.is_nan()));
@@ -184,7 +192,7 @@ fn uniform_struct_must_match_and_be_long_enough() {
         .dispatch(&kernel, &[&scalar, &y], [1, 1, 1])
         .unwrap_err();
     assert!(
-        matches!(&err, DispatchError::Binding { expected, found, .. } if expected == "Params" && found == "u32"),
+        matches!(&err, DispatchError { kind: DispatchErrorKind::Binding { expected, found, .. }, .. } if expected == "Params" && found == "u32"),
         "{err:?}"
     );
     let empty = GpuBuffer::<Params>::zeroed(gpu, 0).unwrap();
@@ -192,10 +200,13 @@ fn uniform_struct_must_match_and_be_long_enough() {
     assert!(
         matches!(
             err,
-            DispatchError::TooSmall {
-                needed: 8,
-                found: 0,
-                index: 0,
+            DispatchError {
+                kind: DispatchErrorKind::TooSmall {
+                    needed: 8,
+                    found: 0,
+                    index: 0,
+                    ..
+                },
                 ..
             }
         ),
@@ -224,7 +235,7 @@ fn too_many_workgroups_is_an_error_and_zero_is_a_no_op() {
     for groups in [[limit + 1, 1, 1], [1, 1, limit + 1]] {
         let err = gpu.dispatch(&kernel, &[&a, &x, &y], groups).unwrap_err();
         assert!(
-            matches!(err, DispatchError::Limit { value, limit: l, .. } if value == u64::from(limit) + 1 && l == u64::from(limit)),
+            matches!(err, DispatchError { kind: DispatchErrorKind::Limit { value, limit: l, .. }, .. } if value == u64::from(limit) + 1 && l == u64::from(limit)),
             "{err:?}"
         );
     }
@@ -254,9 +265,12 @@ fn aliasing_a_read_write_binding_is_an_error() {
     assert!(
         matches!(
             &err,
-            DispatchError::Aliased {
-                first: 1,
-                second: 2,
+            DispatchError {
+                kind: DispatchErrorKind::Aliased {
+                    first: 1,
+                    second: 2,
+                    ..
+                },
                 ..
             }
         ),
@@ -280,11 +294,11 @@ fn write_checks_the_length() {
     let err = b.write(gpu, &[1, 2]).unwrap_err();
     assert_eq!(
         err,
-        DispatchError::Length {
+        DispatchError::from(DispatchErrorKind::Length {
             what: "GpuBuffer::write",
             expected: 3,
             found: 2
-        }
+        })
     );
     b.write(gpu, &[-4, 5, -6]).unwrap();
     assert_eq!(b.read(gpu).unwrap(), vec![-4, 5, -6]);
@@ -299,7 +313,7 @@ fn missing_capability_is_an_error() {
     assert!(!gpu.capabilities().contains(Capabilities::SHADER_INT64));
     let err = gpu.compile(&shader).unwrap_err();
     assert!(
-        matches!(&err, DispatchError::MissingCapability { kernel, needed } if kernel == "saxpy" && *needed == Capabilities::SHADER_INT64),
+        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::MissingCapability { needed } } if kernel == "saxpy" && *needed == Capabilities::SHADER_INT64),
         "{err:?}"
     );
 }
@@ -316,7 +330,13 @@ fn wgpu_validation_errors_are_returned_not_panicked() {
     tampered.wgsl.push_str("// tampered\n"); // a different cache key
     let err = gpu.compile(&tampered).unwrap_err();
     assert!(
-        matches!(err, DispatchError::ExceedsDevice { .. }),
+        matches!(
+            err,
+            DispatchError {
+                kind: DispatchErrorKind::ExceedsDevice { .. },
+                ..
+            }
+        ),
         "{err:?}"
     );
     // A bind group layout that contradicts the module (a storage array declared uniform in
@@ -324,7 +344,16 @@ fn wgpu_validation_errors_are_returned_not_panicked() {
     shader.signature.bindings[1].kind = wgsl_dsl::BindingKind::Uniform;
     shader.wgsl.push_str("// tampered layout\n");
     let err = gpu.compile(&shader).unwrap_err();
-    assert!(matches!(err, DispatchError::Wgpu(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            DispatchError {
+                kind: DispatchErrorKind::Wgpu(_),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 
     // Copying a buffer onto itself.
     let b = GpuBuffer::from_slice(gpu, &[1.0f32; 3]).unwrap();
@@ -333,9 +362,12 @@ fn wgpu_validation_errors_are_returned_not_panicked() {
     let c = GpuBuffer::<f32>::zeroed(gpu, 4).unwrap();
     assert!(matches!(
         rec.copy(&b, &c),
-        Err(DispatchError::Length {
-            expected: 3,
-            found: 4,
+        Err(DispatchError {
+            kind: DispatchErrorKind::Length {
+                expected: 3,
+                found: 4,
+                ..
+            },
             ..
         })
     ));
@@ -599,7 +631,10 @@ fn bind_groups_are_made_once_per_kernel_and_buffers_and_dropped_with_them() {
     let wrong = GpuBuffer::from_slice(&gpu, &[1u32]).unwrap();
     assert!(matches!(
         gpu.dispatch(&kernel, &[&a, &wrong], [1, 1, 1]),
-        Err(DispatchError::Binding { .. })
+        Err(DispatchError {
+            kind: DispatchErrorKind::Binding { .. },
+            ..
+        })
     ));
     assert_eq!(gpu.bind_group_stats().entries, 2);
     // A dropped buffer's bind group goes at the next allocation.
@@ -622,12 +657,24 @@ fn buffers_and_kernels_stay_on_their_gpu() {
     let err = gpu
         .dispatch(&kernel, &[&a, &x, &y_other], [1, 1, 1])
         .unwrap_err();
-    assert_eq!(err, DispatchError::WrongDevice("a buffer argument"));
+    assert_eq!(
+        err,
+        DispatchError::from(DispatchErrorKind::WrongDevice("a buffer argument"))
+    );
     assert_eq!(y_other.read(gpu).unwrap_err(), DeviceError::WrongDevice);
     let err = other
         .dispatch(&kernel, &[&a, &x, &y_other], [1, 1, 1])
         .unwrap_err();
-    assert!(matches!(err, DispatchError::WrongDevice(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            DispatchError {
+                kind: DispatchErrorKind::WrongDevice(_),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -639,7 +686,13 @@ fn a_lost_device_is_an_error() {
     assert!(matches!(err, DeviceError::Lost(_)), "{err:?}");
     let err = b.write(&gpu, &[4, 5, 6]).unwrap_err();
     assert!(
-        matches!(err, DispatchError::Device(DeviceError::Lost(_))),
+        matches!(
+            err,
+            DispatchError {
+                kind: DispatchErrorKind::Device(DeviceError::Lost(_)),
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

@@ -17,7 +17,7 @@
 
 use wgsl_dsl::interp::{HostBuffer, InterpError, Interpreter};
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DispatchError, KernelDef};
+use wgsl_dsl::runtime::{DispatchError, DispatchErrorKind, KernelDef};
 use wgsl_dsl::{CallSite, TargetLimits};
 
 const N: usize = 37;
@@ -341,7 +341,10 @@ fn a_builder_kernel_dispatches_through_its_bindings_struct_on_the_interpreter() 
     assert_eq!(y.read(), want);
     // A kernel whose bindings are not its argument struct's is refused, as on the GPU.
     match cpu.compile_typed(Scale { swapped: true }) {
-        Err(InterpError::Dispatch(DispatchError::Interface { message, .. })) => {
+        Err(InterpError::Dispatch(DispatchError {
+            kind: DispatchErrorKind::Interface { message, .. },
+            ..
+        })) => {
             assert!(message.contains("binding 1"), "{message}");
         }
         other => panic!("expected an interface error, got {:?}", other.map(|_| ())),

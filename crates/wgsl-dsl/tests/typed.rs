@@ -4,7 +4,7 @@
 //! differ from its argument struct is refused when compiled.
 
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, KernelDef};
+use wgsl_dsl::runtime::{DispatchError, DispatchErrorKind, Gpu, GpuBuffer, KernelDef};
 
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
 #[repr(C)]
@@ -181,7 +181,7 @@ fn a_kernel_whose_bindings_differ_from_its_arguments_is_refused() {
     };
     let err = gpu.compile_typed(def).unwrap_err();
     assert!(
-        matches!(&err, DispatchError::Interface { kernel, message }
+        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::Interface { message } }
             if kernel == "transpose" && message.contains("binding 0 is `m`")),
         "{err}"
     );

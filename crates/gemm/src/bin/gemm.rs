@@ -345,8 +345,11 @@ impl Operands {
 /// Median seconds per product: [`median_seconds`] of the product's dispatches.
 fn time(gpu: &Gpu, gemm: &Gemm, p: &Problem, ops: &Operands, t: TimingArgs) -> Result<f64, Error> {
     median_seconds(gpu, t, |rec| {
-        ops.record(rec, gemm, p)
-            .map_err(|e| wgsl_dsl::runtime::DispatchError::Wgpu(e.to_string()))
+        ops.record(rec, gemm, p).map_err(|e| {
+            wgsl_dsl::runtime::DispatchError::from(wgsl_dsl::runtime::DispatchErrorKind::Wgpu(
+                e.to_string(),
+            ))
+        })
     })
 }
 

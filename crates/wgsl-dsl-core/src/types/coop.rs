@@ -154,7 +154,7 @@ pub struct Shape<Input, Acc, const M: usize, const N: usize, const K: usize>(
 /// `16x8x8` (`M x N x K`) with `f16` or `f32` accumulators; Apple's simdgroup matrices are
 /// `8x8x8` of `f32`, or `f16` inputs). A configuration outside this list does not compile; one
 /// inside it that the adapter lacks is refused by the runtime
-/// (`wgsl_dsl::runtime::DispatchError::UnsupportedCooperativeShape`).
+/// (`wgsl_dsl::runtime::DispatchErrorKind::UnsupportedCooperativeShape`).
 #[diagnostic::on_unimplemented(
     message = "no adapter multiplies cooperative matrices of `{Self}`",
     label = "tensor cores take `f16` inputs (16x16x16, 16x8x16, 16x8x8 as M x N x K) with `f16` or `f32` accumulators; `f32` inputs only at 8x8x8",
