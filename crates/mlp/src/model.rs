@@ -45,7 +45,9 @@ use crate::kernels::loss::{
     MAX_CLASSES, MeanLoss, MeanLossArgs, SoftmaxCrossEntropy, SoftmaxCrossEntropyArgs,
     softmax_cross_entropy_backward,
 };
-use crate::kernels::optim::{AdamUpdate, AdamUpdateArgs, SgdUpdate, SgdUpdateArgs, adam_params};
+use crate::kernels::optim::{
+    AdamUpdate, AdamUpdateArgs, ScheduleUniform, SgdUpdate, SgdUpdateArgs, adam_params,
+};
 use crate::kernels::step::{AdvanceStep, AdvanceStepArgs, BeginChunk, BeginChunkArgs};
 use crate::kernels::uniforms::{
     AdamParams, EvalParams, GatherParams, LinearDims, LossDims, SgdParams,
@@ -468,11 +470,11 @@ impl GpuMlp {
         schedule.validate()?;
         match &mut self.optimizer {
             Optimizer::Sgd { hp, host, .. } => {
-                *host = host.with_schedule(schedule);
+                host.schedule = ScheduleUniform::of(schedule);
                 hp.write(gpu, &[*host])?;
             }
             Optimizer::Adam { hp, host, .. } => {
-                *host = host.with_schedule(schedule);
+                host.schedule = ScheduleUniform::of(schedule);
                 hp.write(gpu, &[*host])?;
             }
         }

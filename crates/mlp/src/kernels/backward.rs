@@ -98,8 +98,8 @@ pub struct LinearBackwardInput(pub Activation);
 
 impl LinearBackwardInput {
     /// `linear_backward_input_{activation}` ([`Activation::ident`]).
-    pub fn name(&self) -> &'static str {
-        super::fused::static_name(format!("linear_backward_input_{}", self.0.ident()))
+    pub fn name(&self) -> String {
+        format!("linear_backward_input_{}", self.0.ident())
     }
 }
 

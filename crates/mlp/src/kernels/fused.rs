@@ -20,7 +20,6 @@
 //! [`crate::params`].
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
@@ -40,19 +39,6 @@ use crate::activation::Activation;
 pub const HEAD_MAX_PER: u32 = 8;
 /// The most classes `softmax_head` holds in registers.
 pub const HEAD_MAX_CLASSES: u32 = 32;
-
-/// A `&'static str` for a configuration's kernel name (interned: each name leaks once).
-pub(crate) fn static_name(name: String) -> &'static str {
-    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut guard = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    let names = guard.get_or_insert_with(HashSet::new);
-    if let Some(&n) = names.get(name.as_str()) {
-        return n;
-    }
-    let leaked: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(leaked);
-    leaked
-}
 
 /// The shape of `softmax_head`: one workgroup of `invocations` per row, each invocation holding
 /// `per` hidden units (`j = lid + i * invocations`) and the last layer's weights of its units
@@ -223,32 +209,32 @@ impl FusedConfig {
     }
 
     /// `forward_gather_s{splits}_{tiles}_tiles` (kernel names must not end in a digit).
-    pub fn forward_name(&self) -> &'static str {
-        static_name(format!(
+    pub fn forward_name(&self) -> String {
+        format!(
             "forward_gather_s{}_{}_tiles",
             self.splits,
             self.forward.suffix()
-        ))
+        )
     }
 
     /// `softmax_head_s{splits}_{head}_rows`: the head of a ReLU model ([`SoftmaxHead`]).
-    pub fn head_name(&self) -> &'static str {
+    pub fn head_name(&self) -> String {
         self.head_name_with(Activation::Relu)
     }
 
     /// The head's name for hidden layers with `activation`: [`FusedConfig::head_name`] for
     /// `relu` (the name it always had), `softmax_head_{activation}_s{splits}_{head}_rows` for
     /// the others.
-    pub fn head_name_with(&self, activation: Activation) -> &'static str {
+    pub fn head_name_with(&self, activation: Activation) -> String {
         let act = match activation {
             Activation::Relu => String::new(),
             other => format!("{}_", other.ident()),
         };
-        static_name(format!(
+        format!(
             "softmax_head_{act}s{}_{}_rows",
             self.splits,
             self.head.suffix()
-        ))
+        )
     }
 
     /// The workgroups of `forward_gather` for a batch of `rows` and `hidden` outputs.
@@ -685,8 +671,8 @@ pub struct GradUpdate {
 
 impl GradUpdate {
     /// `grad_update_{sgd|adam}_{first tiles}_{last tiles}_tiles`.
-    pub fn name(&self) -> &'static str {
-        static_name(format!(
+    pub fn name(&self) -> String {
+        format!(
             "grad_update_{}_{}_{}_tiles",
             match self.optimizer {
                 FusedOptimizer::Sgd => "sgd",
@@ -694,7 +680,7 @@ impl GradUpdate {
             },
             self.first.suffix(),
             self.last.suffix()
-        ))
+        )
     }
 
     /// Workgroups `[last layer's tiles + first layer's tiles, 1, 1]` for a model of `inputs`,
@@ -1037,11 +1023,12 @@ fn grad_update(
     let cursor = k.let_("cursor", state.at(1u32).load() - 1u32);
     // This step's learning rate: `state[0]` counts this step already, `state[0] - 1` were taken.
     let taken = state.at(0u32).load() - 1u32;
-    let lr = match (&sgd, &adam_hp) {
-        (Some(hp), _) => scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::sgd(hp), taken),
-        (None, Some(hp)) => scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), taken),
+    let (lr, schedule) = match (&sgd, &adam_hp) {
+        (Some(hp), _) => (hp.lr().load(), hp.schedule()),
+        (None, Some(hp)) => (hp.lr().load(), hp.schedule()),
         (None, None) => unreachable!("one optimizer is declared"),
     };
+    let lr = scheduled_lr(&mut k, lr, &ScheduleFields::load(schedule), taken);
     let adam = adam_hp.map(|hp| {
         let t = k.let_("t", state.at(0u32).load().to_f32());
         let (c1, c2) = super::optim::bias_corrections(&mut k, &hp, &t);
@@ -1322,12 +1309,5 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn names_are_interned() {
-        let a = static_name("x_1".into());
-        let b = static_name(String::from("x_1"));
-        assert!(std::ptr::eq(a, b));
     }
 }

@@ -36,15 +36,15 @@ pub struct LinearBindings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Linear(pub Option<Activation>);
 
-/// `{prefix}_{activation}` (`identity` for `None`), interned.
-fn kernel_name(prefix: &str, act: Option<Activation>, suffix: &str) -> &'static str {
+/// `{prefix}_{activation}{suffix}` (`identity` for `None`).
+fn kernel_name(prefix: &str, act: Option<Activation>, suffix: &str) -> String {
     let act = act.map_or("identity", Activation::ident);
-    super::fused::static_name(format!("{prefix}_{act}{suffix}"))
+    format!("{prefix}_{act}{suffix}")
 }
 
 impl Linear {
     /// The kernel's entry point name: `linear_relu`, `linear_gelu`, ..., `linear_identity`.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         kernel_name("linear", self.0, "")
     }
 }
@@ -102,7 +102,7 @@ pub struct LinearKeepZ(pub Activation);
 
 impl LinearKeepZ {
     /// `linear_{activation}_keep_z`.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         kernel_name("linear", Some(self.0), "_keep_z")
     }
 }
@@ -152,7 +152,7 @@ pub struct LinearDirect(pub Option<Activation>);
 
 impl LinearDirect {
     /// The kernel's entry point name: `linear_direct_relu`, ..., `linear_direct_identity`.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         kernel_name("linear_direct", self.0, "")
     }
 }

@@ -8,7 +8,10 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::uniforms::{AdamParams, AdamParamsFields, SgdParams, SgdParamsFields};
+pub use super::uniforms::ScheduleUniform;
+use super::uniforms::{
+    AdamParams, AdamParamsFields, ScheduleUniformFields, SgdParams, SgdParamsFields,
+};
 use crate::schedule::{Decay, LrSchedule};
 
 /// Workgroup size of the optimizer kernels.
@@ -54,7 +57,7 @@ impl KernelDef for SgdUpdate {
         let lr = scheduled_lr(
             &mut k,
             hp.lr().load(),
-            &ScheduleFields::sgd(hp),
+            &ScheduleFields::load(hp.schedule()),
             b.state.at(0u32).load(),
         );
         let p = k.let_("p", b.params.at(&i).load());
@@ -75,7 +78,8 @@ impl KernelDef for SgdUpdate {
     }
 }
 
-/// A learning-rate schedule's fields of a uniform ([`SgdParams`] or [`AdamParams`]), loaded.
+/// A learning-rate schedule's fields ([`ScheduleUniform`], nested in [`SgdParams`] and
+/// [`AdamParams`]), loaded.
 #[derive(Debug)]
 pub(crate) struct ScheduleFields {
     kind: Exp<u32>,
@@ -84,26 +88,15 @@ pub(crate) struct ScheduleFields {
     decay_factor: Exp<f32>,
 }
 
-/// The [`ScheduleFields`] of `$hp`, a place of [`SgdParams`] or [`AdamParams`]: the same
-/// members, reached through each struct's own field trait.
-macro_rules! schedule_fields {
-    ($hp:expr) => {
-        ScheduleFields {
-            kind: $hp.schedule().load(),
-            warmup_steps: $hp.warmup_steps().load(),
-            decay_steps: $hp.decay_steps().load(),
-            decay_factor: $hp.decay_factor().load(),
-        }
-    };
-}
-
 impl ScheduleFields {
-    pub(crate) fn sgd(hp: &Place<SgdParams, ReadOnly>) -> ScheduleFields {
-        schedule_fields!(hp)
-    }
-
-    pub(crate) fn adam(hp: &Place<AdamParams, ReadOnly>) -> ScheduleFields {
-        schedule_fields!(hp)
+    /// The fields of `schedule`, the member of a uniform.
+    pub(crate) fn load(schedule: Place<ScheduleUniform, ReadOnly>) -> ScheduleFields {
+        ScheduleFields {
+            kind: schedule.kind().load(),
+            warmup_steps: schedule.warmup_steps().load(),
+            decay_steps: schedule.decay_steps().load(),
+            decay_factor: schedule.decay_factor().load(),
+        }
     }
 }
 
@@ -269,7 +262,12 @@ impl KernelDef for AdamUpdate {
         let t_taken = k.let_("t_taken", b.state.at(0u32).load());
         let t = k.let_("t", (&t_taken + 1u32).to_f32());
         let (c1, c2) = bias_corrections(&mut k, hp, &t);
-        let lr = scheduled_lr(&mut k, hp.lr().load(), &ScheduleFields::adam(hp), t_taken);
+        let lr = scheduled_lr(
+            &mut k,
+            hp.lr().load(),
+            &ScheduleFields::load(hp.schedule()),
+            t_taken,
+        );
         let (m_new, v_new, p) = adam_step(
             &mut k,
             hp,
@@ -303,20 +301,6 @@ pub fn adam_params(lr: f32, beta1: f32, beta2: f32, eps: f32, len: usize) -> Ada
     }
 }
 
-/// The schedule fields of [`SgdParams`] and [`AdamParams`] for `schedule` (validated:
-/// [`LrSchedule::validate`]; counts beyond `u32` saturate).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ScheduleUniform {
-    /// [`SCHEDULE_CONSTANT`], [`SCHEDULE_COSINE`] or [`SCHEDULE_STEP`].
-    pub schedule: u32,
-    /// Steps of linear warm-up.
-    pub warmup_steps: u32,
-    /// Steps of the cosine, or between step decays.
-    pub decay_steps: u32,
-    /// The cosine's final factor, or the step decay's gamma.
-    pub decay_factor: f32,
-}
-
 impl ScheduleUniform {
     /// The fields for `schedule`.
     pub fn of(schedule: &LrSchedule) -> ScheduleUniform {
@@ -330,7 +314,7 @@ impl ScheduleUniform {
             Decay::Step { every, gamma } => (SCHEDULE_STEP, n(every), gamma),
         };
         ScheduleUniform {
-            schedule: kind,
+            kind,
             warmup_steps: n(schedule.warmup_steps),
             decay_steps,
             decay_factor,
@@ -340,9 +324,9 @@ impl ScheduleUniform {
 
 impl ScheduleUniform {
     /// The schedule these fields hold (the inverse of [`ScheduleUniform::of`]; an unknown
-    /// `schedule` value is constant, as the kernels treat it).
+    /// `kind` is constant, as the kernels treat it).
     pub fn schedule(&self) -> LrSchedule {
-        let decay = match self.schedule {
+        let decay = match self.kind {
             SCHEDULE_COSINE => Decay::Cosine {
                 steps: u64::from(self.decay_steps),
                 final_factor: self.decay_factor,
@@ -359,35 +343,3 @@ impl ScheduleUniform {
         }
     }
 }
-
-/// `schedule_uniform` and `with_schedule` for each uniform that holds a learning-rate
-/// schedule's fields ([`SgdParams`], [`AdamParams`]: the same members in each).
-macro_rules! schedule_uniform_impls {
-    ($($params:ident),*) => {$(
-        impl $params {
-            /// The schedule fields.
-            pub fn schedule_uniform(&self) -> ScheduleUniform {
-                ScheduleUniform {
-                    schedule: self.schedule,
-                    warmup_steps: self.warmup_steps,
-                    decay_steps: self.decay_steps,
-                    decay_factor: self.decay_factor,
-                }
-            }
-
-            /// These hyperparameters with the fields of `schedule`.
-            pub fn with_schedule(self, schedule: &LrSchedule) -> $params {
-                let u = ScheduleUniform::of(schedule);
-                $params {
-                    schedule: u.schedule,
-                    warmup_steps: u.warmup_steps,
-                    decay_steps: u.decay_steps,
-                    decay_factor: u.decay_factor,
-                    ..self
-                }
-            }
-        }
-    )*};
-}
-
-schedule_uniform_impls!(SgdParams, AdamParams);

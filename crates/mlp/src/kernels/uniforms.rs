@@ -93,15 +93,8 @@ pub struct SgdParams {
     pub weight_decay: f32,
     /// Number of parameters.
     pub len: u32,
-    /// The learning-rate schedule's decay ([`crate::kernels::optim::SCHEDULE_CONSTANT`],
-    /// `SCHEDULE_COSINE`, `SCHEDULE_STEP`; [`crate::schedule`]).
-    pub schedule: u32,
-    /// Steps of linear warm-up.
-    pub warmup_steps: u32,
-    /// Steps of the cosine, or between step decays.
-    pub decay_steps: u32,
-    /// The cosine's final factor, or the step decay's gamma.
-    pub decay_factor: f32,
+    /// The learning-rate schedule ([`crate::schedule`]).
+    pub schedule: ScheduleUniform,
 }
 
 /// Adam hyperparameters (Kingma & Ba 2015). The step number `t` is not here: it is kept
@@ -124,16 +117,29 @@ pub struct AdamParams {
     pub log_beta1: f32,
     /// `ln(beta2)`, computed on the host in `f64`.
     pub log_beta2: f32,
-    /// The learning-rate schedule's decay, as in [`SgdParams`].
-    pub schedule: u32,
+    /// Padding (the schedule starts at a multiple of 16 bytes, as WGSL's uniform layout
+    /// requires of a nested struct).
+    pub _pad0: u32,
+    /// The learning-rate schedule ([`crate::schedule`]).
+    pub schedule: ScheduleUniform,
+}
+
+/// A learning-rate schedule's fields, nested in [`SgdParams`] and [`AdamParams`] (validated:
+/// [`LrSchedule::validate`](crate::schedule::LrSchedule::validate); made by
+/// [`ScheduleUniform::of`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, WgslStruct)]
+#[wgsl(uniform)]
+pub struct ScheduleUniform {
+    /// The decay: [`crate::kernels::optim::SCHEDULE_CONSTANT`], `SCHEDULE_COSINE` or
+    /// `SCHEDULE_STEP`.
+    pub kind: u32,
     /// Steps of linear warm-up.
     pub warmup_steps: u32,
     /// Steps of the cosine, or between step decays.
     pub decay_steps: u32,
     /// The cosine's final factor, or the step decay's gamma.
     pub decay_factor: f32,
-    /// Padding.
-    pub _pad0: u32,
 }
 
 /// Sizes for evaluation: the batch at step cursor `c` holds examples

@@ -271,7 +271,7 @@ fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
             match optimizer {
                 FusedOptimizer::Sgd => {
                     let hp: SgdParams = case.value(2);
-                    let factor = hp.schedule_uniform().schedule().factor(taken);
+                    let factor = hp.schedule.schedule().factor(taken);
                     reference::sgd_step(
                         &mut params[range.clone()],
                         grad,
@@ -283,7 +283,7 @@ fn grad_spec(case: &Case, optimizer: FusedOptimizer) -> Vec<Expected> {
                 }
                 FusedOptimizer::Adam => {
                     let hp: AdamParams = case.value(2);
-                    let factor = hp.schedule_uniform().schedule().factor(taken);
+                    let factor = hp.schedule.schedule().factor(taken);
                     let (m, v) = slots.split_at_mut(1);
                     reference::adam_step(
                         &mut params[range.clone()],

@@ -399,7 +399,7 @@ fn sgd_spec(case: &Case) -> Vec<Expected> {
     let hp: SgdParams = case.value(0);
     let taken = u64::from(case.u32s(1)[0]);
     let (mut p, mut v) = (case.f64s(3), case.f64s(4));
-    let lr = f64::from(hp.lr) * hp.schedule_uniform().schedule().factor(taken);
+    let lr = f64::from(hp.lr) * hp.schedule.schedule().factor(taken);
     let (momentum, decay) = (hp.momentum.into(), hp.weight_decay.into());
     reference::sgd_step(&mut p, &case.f64s(2), &mut v, lr, momentum, decay);
     vec![Expected::F64(p), Expected::F64(v)]
@@ -422,7 +422,7 @@ fn adam_spec(case: &Case) -> Vec<Expected> {
     let t = taken + 1;
     let (mut p, mut m, mut v) = (case.f64s(3), case.f64s(4), case.f64s(5));
     let g = case.f64s(2);
-    let lr = f64::from(hp.lr) * hp.schedule_uniform().schedule().factor(taken);
+    let lr = f64::from(hp.lr) * hp.schedule.schedule().factor(taken);
     let (b1, b2, eps) = (hp.beta1.into(), hp.beta2.into(), hp.eps.into());
     reference::adam_step(&mut p, &g, &mut m, &mut v, t, lr, b1, b2, eps);
     vec![Expected::F64(p), Expected::F64(m), Expected::F64(v)]

@@ -4,7 +4,7 @@
 
 use crate::{Case, Expected, Rng, VerifiedOp, random_f32, random_u32};
 use mlp::kernels::optim::adam_params;
-use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
+use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, ScheduleUniform, SgdParams};
 use mlp::reference::RefLayer;
 use mlp::schedule::{Decay, LrSchedule};
 use wgsl_dsl::KernelBuilder;
@@ -222,12 +222,14 @@ pub(crate) fn sgd_hp(len: usize, schedule: &LrSchedule) -> SgdParams {
         momentum: 0.9,
         weight_decay: 1e-3,
         len: len as u32,
-        ..SgdParams::default()
+        schedule: ScheduleUniform::of(schedule),
     }
-    .with_schedule(schedule)
 }
 
 /// The Adam hyperparameters of the cases for `len` parameters, scheduled by `schedule`.
 pub(crate) fn adam_hp(len: usize, schedule: &LrSchedule) -> AdamParams {
-    adam_params(0.01, 0.9, 0.999, 1e-8, len).with_schedule(schedule)
+    AdamParams {
+        schedule: ScheduleUniform::of(schedule),
+        ..adam_params(0.01, 0.9, 0.999, 1e-8, len)
+    }
 }
