@@ -18,7 +18,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::tiled::{Operand, WORKGROUP, tile_grid, tiled_product};
+use super::tiled::{WORKGROUP, row_major, tile_grid, tiled_product, transposed};
 use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 use crate::activation::Activation;
 
@@ -53,11 +53,14 @@ impl KernelDef for LinearBackwardWeight {
         let LinearBackwardWeightBindings { dims, dy, x, grads } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy^T [outputs, batch]: A[o, b] = dy[b, o].
-        let a = Operand::transposed(&dy, outputs.clone(), batch.clone(), None);
+        let a = transposed(&dy, outputs.clone(), batch.clone(), None);
         // B = x [batch, inputs].
-        let b = Operand::row_major(&x, batch.clone(), inputs.clone(), None);
+        let b = row_major(&x, batch.clone(), inputs.clone(), None);
         tiled_product(&mut k, a, b, |k, out| {
-            k.store(&grads.at(&w_off + &out.row * &inputs + &out.col), out.value);
+            k.store(
+                &grads.at(&w_off + &out.row * &inputs + &out.col),
+                out.value.clone(),
+            );
         });
         k
     }
@@ -117,12 +120,12 @@ impl KernelDef for LinearBackwardInput {
         } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy [batch, outputs]; B = W [outputs, inputs].
-        let a = Operand::row_major(&dy, batch.clone(), outputs.clone(), None);
-        let b = Operand::row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));
+        let a = row_major(&dy, batch.clone(), outputs.clone(), None);
+        let b = row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
             let at = k.let_("at", &out.row * &inputs + &out.col);
             let s = k.let_("saved_value", saved.at(&at).load());
-            let d = self.0.backward(k, &s, out.value);
+            let d = self.0.backward(k, &s, out.value.clone());
             k.store(&dx.at(&at), d);
         });
         k

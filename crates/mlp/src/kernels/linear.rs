@@ -11,7 +11,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::tiled::{Operand, tile_grid, tiled_product};
+use super::tiled::{WORKGROUP, row_major, tile_grid, tiled_product, transposed};
 use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 use crate::activation::Activation;
 
@@ -53,16 +53,16 @@ impl KernelDef for Linear {
     type Args<'a> = LinearArgs<'a>;
     type Size = (usize, usize);
     fn build(&self) -> KernelBuilder {
-        let mut k = KernelBuilder::new(self.name(), super::tiled::WORKGROUP);
+        let mut k = KernelBuilder::new(self.name(), WORKGROUP);
         let LinearBindings { dims, x, params, y } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         let b_off = k.let_("bias_offset", dims.bias_offset().load());
         // A = x [batch, inputs], row-major.
-        let a = Operand::row_major(&x, batch.clone(), inputs.clone(), None);
+        let a = row_major(&x, batch.clone(), inputs.clone(), None);
         // B = W^T: B[i, o] = W[o, i], stored [outputs, inputs], so rows (i) are contiguous.
-        let b = Operand::transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
+        let b = transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
-            let z = out.value + params.at(&b_off + &out.col).load();
+            let z = out.value.clone() + params.at(&b_off + &out.col).load();
             let value = match self.0 {
                 Some(act) => act.apply(&k.let_("z", z)),
                 None => z,
@@ -111,7 +111,7 @@ impl KernelDef for LinearKeepZ {
     type Args<'a> = LinearKeepZArgs<'a>;
     type Size = (usize, usize);
     fn build(&self) -> KernelBuilder {
-        let mut k = KernelBuilder::new(self.name(), super::tiled::WORKGROUP);
+        let mut k = KernelBuilder::new(self.name(), WORKGROUP);
         let LinearKeepZBindings {
             dims,
             x,
@@ -121,10 +121,10 @@ impl KernelDef for LinearKeepZ {
         } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         let b_off = k.let_("bias_offset", dims.bias_offset().load());
-        let a = Operand::row_major(&x, batch.clone(), inputs.clone(), None);
-        let b = Operand::transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
+        let a = row_major(&x, batch.clone(), inputs.clone(), None);
+        let b = transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
-            let z = k.let_("z", out.value + params.at(&b_off + &out.col).load());
+            let z = k.let_("z", out.value.clone() + params.at(&b_off + &out.col).load());
             let at = k.let_("at", &out.row * &outputs + &out.col);
             k.store(&z_out.at(&at), z.clone());
             k.store(&y.at(&at), self.0.apply(&z));
