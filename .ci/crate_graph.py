@@ -6,8 +6,9 @@
 Reads the block after `<!-- crate-graph -->` in ARCHITECTURE.md, one line per package:
 `name -> dep, dep?, ...  # comment` (`?` an optional dependency, `(none)` for none), and compares it with the normal
 dependencies between workspace packages that `cargo metadata` reports; then checks that the
-compiler crate (wgsl-dsl-core), the executor contract (wgsl-dsl-exec) and the CPU interpreter
-(wgsl-dsl-interp) have no wgpu anywhere in their dependency trees (`cargo tree`, normal and
+compiler crate (wgsl-dsl-core), the executor contract (wgsl-dsl-exec), the CPU interpreter
+(wgsl-dsl-interp) and the gradient checker (wgsl-dsl-gradcheck) have no wgpu anywhere in their
+dependency trees (`cargo tree`, normal and
 build dependencies). Exit status 1, with each difference, when they disagree.
 """
 
@@ -16,7 +17,7 @@ import subprocess
 import sys
 
 # The crates without wgpu: the compiler, the executor contract, the interpreter.
-WITHOUT_WGPU = ["wgsl-dsl-core", "wgsl-dsl-exec", "wgsl-dsl-interp"]
+WITHOUT_WGPU = ["wgsl-dsl-core", "wgsl-dsl-exec", "wgsl-dsl-interp", "wgsl-dsl-gradcheck"]
 
 
 def documented(path="ARCHITECTURE.md"):

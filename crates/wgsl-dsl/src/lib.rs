@@ -67,19 +67,17 @@ pub mod autodiff {
     //! role) and returns the inputs' gradients.
     #[cfg(doc)]
     use crate::KernelBuilder;
-    #[cfg(feature = "runtime")]
-    pub use crate::gradcheck::{
-        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, GradientReport, Gradients,
-        IDENTITY_ULPS, Verdict, WorstError, check, run_backward,
-    };
     #[doc(inline)]
     pub use wgsl_dsl_core::autodiff::*;
-    /// Where [`check`] and [`run_backward`] run kernels: `&Interpreter::new()` or a `&Gpu`.
+    /// The gradient checker (`wgsl-dsl-gradcheck`); `Executor` is where it runs kernels:
+    /// `&Interpreter::new()` or a `&Gpu`.
     #[cfg(feature = "runtime")]
-    pub use wgsl_dsl_exec::Executor;
+    #[doc(inline)]
+    pub use wgsl_dsl_gradcheck::{
+        Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport, Gradients,
+        IDENTITY_ULPS, Verdict, WorstError, check, run_backward,
+    };
 }
-#[cfg(feature = "runtime")]
-mod gradcheck;
 /// The executor contract both executors implement ([`wgsl_dsl_exec`]): the [`Executor`](exec::Executor)
 /// trait, the typed kernel interfaces, the dispatch checks, [`Limits`](exec::Limits) and the
 /// errors. The runtime re-exports most of it under `wgsl_dsl::runtime` as well.

@@ -1,5 +1,6 @@
-//! The gradient checker ([`crate::autodiff::check`]): a backward pass (derived or custom) against central differences of
-//! its forward kernel, on the interpreter or the GPU.
+//! The gradient checker of wgsl-dsl ([`check`]; users reach it as `wgsl_dsl::autodiff::check`):
+//! a backward pass (derived or custom) against central differences of its forward kernel and
+//! the adjoint identity, on the interpreter or the GPU; and [`run_backward`].
 //!
 //! With random incoming gradients `dy` for the outputs, the backward pass's gradient of each
 //! input element `x_j` must equal `dL/dx_j` for `L = sum_k dy_k y_k` (the outputs' elements the
@@ -14,20 +15,21 @@
 //! step; across a kink (`max(x, 0)` within `h` of 0) they are not derivatives at all, so
 //! check on inputs away from kinks.
 //!
-//! It runs kernels on any [`Executor`] (written once against the contract, `wgsl_dsl::exec`);
-//! it sits above both executors (`interp`, `runtime`) for its errors and for the interpreter's
-//! second run of a pass checked on another executor. `autodiff` re-exports its items.
+//! It runs kernels on any [`Executor`] (written once against the contract, `wgsl-dsl-exec`);
+//! it depends on the interpreter (`wgsl-dsl-interp`) for its errors and for the interpreter's
+//! second run of a pass checked on another executor, not on the GPU runtime.
+//! `wgsl_dsl::autodiff` re-exports its items.
 
 use std::fmt;
 
-use crate::BuildError;
-use crate::autodiff::{Accumulation, Backward, Role, TangentRole};
-use crate::exec::Executor;
-use crate::interp::{InterpError, Interpreter};
-use crate::kernel::{BindingKind, KernelBuilder};
-use crate::runtime::{DeviceError, DispatchError};
-use crate::shader::Shader;
-use crate::types::{ScalarTy, Ty};
+use wgsl_dsl_core::BuildError;
+use wgsl_dsl_core::autodiff::{Accumulation, Backward, Role, TangentRole};
+use wgsl_dsl_core::kernel::{BindingKind, KernelBuilder};
+use wgsl_dsl_core::shader::Shader;
+use wgsl_dsl_core::types::{ScalarTy, Ty};
+pub use wgsl_dsl_exec::Executor;
+use wgsl_dsl_exec::{DeviceError, DispatchError};
+use wgsl_dsl_interp::{InterpError, Interpreter};
 
 /// The contents of one binding: an array (or, for a scalar uniform, one element).
 #[derive(Clone, Debug, PartialEq)]
@@ -216,7 +218,7 @@ pub enum CheckError {
     /// A bounded loop of the backward pass ran past its `max_iterations`: its gradients are
     /// not computed.
     #[error(transparent)]
-    IterationLimit(#[from] crate::autodiff::IterationLimitExceeded),
+    IterationLimit(#[from] wgsl_dsl_core::autodiff::IterationLimitExceeded),
     /// A binding of the forward kernel has no data.
     #[error("no data for binding `{0}`")]
     MissingData(String),
@@ -490,7 +492,7 @@ fn check_accumulation(
 
 /// The forward kernel's data and what the check derives from it.
 struct Setup<'a> {
-    sig: &'a crate::kernel::KernelSignature,
+    sig: &'a wgsl_dsl_core::kernel::KernelSignature,
     /// The forward kernel's bindings' contents, outputs poisoned with NaN.
     base: Vec<Data>,
     /// The incoming gradient `u` of each output, by binding index.
@@ -530,7 +532,7 @@ impl Gradients {
     }
 }
 
-/// Run a backward pass (derived by [`derive()`](crate::autodiff::derive) or custom) in one
+/// Run a backward pass (derived by [`derive()`](wgsl_dsl_core::autodiff::derive) or custom) in one
 /// call: every kernel of `backward` over the forward kernel's grid `workgroups` (a count of
 /// workgroups per dimension, as [`check`] and the untyped `dispatch`es take), each binding
 /// bound by its [`Role`]: the forward kernel's data from `data` (by the forward binding's
@@ -730,7 +732,7 @@ fn backward_pass<E: Executor>(
 pub const IDENTITY_ULPS: f64 = 256.0;
 
 /// The adjoint identity `<u, J v> = <J^T u, v>` between the forward kernel's tangent kernel
-/// (forward mode, [`derive_tangent`](crate::autodiff::derive_tangent)) and the backward
+/// (forward mode, [`derive_tangent`](wgsl_dsl_core::autodiff::derive_tangent)) and the backward
 /// pass, for random `u` (the outputs' incoming gradients) and `v` (the inputs' tangents).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdjointCheck {
@@ -743,7 +745,7 @@ pub struct AdjointCheck {
     /// or twice [`AdjointCheck::contributions`], whichever is larger.
     pub magnitude: f64,
     /// `sum_k |u_k| (M |v|)_k`, with `M |v|` the magnitude kernel's outputs
-    /// ([`derive_tangent_magnitude`](crate::autodiff::derive_tangent_magnitude)): the
+    /// ([`derive_tangent_magnitude`](wgsl_dsl_core::autodiff::derive_tangent_magnitude)): the
     /// magnitudes of every chain-rule contribution to either side, including those that
     /// cancel inside one gradient element (`x - x`: each side is 0, but a GPU that contracts
     /// `u * a - u * a` into a fused multiply-add leaves one rounding of `u * a`). `None`
@@ -1014,7 +1016,7 @@ fn adjoint_identity<E: Executor>(
         .iter()
         .map(|(i, _)| setup.sig.bindings[*i].name.as_str())
         .collect();
-    let tangent = match crate::autodiff::derive_tangent(forward, &inputs, &outputs) {
+    let tangent = match wgsl_dsl_core::autodiff::derive_tangent(forward, &inputs, &outputs) {
         Ok(t) => t,
         Err(e) => return Ok(Adjoint::NotMade(e.to_string())),
     };
@@ -1051,23 +1053,23 @@ fn adjoint_identity<E: Executor>(
         }
     }
     // The magnitudes of the contributions: the magnitude kernel run on `|v|`, against `|u|`.
-    let contributions = match crate::autodiff::derive_tangent_magnitude(forward, &inputs, &outputs)
-    {
-        Ok(m) => {
-            let abs_v: Vec<(String, Vec<f32>)> = v
-                .iter()
-                .map(|(n, t)| (n.clone(), t.iter().map(|x| x.abs()).collect()))
-                .collect();
-            let pairs = tangent_pairs(&m, setup, &abs_v, on, workgroups)?;
-            Some(
-                pairs
-                    .into_iter()
-                    .map(|(u, m)| f64::from(u).abs() * f64::from(m))
-                    .sum::<f64>(),
-            )
-        }
-        Err(_) => None,
-    };
+    let contributions =
+        match wgsl_dsl_core::autodiff::derive_tangent_magnitude(forward, &inputs, &outputs) {
+            Ok(m) => {
+                let abs_v: Vec<(String, Vec<f32>)> = v
+                    .iter()
+                    .map(|(n, t)| (n.clone(), t.iter().map(|x| x.abs()).collect()))
+                    .collect();
+                let pairs = tangent_pairs(&m, setup, &abs_v, on, workgroups)?;
+                Some(
+                    pairs
+                        .into_iter()
+                        .map(|(u, m)| f64::from(u).abs() * f64::from(m))
+                        .sum::<f64>(),
+                )
+            }
+            Err(_) => None,
+        };
     if let Some(c) = contributions {
         magnitude = magnitude.max(2.0 * c);
     }
@@ -1094,7 +1096,7 @@ fn adjoint_identity<E: Executor>(
 /// gradient `u` and its tangent (elements it does not write keep the NaN they start with
 /// and are left out).
 fn tangent_pairs<E: Executor>(
-    tangent: &crate::autodiff::TangentKernel,
+    tangent: &wgsl_dsl_core::autodiff::TangentKernel,
     setup: &Setup<'_>,
     v: &[(String, Vec<f32>)],
     on: &E,
