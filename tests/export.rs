@@ -400,6 +400,81 @@ fn a_uniform_struct_has_its_members_offsets_and_an_encoder() {
     );
 }
 
+/// A uniform struct with a struct member (`AdamParams`' `schedule: ScheduleUniform`): the
+/// module parses, and its encoder, run by Node, writes the bytes Rust's `repr(C)` value has.
+/// (Members are named as in the WGSL: naga writes `beta1` as `beta1_`.)
+#[test]
+fn a_nested_uniform_struct_encodes_as_rust_lays_it_out() {
+    use mlp::kernels::optim::{ScheduleUniform, adam_params};
+    use mlp::schedule::{Decay, LrSchedule};
+    let adam = mlp::kernels::all()
+        .into_iter()
+        .find(|k| k.name() == "adam_update")
+        .expect("adam_update")
+        .build()
+        .expect("builds");
+    let dir = tempfile::tempdir().expect("tempdir");
+    export::write(dir.path(), &[&adam]).expect("export");
+    let js = dir.path().join("kernels.js");
+    node_check(&js);
+    let mut hp = adam_params(0.01, 0.9, 0.999, 1e-8, 37);
+    hp.schedule = ScheduleUniform::of(&LrSchedule {
+        warmup_steps: 7,
+        decay: Decay::Cosine {
+            steps: 90,
+            final_factor: 0.25,
+        },
+    });
+    let want: Vec<u8> = bytemuck::bytes_of(&hp).to_vec();
+    let value = format!(
+        "{{lr: {}, beta1_: {}, beta2_: {}, eps: {}, len: {}, log_beta1_: {}, log_beta2_: {}, \
+         schedule: {{kind: {}, warmup_steps: {}, decay_steps: {}, decay_factor: {}}}}}",
+        hp.lr,
+        hp.beta1,
+        hp.beta2,
+        hp.eps,
+        hp.len,
+        hp.log_beta1,
+        hp.log_beta2,
+        hp.schedule.kind,
+        hp.schedule.warmup_steps,
+        hp.schedule.decay_steps,
+        hp.schedule.decay_factor
+    );
+    let script = dir.path().join("encode.mjs");
+    std::fs::write(
+        &script,
+        format!(
+            "import {{ encode_AdamParams }} from './kernels.mjs';\n\
+             const b = new Uint8Array(encode_AdamParams({value}));\n\
+             console.log(Array.from(b).join(','));\n"
+        ),
+    )
+    .expect("script");
+    match std::process::Command::new("node").arg(&script).output() {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let got: Vec<u8> = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .split(',')
+                .map(|b| b.parse().expect("a byte"))
+                .collect();
+            assert_eq!(got, want, "encode_AdamParams against Rust's bytes");
+        }
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "node is needed under CI to run kernels.js: {e}"
+            );
+            eprintln!("skipping the encoder run: node not found ({e})");
+        }
+    }
+}
+
 #[test]
 fn two_kernels_of_one_name_are_refused() {
     let k = mlp::kernels::all().remove(0).build().expect("builds");

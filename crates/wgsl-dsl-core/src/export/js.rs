@@ -274,13 +274,19 @@ fn write_value(
                 } else {
                     member
                 };
+                // A nested struct names its own `s{depth}` one level deeper (the same name in
+                // one scope would not parse: `const s0 = objectIs(s0["schedule"], ..)`).
+                let member_depth = match m.ty {
+                    TypeLayout::Struct { .. } => depth + 1,
+                    _ => depth,
+                };
                 write_value(
                     out,
                     &m.ty,
                     &member_value,
                     &format!("{offset} + {}", m.offset),
                     &member_path,
-                    depth,
+                    member_depth,
                 );
             }
         }
