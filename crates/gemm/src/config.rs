@@ -160,9 +160,11 @@ impl SimtConfig {
     /// the fitting tile with the most workgroups; `vec4` loads and stores where the stored row
     /// lengths are multiples of 4.
     pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
-        choose_tile(&SIMT_TILES, problem, target, |tile| {
-            SimtConfig::with_tile(problem, tile)
-        })
+        let configs: Vec<SimtConfig> = SIMT_TILES
+            .iter()
+            .map(|&tile| SimtConfig::with_tile(problem, tile))
+            .collect();
+        choose_config(&configs, problem, target)
     }
 
     /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
@@ -295,6 +297,11 @@ pub struct CoopConfig {
     /// memory or barriers (the L1 cache shares them between subgroups): only for `f16` inputs
     /// and problems whose `M`, `N`, `K` are multiples of the tile.
     pub direct: bool,
+    /// One buffer of workgroup memory per operand instead of two: the next step's tiles wait
+    /// in registers while the current ones are multiplied and are stored between two
+    /// barriers (NVIDIA's `vk_cooperative_matrix_perf` technique), so a step can be twice as
+    /// deep in the same workgroup memory. Not with [`CoopConfig::direct`].
+    pub single: bool,
 }
 
 /// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel, largest first.
@@ -311,6 +318,19 @@ pub const COOP_TILES: [(u32, u32, u32, u32, u32); 6] = [
     (16, 16, 32, 16, 16),
 ];
 
+/// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel staged through one
+/// buffer per operand ([`CoopConfig::single`]), 32 or 64 deep where two buffers would not fit
+/// 48 KiB (128x256x32: 26.5 KiB of tiles and 8 KiB of edge staging), the fastest at 4096^3 on
+/// the H200 first (`gemm sweep` of 2026-12-04, benches/notes/issue33_dsl_coop/call1.txt:
+/// 172.3, 165.9, 160.8 and 159.4 TFLOP/s, where the best tile through two buffers,
+/// 128x256x16, ran at 141.7).
+pub const SINGLE_TILES: [(u32, u32, u32, u32, u32); 4] = [
+    (128, 128, 32, 64, 64),
+    (128, 256, 32, 64, 64),
+    (256, 128, 32, 64, 64),
+    (128, 128, 64, 64, 32),
+];
+
 /// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel loading straight
 /// from the buffers ([`CoopConfig::direct`]), largest first.
 pub const DIRECT_TILES: [(u32, u32, u32, u32, u32); 4] = [
@@ -322,8 +342,8 @@ pub const DIRECT_TILES: [(u32, u32, u32, u32, u32); 4] = [
 
 impl CoopConfig {
     /// The configuration for `problem` on `target` with subgroups of `subgroup_size`: the
-    /// largest tile of [`COOP_TILES`] that fits and gives at least [`PARALLEL_TARGET`]
-    /// workgroups, else the fitting tile with the most workgroups. (Staged through workgroup
+    /// first of [`CoopConfig::candidates`] that fits and gives at least [`PARALLEL_TARGET`]
+    /// workgroups, else the fitting one with the most workgroups. (Staged through workgroup
     /// memory: on the H200 the direct loads of [`CoopConfig::choose_direct`] measured slower,
     /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.)
     pub fn choose(
@@ -332,9 +352,29 @@ impl CoopConfig {
         target: &TargetLimits,
         subgroup_size: u32,
     ) -> CoopConfig {
-        choose_tile(&COOP_TILES, problem, target, |tile| {
-            CoopConfig::with_tile(problem, input, tile, subgroup_size)
-        })
+        choose_config(
+            &CoopConfig::candidates(problem, input, subgroup_size),
+            problem,
+            target,
+        )
+    }
+
+    /// What [`CoopConfig::choose`] picks from, in order of preference: the first tile of
+    /// [`SINGLE_TILES`] through one buffer per operand ([`CoopConfig::single`]), then the tiles
+    /// of [`COOP_TILES`] through two.
+    pub fn candidates(problem: &Problem, input: CoopInput, subgroup_size: u32) -> Vec<CoopConfig> {
+        let mut v = vec![CoopConfig::single_with_tile(
+            problem,
+            input,
+            SINGLE_TILES[0],
+            subgroup_size,
+        )];
+        v.extend(
+            COOP_TILES
+                .iter()
+                .map(|&tile| CoopConfig::with_tile(problem, input, tile, subgroup_size)),
+        );
+        v
     }
 
     /// The largest tile of [`DIRECT_TILES`] that divides `problem` and gives at least
@@ -375,6 +415,33 @@ impl CoopConfig {
             vector_b,
             vector_c,
             direct: false,
+            single: false,
+        }
+    }
+
+    /// [`CoopConfig::with_tile`] staged through one buffer per operand
+    /// ([`CoopConfig::single`]).
+    pub fn single_with_tile(
+        problem: &Problem,
+        input: CoopInput,
+        tile: (u32, u32, u32, u32, u32),
+        subgroup_size: u32,
+    ) -> CoopConfig {
+        CoopConfig {
+            single: true,
+            ..CoopConfig::with_tile(problem, input, tile, subgroup_size)
+        }
+    }
+
+    /// Buffers of workgroup memory per operand: 1 ([`CoopConfig::single`]) or 2 (0 for
+    /// [`CoopConfig::direct`], which stages nothing).
+    pub fn buffers(&self) -> u32 {
+        if self.direct {
+            0
+        } else if self.single {
+            1
+        } else {
+            2
         }
     }
 
@@ -439,8 +506,8 @@ impl CoopConfig {
     }
 
     /// The kernel's name:
-    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, or `..._direct`
-    /// for [`CoopConfig::direct`].
+    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, then `_single`
+    /// for [`CoopConfig::single`]; or `..._direct` for [`CoopConfig::direct`].
     pub fn kernel_name(&self) -> String {
         let (input, accesses) = if self.direct {
             ("f16", "direct".to_string())
@@ -451,11 +518,16 @@ impl CoopConfig {
             )
         };
         format!(
-            "coop_{input}_{}_w{}x{}_s{}_{accesses}",
+            "coop_{input}_{}_w{}x{}_s{}_{accesses}{}",
             self.blocks().name(),
             self.warp_m,
             self.warp_n,
             self.subgroup_size,
+            if self.single && !self.direct {
+                "_single"
+            } else {
+                ""
+            },
         )
     }
 }
@@ -475,15 +547,15 @@ impl TileConfig for CoopConfig {
         self.warps() * self.subgroup_size
     }
 
-    /// Bytes of workgroup memory: two buffers of `A` and `B` tiles of `f16`, and a 16x16 `f32`
-    /// fragment per subgroup for stores at the edges.
+    /// Bytes of workgroup memory: [`CoopConfig::buffers`] buffers of `A` and `B` tiles of
+    /// `f16`, and a 16x16 `f32` fragment per subgroup for stores at the edges.
     fn workgroup_bytes(&self) -> u32 {
         if self.direct {
             return 0;
         }
         let (ar, al) = self.a_tile_shape();
         let (br, bl) = self.b_tile_shape();
-        2 * (ar * al + br * bl) * 2 + self.warps() * 256 * 4
+        self.buffers() * (ar * al + br * bl) * 2 + self.warps() * 256 * 4
     }
 
     /// Why the tile cannot be built, if it cannot.
@@ -498,7 +570,7 @@ impl TileConfig for CoopConfig {
             && self.block_k > 0
             && self.subgroup_size.is_power_of_two()
             && self.subgroup_size <= 256
-            && (!self.direct || self.input == CoopInput::F16);
+            && (!self.direct || (self.input == CoopInput::F16 && !self.single));
         if ok {
             Ok(())
         } else {
@@ -514,21 +586,16 @@ fn vector_letters(a: bool, b: bool, c: bool) -> String {
         .collect()
 }
 
-/// The configuration of the first (largest) of `tiles` that fits `target`, is no wider or
-/// taller than `problem` (a 256-wide tile on 128 columns would compute as much outside `C` as
-/// inside) and gives `problem` at least [`PARALLEL_TARGET`] workgroups; else of the fitting tile
-/// with the most workgroups (the larger tile on ties); else of the last (smallest) tile.
-fn choose_tile<C: TileConfig + Copy>(
-    tiles: &[(u32, u32, u32, u32, u32)],
+/// The first of `configs` (largest tiles first) that fits `target`, is no wider or taller
+/// than `problem` (a 256-wide tile on 128 columns would compute as much outside `C` as inside)
+/// and gives `problem` at least [`PARALLEL_TARGET`] workgroups; else the fitting one with the
+/// most workgroups (the larger tile on ties); else the last (smallest). `configs` is not empty.
+fn choose_config<C: TileConfig + Copy>(
+    configs: &[C],
     problem: &Problem,
     target: &TargetLimits,
-    with_tile: impl Fn((u32, u32, u32, u32, u32)) -> C,
 ) -> C {
-    let fitting: Vec<C> = tiles
-        .iter()
-        .map(|&tile| with_tile(tile))
-        .filter(|c| c.fits(target))
-        .collect();
+    let fitting: Vec<C> = configs.iter().copied().filter(|c| c.fits(target)).collect();
     let workgroups_and_area = |c: &&C| {
         let b = c.blocks();
         (c.workgroups(problem), b.block_m * b.block_n)
@@ -543,7 +610,7 @@ fn choose_tile<C: TileConfig + Copy>(
         .find(|c| c.workgroups(problem) >= PARALLEL_TARGET)
         .or_else(|| fitting.iter().max_by_key(workgroups_and_area))
         .copied()
-        .unwrap_or_else(|| with_tile(tiles[tiles.len() - 1]))
+        .unwrap_or_else(|| configs[configs.len() - 1])
 }
 
 #[cfg(test)]
@@ -650,12 +717,32 @@ mod tests {
     fn cooperative_tiles_fit_the_h200_and_shrink_for_small_problems() {
         let p = Problem::new(4096, 4096, 4096, Layout::AB);
         let c = CoopConfig::choose(&p, CoopInput::F16, &h200(), 32);
-        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 256, 16));
-        assert_eq!((c.warps(), c.threads()), (8, 256));
-        // 2 x (128 x 24 + 16 x 264) f16 x 2 bytes + 8 x 1 KiB of f32 staging.
-        assert_eq!(c.workgroup_bytes(), 2 * (128 * 24 + 16 * 264) * 2 + 8192);
-        assert!(c.fits(&h200()) && !c.direct);
-        assert_eq!(c.kernel_name(), "coop_f16_ab_128x256x16_w64x64_s32_vvv");
+        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 32));
+        assert_eq!((c.warps(), c.threads(), c.buffers()), (4, 128, 1));
+        // One buffer: (128 x 40 + 32 x 136) f16 x 2 bytes + 4 x 1 KiB of f32 staging.
+        assert_eq!(c.workgroup_bytes(), (128 * 40 + 32 * 136) * 2 + 4096);
+        assert!(c.fits(&h200()) && !c.direct && c.single);
+        assert_eq!(
+            c.kernel_name(),
+            "coop_f16_ab_128x128x32_w64x64_s32_vvv_single"
+        );
+        // Two buffers 16 deep: 2 x (128 x 24 + 16 x 264) f16 x 2 bytes + 8 KiB; 32 deep would
+        // not fit 48 KiB.
+        let d = CoopConfig::with_tile(&p, CoopInput::F16, COOP_TILES[0], 32);
+        assert_eq!(d.workgroup_bytes(), 2 * (128 * 24 + 16 * 264) * 2 + 8192);
+        assert_eq!(d.kernel_name(), "coop_f16_ab_128x256x16_w64x64_s32_vvv");
+        let deep = CoopConfig::with_tile(&p, CoopInput::F16, (128, 256, 32, 64, 64), 32);
+        assert!(!deep.fits(&h200()));
+        for tile in SINGLE_TILES {
+            let s = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, 32);
+            assert!(s.fits(&h200()) && s.valid().is_ok(), "{tile:?}");
+        }
+        // One buffer and direct loads do not go together.
+        let both = CoopConfig {
+            single: true,
+            ..CoopConfig::direct_with_tile(&p, DIRECT_TILES[0], 32)
+        };
+        assert!(both.valid().is_err());
         // 1024^2: 32 tiles of 128x256 are too few, 64 of 128x128 too, 128 of 128x64 enough.
         let c = CoopConfig::choose(
             &Problem::new(1024, 1024, 1024, Layout::AB),
@@ -671,8 +758,8 @@ mod tests {
             &h200(),
             32,
         );
-        assert_eq!(t.a_tile_shape(), (16, 136));
-        assert_eq!(t.b_tile_shape(), (256, 24));
+        assert_eq!(t.a_tile_shape(), (32, 136));
+        assert_eq!(t.b_tile_shape(), (128, 40));
         assert!(t.fits(&h200()));
         // 128 columns: no 256-wide tile, although it would give enough workgroups.
         let narrow = Problem::new(60000, 128, 784, Layout::ABt);

@@ -11,7 +11,9 @@
 //! The workgroup computes a `block_m x block_n` tile of `C`; subgroup `s` computes its
 //! `warp_m x warp_n` part as `(warp_m / 16) x (warp_n / 16)` accumulators of 16x16 `f32`.
 //! `K` is walked `block_k` at a time through two buffers of workgroup memory, as in
-//! [`crate::simt`]: the `A` and `B` tiles are staged as stored (`A [M, K]` as `block_m` rows
+//! [`crate::simt`], or through one ([`CoopConfig::single`]: the next step's tiles wait in
+//! registers while the current ones are multiplied, two barriers per step): the `A` and `B`
+//! tiles are staged as stored (`A [M, K]` as `block_m` rows
 //! of `block_k`, `A^T` as `block_k` rows of `block_m`, likewise `B`), each row padded by
 //! [`COOP_PAD`](crate::config::COOP_PAD) elements, and the 16x16 fragments are loaded from
 //! them row-major or column-major as the operand's layout requires. Outside the matrices the
@@ -27,7 +29,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::{CoopConfig, CoopInput, TileConfig};
-use crate::stage::{DoubleBuffer, Global, Literal0, Placement, Start};
+use crate::stage::{Global, Literal0, Pipeline, Placement, Start};
 use crate::{GemmDims, Problem};
 
 type F16 = half::f16;
@@ -82,7 +84,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     let wn0 = k.let_("wn0", (&warp % warps_n) * c.warp_n);
 
     // Staged as stored, rows padded.
-    let pipeline = DoubleBuffer::new(
+    let pipeline = Pipeline::new(
         &mut k,
         &start,
         &c,
@@ -100,6 +102,7 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
                 transposed: false,
             },
         ),
+        c.buffers(),
         convert,
     );
     let (a_tile, b_tile) = pipeline.tiles();

@@ -5,7 +5,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
-use crate::config::DIRECT_TILES;
+use crate::config::{DIRECT_TILES, SINGLE_TILES};
 use crate::run::{Gemm, Variant};
 use crate::spec::{self, Worst};
 use crate::{CoopConfig, CoopInput, GemmDims, GemmError, Layout, Problem};
@@ -25,6 +25,30 @@ pub fn direct_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
         let p = Problem::new(256, 384, 192, layout);
         for tile in DIRECT_TILES {
             v.push((p, CoopConfig::direct_with_tile(&p, tile, subgroup_size)));
+        }
+    }
+    v
+}
+
+/// Every cooperative configuration staged through one buffer per operand
+/// ([`CoopConfig::single_with_tile`] of each of [`SINGLE_TILES`]) for subgroups of
+/// `subgroup_size`, in every layout, `f16` and `f32` inputs: on `300 x 270 x 200` (no side a
+/// multiple of 16; scalar accesses; several steps of `K`, the last partial) and on
+/// `260 x 292 x 136` (`vec4` accesses, partial tiles on every side). What the tests and
+/// `gemm check` build and run.
+pub fn single_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        for (m, n, k) in [(300, 270, 200), (260, 292, 136)] {
+            let p = Problem::new(m, n, k, layout);
+            for input in [CoopInput::F16, CoopInput::F32] {
+                for tile in SINGLE_TILES {
+                    v.push((
+                        p,
+                        CoopConfig::single_with_tile(&p, input, tile, subgroup_size),
+                    ));
+                }
+            }
         }
     }
     v

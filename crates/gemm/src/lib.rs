@@ -60,8 +60,11 @@ pub use run::{Gemm, GemmError};
 /// The kernels whose WGSL the workspace's snapshot test pins, with the target each is built
 /// for: for every layout, the configurations an H200 runs 4096^3 with (SIMT, and tensor cores
 /// on `f16` buffers), the tensor-core kernel loading fragments directly at 4096^3, the
-/// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, and both
-/// kernels with scalar accesses for odd sizes; and the memory-bound kernels of
+/// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, the
+/// tensor-core configurations through two buffers that those were before one buffer
+/// ([`CoopConfig::single`]) was preferred (128x256x16 for every layout, 128x128x32 of eight
+/// 64x32 subgroups for the forward), and both kernels with scalar accesses for odd sizes; and
+/// the memory-bound kernels of
 /// [`memory`] (`gemm roofline`) in every configuration.
 pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimits)> {
     let target = h200_limits();
@@ -73,6 +76,8 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
             coop::build(&CoopConfig::choose(&p, CoopInput::F16, &target, 32)),
             target,
         ));
+        let two = CoopConfig::with_tile(&p, CoopInput::F16, config::COOP_TILES[0], 32);
+        v.push((coop::build(&two), target));
     }
     let square = Problem::new(4096, 4096, 4096, Layout::AB);
     if let Some(direct) = CoopConfig::choose_direct(&square, &target, 32) {
@@ -83,6 +88,8 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
         coop::build(&CoopConfig::choose(&forward, CoopInput::F32, &target, 32)),
         target,
     ));
+    let two = CoopConfig::with_tile(&forward, CoopInput::F32, config::COOP_TILES[1], 32);
+    v.push((coop::build(&two), target));
     let odd = Problem::new(37, 45, 61, Layout::ABt);
     v.push((simt::build(&SimtConfig::choose(&odd, &target)), target));
     v.push((

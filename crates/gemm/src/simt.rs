@@ -21,7 +21,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::{SimtConfig, TileConfig};
-use crate::stage::{DoubleBuffer, Global, Placement, Start, component};
+use crate::stage::{Global, Pipeline, Placement, Start, component};
 use crate::{GemmDims, Problem};
 
 /// The output buffer, written four elements at a time or one.
@@ -55,7 +55,7 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     // Staged as [k][m] and [k][n] (block_k rows of block_m / 4 and block_n / 4 vectors): A as
     // stored when transposed, B when not.
     let same = |v: Exp<Vec4<f32>>| v;
-    let pipeline = DoubleBuffer::new(
+    let pipeline = Pipeline::new(
         &mut k,
         &start,
         &c,
@@ -73,6 +73,7 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
                 transposed: c.layout.b_transposed(),
             },
         ),
+        2,
         &same,
     );
     let (a_tile, b_tile) = pipeline.tiles();

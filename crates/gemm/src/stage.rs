@@ -1,7 +1,7 @@
 //! What the kernels share: their first `let`s ([`Start`]), the order of the tiles of `C`,
 //! staging tiles of an operand from a storage buffer into workgroup memory, four elements at a
-//! time ([`Stager`]), and the double-buffered loop over `K` of the staged kernels
-//! ([`DoubleBuffer`]).
+//! time ([`Stager`]), and the loop over `K` of the staged kernels through one or two buffers
+//! of workgroup memory ([`Pipeline`]).
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
@@ -238,10 +238,10 @@ impl Start {
 /// A workgroup array of `vec4`s holding staged tiles.
 pub(crate) type Tiles<S> = Place<SizedArray<Vec4<S>>, ReadWrite>;
 
-/// One operand's two buffers in workgroup memory: `buffer` vectors each, back to back, a
-/// staged tile lying in them as `placement` says.
+/// One operand's buffers (one or two) in workgroup memory: `buffer` vectors each, back to
+/// back, a staged tile lying in them as `placement` says.
 struct Buffers<S> {
-    /// The two buffers.
+    /// The buffers.
     tile: Tiles<S>,
     /// Vectors per buffer.
     buffer: u32,
@@ -250,26 +250,34 @@ struct Buffers<S> {
 }
 
 impl<S: Scalar> Buffers<S> {
-    /// Declare the workgroup array `name` of two buffers of tiles lying as `placement` says.
-    fn declare(k: &mut KernelBuilder, name: &str, placement: Placement) -> Buffers<S> {
+    /// Declare the workgroup array `name` of `count` buffers of tiles lying as `placement`
+    /// says.
+    fn declare(k: &mut KernelBuilder, name: &str, placement: Placement, count: u32) -> Buffers<S> {
         let buffer = placement.rows * placement.row_stride;
         Buffers {
-            tile: k.workgroup_array::<Vec4<S>>(name, 2 * buffer),
+            tile: k.workgroup_array::<Vec4<S>>(name, count * buffer),
             buffer,
             placement,
         }
     }
 }
 
-/// Both operands' tiles staged step by step through two buffers each (double buffering):
-/// [`DoubleBuffer::first`] stages step 0's tiles into buffer 0; in the loop of
-/// [`DoubleBuffer::for_each_step`], each invocation loads its part of step `t + 1`'s tiles
-/// (step `t`'s again at the last step) into registers before step `t`'s multiply-adds, so that
-/// the loads are in flight while they run, and stores them into the other buffer after them.
-/// One `workgroupBarrier` per step suffices: a buffer is written only after every invocation
-/// has passed the barrier that ended the step reading it.
-pub(crate) struct DoubleBuffer<'k, E, S> {
+/// Both operands' tiles staged step by step through workgroup memory: [`Pipeline::first`]
+/// stages step 0's tiles into buffer 0; in the loop of [`Pipeline::for_each_step`], each
+/// invocation loads its part of step `t + 1`'s tiles (step `t`'s again at the last step) into
+/// registers before step `t`'s multiply-adds, so that the loads are in flight while they run,
+/// and stores them after them:
+///
+/// - two buffers per operand (double buffering): into the other buffer; one
+///   `workgroupBarrier` per step suffices, as a buffer is written only after every invocation
+///   has passed the barrier that ended the step reading it;
+/// - one buffer per operand (the technique of NVIDIA's `vk_cooperative_matrix_perf`, half the
+///   workgroup memory, so twice the depth per step): into the same buffer, between two
+///   barriers (every invocation has read the current tiles; the next ones are staged).
+pub(crate) struct Pipeline<'k, E, S> {
     blocks: Blocks,
+    /// Buffers per operand: 1 or 2.
+    buffers: u32,
     depth: Exp<u32>,
     m0: Exp<u32>,
     n0: Exp<u32>,
@@ -280,12 +288,13 @@ pub(crate) struct DoubleBuffer<'k, E, S> {
     convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
 }
 
-impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
+impl<'k, E: Scalar + Literal0, S: Scalar> Pipeline<'k, E, S> {
     /// The staging of `a` and `b` by the invocations of a workgroup of `config` whose tile of
     /// `C` starts at row `m0` and column `n0`: declares the workgroup arrays `a_tile` and `b_tile`
-    /// of two buffers each ([`DoubleBuffer::tiles`]) for tiles lying as `a_placement` and
-    /// `b_placement` say, emits the `let`s of each operand's [`Stager`], and converts each
-    /// staged vector by `convert`.
+    /// of `buffers` (1 or 2) buffers each ([`Pipeline::tiles`]) for tiles lying as
+    /// `a_placement` and `b_placement` say, emits the `let`s of each operand's [`Stager`], and
+    /// converts each staged vector by `convert`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         k: &mut KernelBuilder,
         start: &Start,
@@ -293,6 +302,7 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         (m0, n0): (Exp<u32>, Exp<u32>),
         (a, b): (Global<E>, Global<E>),
         (a_placement, b_placement): (Placement, Placement),
+        buffers: u32,
         convert: &'k dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<S>>,
     ) -> Self {
         let (blocks, threads) = (config.blocks(), config.threads());
@@ -302,8 +312,8 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
             block_n,
             block_k,
         } = blocks;
-        let a_buffers = Buffers::declare(k, "a_tile", a_placement);
-        let b_buffers = Buffers::declare(k, "b_tile", b_placement);
+        let a_buffers = Buffers::declare(k, "a_tile", a_placement, buffers);
+        let b_buffers = Buffers::declare(k, "b_tile", b_placement, buffers);
         let (m, n, depth) = (&start.m, &start.n, &start.depth);
         // Operands as stored: A is [M, K] or [K, M], B is [K, N] or [N, K].
         let (a_rows, a_cols, a_tile_rows, a_tile_cols) = if layout.a_transposed() {
@@ -338,8 +348,9 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
             &start.local,
             threads,
         );
-        DoubleBuffer {
+        Pipeline {
             blocks,
+            buffers,
             depth: depth.clone(),
             m0,
             n0,
@@ -351,7 +362,7 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         }
     }
 
-    /// The workgroup arrays `a_tile` and `b_tile`, each holding the two buffers of its operand.
+    /// The workgroup arrays `a_tile` and `b_tile`, each holding the buffers of its operand.
     pub(crate) fn tiles(&self) -> (&Tiles<S>, &Tiles<S>) {
         (&self.a_buffers.tile, &self.b_buffers.tile)
     }
@@ -382,7 +393,7 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         ]
     }
 
-    /// Store `values` (from [`DoubleBuffer::load`]) into the buffers at `base` (in buffers).
+    /// Store `values` (from [`Pipeline::load`]) into the buffers at `base` (in buffers).
     fn store(&self, k: &mut KernelBuilder, [a, b]: &[Vec<Exp<Vec4<S>>>; 2], base: &Exp<u32>) {
         let (ab, bb) = (&self.a_buffers, &self.b_buffers);
         self.a
@@ -408,7 +419,7 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
 
     /// The loop over the `steps` of `K`: per step, `multiply(k, a_cur, b_cur)` between the
     /// loads of the next step's tiles and their stores, with `a_cur`, `b_cur` the current
-    /// buffers' first vectors plus `a_offset`, `b_offset`.
+    /// buffers' first vectors plus `a_offset`, `b_offset` (see [`Pipeline`] for the barriers).
     pub(crate) fn for_each_step(
         &self,
         k: &mut KernelBuilder,
@@ -417,6 +428,19 @@ impl<'k, E: Scalar + Literal0, S: Scalar> DoubleBuffer<'k, E, S> {
         multiply: impl FnOnce(&mut KernelBuilder, &Exp<u32>, &Exp<u32>),
     ) {
         let block_k = self.blocks.block_k;
+        if self.buffers == 1 {
+            k.for_range("step", 0u32, steps, |k, step| {
+                let next = k.let_("next", min(&step + 1u32, steps - 1u32));
+                let k_next = k.let_("k_next", &next * block_k);
+                let next = self.load(k, "next", &k_next);
+                multiply(k, a_offset, b_offset);
+                // Every invocation has read this step's tiles: overwrite them.
+                k.workgroup_barrier();
+                self.store(k, &next, &lit(0u32));
+                k.workgroup_barrier();
+            });
+            return;
+        }
         k.for_range("step", 0u32, steps, |k, step| {
             let parity = k.let_("parity", &step % 2u32);
             let a_cur = k.let_("a_cur", &parity * self.a_buffers.buffer + a_offset);

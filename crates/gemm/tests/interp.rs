@@ -8,7 +8,9 @@
 //!   this is where CI runs them): `f16` and `f32` buffers, every layout, on sizes that are not
 //!   multiples of 16 (`17 x 33 x 19`, `1 x 16 x 7`) with the tile `CoopConfig::choose` picks
 //!   and with the 128x128 tile of eight subgroups the large products use, `vec4` accesses
-//!   (`20 x 36 x 24`), and the direct kernel on a size its tile divides (the only sizes it
+//!   (`20 x 36 x 24`), every tile staged through one buffer per operand
+//!   ([`CoopConfig::single`]) on sizes giving several steps of `K`, the last partial
+//!   (`17 x 33 x 70`, and `20 x 36 x 72` with `vec4` accesses), and the direct kernel on a size its tile divides (the only sizes it
 //!   takes). Subgroups of 32 invocations, as on NVIDIA GPUs.
 //!
 //! Bounds, relative to `sum_p |op(A)[i][p] op(B)[p][j]|` for each element (see `spec`): `f16`
@@ -20,7 +22,7 @@
 use half::f16;
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::interp::{HostArg, HostBuffer, InterpOptions, Interpreter};
-use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
 use wgsl_gemm::harness::random;
 use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, spec};
 
@@ -188,6 +190,31 @@ fn the_large_cooperative_tile_on_the_interpreter_matches_the_specification() {
         assert!(config.vector_a && config.vector_b && config.vector_c);
         check_coop(&config, &p, seed + 2);
         seed += 4;
+    }
+}
+
+#[test]
+fn the_cooperative_kernel_through_one_buffer_on_the_interpreter_matches_the_specification() {
+    // Several steps of K through the one buffer (70 = 2 x 32 + 6 = 64 + 6), edges on every side;
+    // f16 and f32 inputs; scalar and vec4 accesses.
+    let mut seed = 400;
+    for layout in Layout::ALL {
+        for (i, tile) in SINGLE_TILES.into_iter().enumerate() {
+            let input = if i % 2 == 0 {
+                CoopInput::F16
+            } else {
+                CoopInput::F32
+            };
+            let p = Problem::new(17, 33, 70, layout);
+            let config = CoopConfig::single_with_tile(&p, input, tile, 32);
+            assert!(config.single && config.buffers() == 1);
+            check_coop(&config, &p, seed);
+            let p = Problem::new(20, 36, 72, layout);
+            let config = CoopConfig::single_with_tile(&p, input, tile, 32);
+            assert!(config.vector_a && config.vector_b && config.vector_c);
+            check_coop(&config, &p, seed + 1);
+            seed += 2;
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::runtime::{Gpu, GpuOptions};
-use wgsl_gemm::harness::{direct_checks, run_and_check};
+use wgsl_gemm::harness::{direct_checks, run_and_check, single_checks};
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 fn h200() -> TargetLimits {
@@ -17,6 +17,12 @@ fn h200() -> TargetLimits {
 /// layout.
 fn direct_configs() -> Vec<CoopConfig> {
     direct_checks(32).into_iter().map(|(_, c)| c).collect()
+}
+
+/// Cooperative configurations staged through one buffer per operand, every tile, layout,
+/// input and vector width.
+fn single_configs() -> Vec<CoopConfig> {
+    single_checks(32).into_iter().map(|(_, c)| c).collect()
 }
 
 fn problems() -> Vec<Problem> {
@@ -56,11 +62,16 @@ fn every_configuration_builds_and_its_wgsl_parses_back() {
             reparse(&coop.kernel_name(), &shader.wgsl);
         }
     }
-    for coop in direct_configs() {
+    for coop in direct_configs().into_iter().chain(single_configs()) {
         let shader = wgsl_gemm::coop::build(&coop)
             .build_for(&target)
             .unwrap_or_else(|e| panic!("{}: {e}", coop.kernel_name()));
-        assert_eq!(shader.signature.workgroup_memory, 0);
+        assert_eq!(
+            u64::from(shader.signature.workgroup_memory),
+            u64::from(coop.workgroup_bytes()),
+            "{}",
+            coop.kernel_name()
+        );
         reparse(&coop.kernel_name(), &shader.wgsl);
     }
 }
@@ -82,6 +93,7 @@ fn cooperative_kernels_translate_to_spirv() {
         ..Default::default()
     };
     let mut configs = direct_configs();
+    configs.extend(single_configs());
     for p in problems() {
         for input in [CoopInput::F16, CoopInput::F32] {
             configs.push(CoopConfig::choose(&p, input, &target, 32));

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
-use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES};
-use wgsl_gemm::harness::{direct_checks, random, run_and_check};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES, SINGLE_TILES};
+use wgsl_gemm::harness::{direct_checks, random, run_and_check, single_checks};
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
@@ -238,6 +238,10 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
     for (p, config) in direct_checks(gpu.adapter_info().subgroup_min_size) {
         runs.push((p, Gemm::with_coop(gpu, config)));
     }
+    // The cooperative kernel through one buffer per operand, every tile and layout, odd sizes.
+    for (p, config) in single_checks(gpu.adapter_info().subgroup_min_size) {
+        runs.push((p, Gemm::with_coop(gpu, config)));
+    }
     let (mut passed, mut failed, mut refused) = (0, 0, 0);
     let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
     for (seed, (p, gemm)) in runs.into_iter().enumerate() {
@@ -256,6 +260,9 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
             let family = match gemm.variant() {
                 Variant::Simt(_) => "simt f32",
                 Variant::Coop(c) if c.direct => "coop f16 inputs, direct",
+                Variant::Coop(c) if c.single && c.input == CoopInput::F16 => {
+                    "coop f16 inputs, staged through one buffer"
+                }
                 Variant::Coop(c) if c.input == CoopInput::F16 => "coop f16 inputs, staged",
                 Variant::Coop(_) => "coop f32 inputs rounded to f16",
             };
@@ -537,6 +544,18 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
     ]);
     for &tile in &coop_tiles {
         let c = CoopConfig::with_tile(&p, CoopInput::F16, tile, subgroup);
+        if c.fits(&target) {
+            gemms.push(Gemm::with_coop(gpu, c));
+        }
+    }
+    let mut single_tiles = SINGLE_TILES.to_vec();
+    single_tiles.extend([
+        (128, 128, 64, 64, 64),
+        (128, 128, 32, 64, 32),
+        (128, 128, 32, 32, 64),
+    ]);
+    for &tile in &single_tiles {
+        let c = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, subgroup);
         if c.fits(&target) {
             gemms.push(Gemm::with_coop(gpu, c));
         }
