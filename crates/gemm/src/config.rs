@@ -4,6 +4,7 @@
 
 use wgsl_dsl::TargetLimits;
 
+use crate::tiled::{Target, Tiles};
 use crate::{Layout, Problem};
 
 /// Workgroups a product should have to fill a large GPU (an H200 has 132 multiprocessors, each
@@ -67,7 +68,7 @@ pub trait TileConfig {
     /// The tiles.
     fn blocks(&self) -> Blocks;
 
-    /// Invocations per workgroup (all along `x`).
+    /// Invocations per workgroup.
     fn threads(&self) -> u32;
 
     /// Bytes of workgroup memory.
@@ -121,129 +122,116 @@ fn accepts(layout: Layout, [a, b, c]: [bool; 3], problem: &Problem) -> bool {
     layout == problem.layout && (!a || va) && (!b || vb) && (!c || vc)
 }
 
-/// A configuration of the SIMT `f32` kernel ([`crate::simt`]).
+/// A configuration of the SIMT `f32` kernel ([`crate::simt`]): the layout and the tiles of the
+/// tiled product ([`Tiles`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SimtConfig {
     /// Which operands are stored transposed.
     pub layout: Layout,
-    /// Rows of `C` per workgroup.
-    pub block_m: u32,
-    /// Columns of `C` per workgroup.
-    pub block_n: u32,
-    /// Depth of `K` staged in workgroup memory per step.
-    pub block_k: u32,
-    /// Rows of `C` per invocation (4 or 8).
-    pub thread_m: u32,
-    /// Columns of `C` per invocation (4 or 8).
-    pub thread_n: u32,
-    /// `A` is read as `vec4<f32>` (its stored rows are a multiple of 4 long).
-    pub vector_a: bool,
-    /// `B` is read as `vec4<f32>`.
-    pub vector_b: bool,
-    /// `C` is written as `vec4<f32>` (`N` is a multiple of 4).
-    pub vector_c: bool,
+    /// The tiles of [`crate::tiled`].
+    pub tiles: Tiles,
 }
 
-/// `(block_m, block_n, block_k, thread_m, thread_n)` of the SIMT kernel, largest first.
-pub const SIMT_TILES: [(u32, u32, u32, u32, u32); 6] = [
-    (128, 128, 8, 8, 8),
-    (128, 64, 8, 8, 8),
-    (64, 64, 8, 4, 4),
-    (64, 32, 8, 4, 4),
-    (32, 32, 8, 4, 4),
-    (16, 16, 8, 4, 4),
-];
+/// The tiles `gemm sweep` measures the SIMT kernel with at large sizes: the large ones
+/// [`Tiles::for_product`] chooses from ([`tiled::LARGE_TILES`](crate::tiled::LARGE_TILES)), and
+/// neighbours of them.
+pub fn simt_sweep_tiles() -> Vec<Tiles> {
+    let mut v = crate::tiled::LARGE_TILES.to_vec();
+    for (tm, tn, tk, rm, rn) in [
+        (128, 128, 16, 8, 8),
+        (64, 64, 32, 4, 4),
+        (128, 64, 16, 8, 4),
+        (256, 128, 8, 8, 8),
+    ] {
+        v.push(Tiles {
+            tm,
+            tn,
+            tk,
+            rm,
+            rn,
+            kg: 1,
+            vector: true,
+        });
+    }
+    v
+}
 
 impl SimtConfig {
-    /// The configuration for `problem` on `target`: the largest tile of [`SIMT_TILES`] that fits
-    /// the target's workgroup limits and gives at least [`PARALLEL_TARGET`] workgroups, else
-    /// the fitting tile with the most workgroups; `vec4` loads and stores where the stored row
-    /// lengths are multiples of 4.
+    /// The configuration for `problem` on `target`: the tiles [`Tiles::for_product`] chooses
+    /// for `M x N x K` on a GPU with `target`'s limits ([`Target::from_limits`]), the one tile
+    /// chooser of every product of the workspace.
     pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
-        let configs: Vec<SimtConfig> = SIMT_TILES
-            .iter()
-            .map(|&tile| SimtConfig::with_tile(problem, tile))
-            .collect();
-        choose_config(&configs, problem, target)
+        let tiles = Tiles::for_product(
+            problem.m as usize,
+            problem.n as usize,
+            problem.k as usize,
+            Target::from_limits(target),
+        );
+        SimtConfig::with_tiles(problem, tiles)
     }
 
-    /// `problem`'s layout and vector widths with the tile `(block_m, block_n, block_k,
-    /// thread_m, thread_n)`.
-    pub fn with_tile(problem: &Problem, tile: (u32, u32, u32, u32, u32)) -> SimtConfig {
-        let (block_m, block_n, block_k, thread_m, thread_n) = tile;
-        let [vector_a, vector_b, vector_c] = vectors(problem);
+    /// `problem`'s layout with `tiles`.
+    pub fn with_tiles(problem: &Problem, tiles: Tiles) -> SimtConfig {
         SimtConfig {
             layout: problem.layout,
-            block_m,
-            block_n,
-            block_k,
-            thread_m,
-            thread_n,
-            vector_a,
-            vector_b,
-            vector_c,
+            tiles,
         }
     }
 
-    /// True when `problem` can run with this kernel: same layout, and the `vec4` accesses the
-    /// kernel makes fit the sizes.
+    /// True when `problem` can run with this kernel: it has the same layout (any sizes).
     pub fn accepts(&self, problem: &Problem) -> bool {
-        accepts(
-            self.layout,
-            [self.vector_a, self.vector_b, self.vector_c],
-            problem,
-        )
+        self.layout == problem.layout
     }
 
-    /// The kernel's name: `simt_<layout>_<bm>x<bn>x<bk>_<tm>x<tn>_<abc>`, where each of `a`,
-    /// `b`, `c` is `v` (`vec4` accesses) or `s` (scalar).
+    /// The kernel's name: `simt_<layout>_<tiles>`, with the tiles as [`Tiles::suffix`] names
+    /// them (`simt_ab_t128x128x8r8x8v`).
     pub fn kernel_name(&self) -> String {
-        format!(
-            "simt_{}_{}x{}_{}",
-            self.blocks().name(),
-            self.thread_m,
-            self.thread_n,
-            vector_letters(self.vector_a, self.vector_b, self.vector_c)
-        )
+        format!("simt_{}_{}", self.layout.name(), self.tiles.suffix())
     }
 }
 
 impl TileConfig for SimtConfig {
+    /// `block_m x block_n` the tiles' `tm x tn`, `block_k` a step's depth (`kg * tk`).
     fn blocks(&self) -> Blocks {
         Blocks {
             layout: self.layout,
-            block_m: self.block_m,
-            block_n: self.block_n,
-            block_k: self.block_k,
+            block_m: self.tiles.tm,
+            block_n: self.tiles.tn,
+            block_k: self.tiles.depth(),
         }
     }
 
-    /// Invocations per workgroup: `(block_m / thread_m) (block_n / thread_n)`.
+    /// Invocations per workgroup: [`Tiles::invocations`].
     fn threads(&self) -> u32 {
-        (self.block_m / self.thread_m) * (self.block_n / self.thread_n)
+        self.tiles.invocations()
     }
 
-    /// Bytes of workgroup memory: two buffers of an `A` and a `B` tile of `f32`.
+    /// Bytes of workgroup memory: the array [`TileMemory`](crate::tiled::TileMemory) declares.
     fn workgroup_bytes(&self) -> u32 {
-        2 * (self.block_m + self.block_n) * self.block_k * 4
+        let floats = self.tiles.memory_floats().unwrap_or(usize::MAX / 4);
+        (floats * 4).try_into().unwrap_or(u32::MAX)
     }
 
-    /// Why the tile cannot be built, if it cannot: thread tiles of 4 or 8, blocks multiples of
-    /// the thread tiles and of 4.
+    /// Why the tiles cannot be built, if they cannot ([`Tiles::is_valid`]).
     fn valid(&self) -> Result<(), String> {
-        let ok = matches!(self.thread_m, 4 | 8)
-            && matches!(self.thread_n, 4 | 8)
-            && self.block_m.is_multiple_of(self.thread_m)
-            && self.block_n.is_multiple_of(self.thread_n)
-            && self.block_k.is_multiple_of(4)
-            && self.block_k > 0
-            && self.block_m.is_multiple_of(4)
-            && self.block_n.is_multiple_of(4);
-        if ok {
+        if self.tiles.is_valid() {
             Ok(())
         } else {
-            Err(format!("invalid SIMT tile {self:?}"))
+            Err(format!("invalid SIMT tiles {:?}", self.tiles))
         }
+    }
+
+    /// True when the tiles are valid and fit `target`: invocations, workgroup size per
+    /// dimension and workgroup memory.
+    fn fits(&self, target: &TargetLimits) -> bool {
+        let [x, y, z] = self.tiles.workgroup();
+        let max = target.max_workgroup_size;
+        self.valid().is_ok()
+            && self.threads() <= target.max_invocations_per_workgroup
+            && x <= max[0]
+            && y <= max[1]
+            && z <= max[2]
+            && self.workgroup_bytes() <= target.max_workgroup_storage_size
     }
 }
 
@@ -622,64 +610,57 @@ mod tests {
     }
 
     #[test]
-    fn large_square_products_take_the_largest_simt_tile_with_vec4() {
-        let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &h200());
-        assert_eq!((c.block_m, c.block_n, c.block_k), (128, 128, 8));
-        assert_eq!((c.thread_m, c.thread_n, c.threads()), (8, 8, 256));
-        assert!(c.vector_a && c.vector_b && c.vector_c);
-        assert_eq!(c.kernel_name(), "simt_ab_128x128x8_8x8_vvv");
-        assert_eq!(
-            c.grid(&Problem::new(4096, 4096, 4096, Layout::AB)),
-            [32, 32, 1]
-        );
+    fn large_square_products_take_the_large_tiles() {
+        let p = Problem::new(4096, 4096, 4096, Layout::AB);
+        let c = SimtConfig::choose(&p, &h200());
+        assert_eq!(c.tiles, crate::tiled::LARGE_TILES[0]);
+        assert_eq!(c.threads(), 256);
+        assert_eq!(c.kernel_name(), "simt_ab_t128x128x32r8x8v");
+        assert_eq!(c.grid(&p), [32, 32, 1]);
+        assert!(c.fits(&h200()));
     }
 
     #[test]
-    fn smaller_problems_take_smaller_tiles_until_the_gpu_is_full() {
-        // 1024^2: 64 tiles of 128x128, 128 of 128x64.
-        let c = SimtConfig::choose(&Problem::new(1024, 1024, 1024, Layout::AB), &h200());
-        assert_eq!((c.block_m, c.block_n), (128, 64));
-        // The MLP's forward at batch 128 (128 x 128 outputs): the smallest tile, 64 workgroups.
-        let c = SimtConfig::choose(&Problem::new(128, 128, 784, Layout::ABt), &h200());
-        assert_eq!((c.block_m, c.block_n), (16, 16));
-        assert_eq!(c.workgroups(&Problem::new(128, 128, 784, Layout::ABt)), 64);
+    fn smaller_products_take_the_mlps_tiles() {
+        // 1024^2: 64 tiles of 128x128 are too few, 256 of 64 x 64 enough; 512^2 has 64 of
+        // them: the 32 x 32 tiles of four groups.
+        let p = Problem::new(1024, 1024, 1024, Layout::AB);
+        let c = SimtConfig::choose(&p, &h200());
+        assert_eq!(c.tiles, crate::tiled::LARGE_TILES[2]);
+        let p = Problem::new(512, 512, 512, Layout::AB);
+        let c = SimtConfig::choose(&p, &h200());
+        assert_eq!((c.tiles.tm, c.tiles.tn, c.tiles.kg), (32, 32, 4));
+        // The MLP's forward at batch 128 (128 x 128 outputs): 16 x 16 tiles, 64 workgroups,
+        // as the MLP's own kernels choose.
+        let p = Problem::new(128, 128, 784, Layout::ABt);
+        let c = SimtConfig::choose(&p, &h200());
+        assert_eq!(c.tiles, crate::tiled::SMALL);
+        assert_eq!(c.workgroups(&p), 64);
         // A whole epoch's batch: plenty of rows.
         let c = SimtConfig::choose(&Problem::new(60000, 128, 784, Layout::ABt), &h200());
-        assert_eq!((c.block_m, c.block_n), (128, 128));
-    }
-
-    #[test]
-    fn vector_widths_follow_the_stored_row_lengths() {
-        // A^T B with M = 37: A is stored [K, M], rows of 37: scalar loads of A.
-        let c = SimtConfig::choose(&Problem::new(37, 64, 128, Layout::AtB), &h200());
-        assert!(!c.vector_a && c.vector_b && c.vector_c);
-        assert!(c.kernel_name().ends_with("_svv"), "{}", c.kernel_name());
-        // A B^T with K = 61: both operands have rows of 61; N = 45 is not a multiple of 4.
-        let c = SimtConfig::choose(&Problem::new(64, 45, 61, Layout::ABt), &h200());
-        assert!(!c.vector_a && !c.vector_b && !c.vector_c);
-        assert!(c.accepts(&Problem::new(64, 45, 61, Layout::ABt)));
-        // A vec4 kernel refuses sizes it cannot read four at a time, and other layouts.
-        let v = SimtConfig::choose(&Problem::new(64, 64, 64, Layout::AB), &h200());
-        assert!(!v.accepts(&Problem::new(64, 64, 63, Layout::AB)));
-        assert!(!v.accepts(&Problem::new(64, 64, 64, Layout::ABt)));
+        assert_eq!((c.tiles.tm, c.tiles.tn), (128, 128));
+        // Any sizes, only the layout must match.
+        assert!(c.accepts(&Problem::new(37, 45, 61, Layout::ABt)));
+        assert!(!c.accepts(&Problem::new(37, 45, 61, Layout::AB)));
     }
 
     #[test]
     fn tiles_respect_the_target_limits() {
-        // WebGPU's defaults: 256 invocations, 16 KiB: 128x128x8 (16 KiB, 256) still fits.
+        // WebGPU's defaults: 256 invocations, 16 KiB: 8 deep, not 32.
         let d = TargetLimits::default();
         let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &d);
-        assert!(c.fits(&d) && c.block_m == 128);
+        assert!(c.fits(&d), "{c:?}");
+        assert_eq!(c.tiles, crate::tiled::LARGE_TILES[1]);
         let small = TargetLimits {
-            max_workgroup_storage_size: 8192,
+            max_workgroup_storage_size: 4096,
             ..d
         };
         let c = SimtConfig::choose(&Problem::new(4096, 4096, 4096, Layout::AB), &small);
-        assert!(c.workgroup_bytes() <= 8192);
-        assert_eq!((c.block_m, c.block_n), (64, 64));
-        for tile in SIMT_TILES {
-            let c = SimtConfig::with_tile(&Problem::new(1, 1, 1, Layout::AB), tile);
-            assert!(c.valid().is_ok(), "{tile:?}");
+        assert!(c.workgroup_bytes() <= 4096, "{c:?}");
+        let p = Problem::new(1, 1, 1, Layout::AB);
+        for tiles in simt_sweep_tiles() {
+            let c = SimtConfig::with_tiles(&p, tiles);
+            assert!(c.valid().is_ok() && c.fits(&h200()), "{tiles:?}");
         }
     }
 

@@ -6,11 +6,13 @@
 //! (forward, weights stored `[out, in]`). Two kernels, each a DSL kernel with its CPU
 //! specification ([`spec`]):
 //!
-//! - [`simt`]: `f32` on the ordinary ALUs. Each workgroup computes a `block_m x block_n` tile
-//!   of `C`, each invocation a `thread_m x thread_n` block of it in registers; `K` is walked
-//!   `block_k` at a time through two workgroup buffers (the next tile is loaded from memory
-//!   while the current one is multiplied), with `vec4` loads and stores where the sizes
-//!   allow. The tile sizes are chosen per shape by [`SimtConfig::choose`].
+//! - [`simt`]: `f32` on the ordinary ALUs, the tiled product of [`tiled`] over storage
+//!   buffers. Each workgroup computes a `tm x tn` tile of `C`, each invocation an `rm x rn`
+//!   block of it in registers (`vec4`s for the large tiles); `K` is walked a step at a time
+//!   through padded workgroup tiles, the next step read into registers while the current one
+//!   is multiplied. [`tiled`] is also what the MLP's kernels are built from (`mlp` depends on
+//!   this crate), with one tile chooser, [`tiled::Tiles::for_product`], which
+//!   [`SimtConfig::choose`] calls.
 //! - [`coop`]: tensor cores through cooperative matrices ([`wgsl_dsl::types::CoopMat`]):
 //!   `f16` inputs (or `f32` inputs rounded to `f16` as they are staged), `f32` accumulators,
 //!   16x16x16 multiply-adds; each subgroup computes a `warp_m x warp_n` tile from workgroup
@@ -21,7 +23,7 @@
 //! (`wgsl_dsl::interp`, which also runs the cooperative matrices lavapipe lacks: relative error
 //! within `gamma_K(2^-22)` for `f16` inputs, see [`spec::coop_bound`]) in
 //! `tests/interp.rs`, and on the GPU by `gemm check`. Sizes are run-time data (a [`GemmDims`] uniform); the tile
-//! configuration is part of the kernel and of its name (`simt_abt_128x128x8_8x8_vec`).
+//! configuration is part of the kernel and of its name (`simt_abt_t128x128x32r8x8v`).
 //!
 //! [`memory`] has the memory-bound kernels of the roofline benchmark (`gemm roofline`: copy,
 //! `y = a x + y`, GELU, row sum, row softmax, row layer norm, transpose), each with its `f64`
@@ -52,6 +54,7 @@ pub mod run;
 pub mod simt;
 pub mod spec;
 mod stage;
+pub mod tiled;
 
 pub use config::{CoopConfig, CoopInput, SimtConfig, TileConfig, h200_limits};
 pub use problem::{GemmDims, GemmDimsFields, Layout, Problem};

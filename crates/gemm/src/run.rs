@@ -72,7 +72,7 @@ impl Variant {
 
     fn vectors(&self) -> (bool, bool, bool) {
         match self {
-            Variant::Simt(c) => (c.vector_a, c.vector_b, c.vector_c),
+            Variant::Simt(_) => (false, false, false),
             // The cooperative kernel writes `c` as `array<f32>` either way.
             Variant::Coop(c) => (c.vector_a, c.vector_b, false),
         }

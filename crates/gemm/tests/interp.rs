@@ -2,8 +2,8 @@
 //! bounds and data races and every barrier and cooperative-matrix operation for uniformity,
 //! against the `f64` specification ([`wgsl_gemm::spec`]):
 //!
-//! - the SIMT kernel on odd sizes in every layout (scalar accesses: the sizes are not
-//!   multiples of 4);
+//! - the SIMT kernel on odd sizes in every layout, with the tiles it chooses and with the
+//!   large tiles on partial tiles and partial steps of `K`;
 //! - every variant of the cooperative-matrix kernel (lavapipe has no cooperative matrices, so
 //!   this is where CI runs them): `f16` and `f32` buffers, every layout, on sizes that are not
 //!   multiples of 16 (`17 x 33 x 19`, `1 x 16 x 7`) with the tile `CoopConfig::choose` picks
@@ -28,39 +28,74 @@ use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, 
 
 #[test]
 fn simt_kernel_on_the_interpreter_matches_the_specification() {
-    let cpu = Interpreter::new();
     let target = TargetLimits::default();
     for (seed, layout) in Layout::ALL.into_iter().enumerate() {
         for (m, n, k) in [(1, 1, 1), (37, 45, 61), (19, 7, 33)] {
             let p = Problem { m, n, k, layout };
-            let config = SimtConfig::choose(&p, &target);
-            assert!(
-                !config.vector_a && !config.vector_b && !config.vector_c,
-                "odd sizes take scalar accesses"
-            );
-            let shader = wgsl_gemm::simt::build(&config)
-                .build_for(&target)
-                .expect("builds");
-            let program = cpu.compile(&shader).expect("the interpreter takes it");
-            let a = random(p.a_len(), seed as u64);
-            let b = random(p.b_len(), seed as u64 + 1);
-            let dims = HostBuffer::from_value(p.dims());
-            let ab = HostBuffer::from_slice(&a);
-            let bb = HostBuffer::from_slice(&b);
-            let cb = HostBuffer::from_slice(&vec![f32::NAN; p.c_len()]);
-            cpu.dispatch(&program, &[&dims, &ab, &bb, &cb], config.grid(&p))
-                .unwrap_or_else(|e| panic!("{}: {e}", config.kernel_name()));
-            spec::check(
-                &p,
-                &widen(&a),
-                &widen(&b),
-                &cb.read(),
-                spec::simt_bound(p.k),
-                None,
-            )
-            .unwrap_or_else(|e| panic!("{}: {e}", config.kernel_name()));
+            check_simt(&SimtConfig::choose(&p, &target), &p, seed as u64);
         }
     }
+}
+
+#[test]
+fn simt_kernel_with_the_large_tiles_matches_the_specification_on_partial_tiles() {
+    // Two of 128 x 128 tiles along each side, the second partial, and K of several steps, the
+    // last partial; and one row (batch 1).
+    for (seed, layout) in Layout::ALL.into_iter().enumerate() {
+        for &tiles in &wgsl_gemm::tiled::LARGE_TILES {
+            for (m, n, k) in [(133, 131, 41), (1, 129, 17)] {
+                let p = Problem { m, n, k, layout };
+                check_simt(&SimtConfig::with_tiles(&p, tiles), &p, 10 + seed as u64);
+            }
+        }
+    }
+}
+
+/// Run the SIMT kernel of `config` on `p` on the interpreter (random operands from `seed`, `C`
+/// poisoned with NaN, the H200's workgroup limits) and check it against the specification.
+fn check_simt(config: &SimtConfig, p: &Problem, seed: u64) {
+    let name = config.kernel_name();
+    let target = wgsl_gemm::h200_limits();
+    assert!(config.fits(&target), "{name}");
+    let shader = wgsl_gemm::simt::build(config)
+        .build_for(&target)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let cpu = h200_interpreter(&target, 32);
+    let program = cpu
+        .compile(&shader)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let a = random(p.a_len(), seed);
+    let b = random(p.b_len(), seed + 1);
+    let dims = HostBuffer::from_value(p.dims());
+    let ab = HostBuffer::from_slice(&a);
+    let bb = HostBuffer::from_slice(&b);
+    let cb = HostBuffer::from_slice(&vec![f32::NAN; p.c_len()]);
+    cpu.dispatch(&program, &[&dims, &ab, &bb, &cb], config.grid(p))
+        .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
+    spec::check(
+        p,
+        &widen(&a),
+        &widen(&b),
+        &cb.read(),
+        spec::simt_bound(p.k),
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
+}
+
+/// The interpreter with the H200's workgroup limits (48 KiB of workgroup memory, 1024
+/// invocations), which the large tiles need, as the GPU run checks them, and subgroups of
+/// `subgroup_size`.
+fn h200_interpreter(target: &TargetLimits, subgroup_size: u32) -> Interpreter {
+    let mut limits = wgsl_dsl::runtime::interpreter_limits();
+    limits.max_compute_workgroup_storage_size = target.max_workgroup_storage_size;
+    limits.max_compute_invocations_per_workgroup = target.max_invocations_per_workgroup;
+    limits.max_compute_workgroup_size_x = target.max_workgroup_size[0];
+    Interpreter::with_options(InterpOptions {
+        limits,
+        subgroup_size,
+        ..InterpOptions::default()
+    })
 }
 
 fn widen(v: &[f32]) -> Vec<f64> {
@@ -76,17 +111,7 @@ fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
     let shader = wgsl_gemm::coop::build(config)
         .build_for(&target)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    // The H200's limits (48 KiB of workgroup memory, 1024 invocations), which the large tiles
-    // need, as the GPU run checks them.
-    let mut limits = wgsl_dsl::runtime::interpreter_limits();
-    limits.max_compute_workgroup_storage_size = target.max_workgroup_storage_size;
-    limits.max_compute_invocations_per_workgroup = target.max_invocations_per_workgroup;
-    limits.max_compute_workgroup_size_x = target.max_workgroup_size[0];
-    let cpu = Interpreter::with_options(InterpOptions {
-        limits,
-        ..InterpOptions::default()
-    });
-    assert_eq!(cpu.options().subgroup_size, config.subgroup_size);
+    let cpu = h200_interpreter(&target, config.subgroup_size);
     let program = cpu
         .compile(&shader)
         .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -162,8 +162,14 @@ fn simt_kernels_match_the_specification_on_odd_sizes() {
 fn every_simt_tile_matches_the_specification() {
     let gpu = gpu();
     let p = Problem::new(67, 45, 21, Layout::AtB);
-    for tile in wgsl_gemm::config::SIMT_TILES {
-        let config = SimtConfig::with_tile(&p, tile);
+    let mut tiles = wgsl_gemm::config::simt_sweep_tiles();
+    tiles.extend([
+        wgsl_gemm::tiled::LARGE,
+        wgsl_gemm::tiled::GROUPED,
+        wgsl_gemm::tiled::SMALL,
+    ]);
+    for tile in tiles {
+        let config = SimtConfig::with_tiles(&p, tile);
         if !config.fits(&gpu.target_limits()) {
             continue;
         }

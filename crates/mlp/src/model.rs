@@ -265,7 +265,7 @@ impl GpuMlp {
             .unwrap_or(1)
             .max(1);
         let hidden = sizes.first().map_or(1, |&(_, o)| o.max(1));
-        let target = crate::kernels::product::Target::of(gpu);
+        let target = wgsl_gemm::tiled::Target::of(gpu);
         let by_binding = (bytes / (4 * widest)).min(crate::config::MAX_ELEMENTS / widest);
         let by_grid = limits.max_compute_workgroups_per_dimension as usize;
         let (mut best, why) = if by_binding <= by_grid {
@@ -448,7 +448,7 @@ impl GpuMlp {
         // there (lavapipe: the fused kernels re-read the batch through the permutation for every
         // column tile, where the gather pass copies it once).
         if !gpu.is_software() {
-            model.set_fused(gpu, Some(crate::kernels::product::Target::of(gpu)))?;
+            model.set_fused(gpu, Some(wgsl_gemm::tiled::Target::of(gpu)))?;
         }
         Ok(model)
     }

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
-use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SIMT_TILES, SINGLE_TILES};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
 use wgsl_gemm::harness::{direct_checks, random, run_and_check, single_checks};
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
@@ -518,16 +518,9 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
     let ops = Operands::new(gpu, &p)?;
     let target = gpu.target_limits();
     println!("{}", adapter_line(gpu));
-    let mut simt_tiles = SIMT_TILES[..2].to_vec();
-    simt_tiles.extend([
-        (128, 128, 16, 8, 8),
-        (256, 128, 8, 8, 8),
-        (128, 256, 8, 8, 8),
-        (128, 128, 8, 4, 8),
-    ]);
     let mut gemms = Vec::new();
-    for tile in simt_tiles {
-        let c = SimtConfig::with_tile(&p, tile);
+    for tiles in wgsl_gemm::config::simt_sweep_tiles() {
+        let c = SimtConfig::with_tiles(&p, tiles);
         if c.fits(&target) {
             gemms.push(Gemm::with_simt(gpu, c));
         }

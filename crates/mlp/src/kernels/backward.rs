@@ -18,9 +18,10 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::tiled::{WORKGROUP, row_major, tile_grid, tiled_product, transposed};
+use super::tiled::{WORKGROUP, tile_grid, tiled_product};
 use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 use crate::activation::Activation;
+use wgsl_gemm::tiled::Source;
 
 /// Workgroup size of `bias_grad`.
 pub const BIAS_GRAD_WORKGROUP: u32 = 64;
@@ -53,9 +54,9 @@ impl KernelDef for LinearBackwardWeight {
         let LinearBackwardWeightBindings { dims, dy, x, grads } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy^T [outputs, batch]: A[o, b] = dy[b, o].
-        let a = transposed(&dy, outputs.clone(), batch.clone(), None);
+        let a = Source::transposed(&dy, outputs.clone(), batch.clone(), None);
         // B = x [batch, inputs].
-        let b = row_major(&x, batch.clone(), inputs.clone(), None);
+        let b = Source::row_major(&x, batch.clone(), inputs.clone(), None);
         tiled_product(&mut k, a, b, |k, out| {
             k.store(
                 &grads.at(&w_off + &out.row * &inputs + &out.col),
@@ -120,8 +121,8 @@ impl KernelDef for LinearBackwardInput {
         } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         // A = dy [batch, outputs]; B = W [outputs, inputs].
-        let a = row_major(&dy, batch.clone(), outputs.clone(), None);
-        let b = row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));
+        let a = Source::row_major(&dy, batch.clone(), outputs.clone(), None);
+        let b = Source::row_major(&params, outputs.clone(), inputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
             let at = k.let_("at", &out.row * &inputs + &out.col);
             let s = k.let_("saved_value", saved.at(&at).load());

@@ -25,15 +25,15 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
 use super::optim::{ScheduleFields, scheduled_lr};
-use super::product::{
-    Epilogue, Output, SharedArray, Source, Target, TileMemory, Tiles, product, product_at, split_k,
-    store_only,
-};
 use super::uniforms::{
     AdamParams, AdamParamsFields, GatherParams, GatherParamsFields, LinearDims, LinearDimsFields,
     SgdParams, SgdParamsFields, load_layer_dims,
 };
 use crate::activation::Activation;
+use wgsl_gemm::tiled::{
+    Epilogue, Output, SharedArray, Source, Target, TileMemory, Tiles, product, product_at, split_k,
+    store_only,
+};
 
 /// The most hidden units one `softmax_head` invocation holds (`per`), and the most classes.
 pub const HEAD_MAX_PER: u32 = 8;
@@ -307,6 +307,7 @@ fn parse_tiles(s: &str) -> Result<Tiles, String> {
             rm,
             rn,
             kg,
+            vector: false,
         }),
         _ => Err(format!("`{s}`: expected tiles as t16x16x32r2x2g4")),
     }
@@ -328,7 +329,7 @@ fn parse_head(s: &str) -> Result<HeadTiles, String> {
 /// from the dataset through the permutation. With `start = (gp.first_step + state[1]) *
 /// gp.batch_size` and `s = workgroup_id.z`:
 /// `partial[s, r, o] = sum over k in part s of images[order[start + r], k] * W0[o, k]` for
-/// `r < dims.batch`, `o < dims.outputs`, parts of [`split_len`](super::product::split_len)`(inputs, splits, tk)`; and
+/// `r < dims.batch`, `o < dims.outputs`, parts of [`split_len`](wgsl_gemm::tiled::split_len)`(inputs, splits, tk)`; and
 /// `batch_labels[r] = labels[order[start + r]]`. Order entries must be below
 /// `gp.dataset_len`.
 ///
@@ -1133,7 +1134,7 @@ fn grad_update(
 /// some sizes), a head of 32 invocations of two units each for up to 12 classes, and the
 /// gradients in 16 x 32 tiles of 2 x 4 per invocation in two groups 8 deep. The second, the
 /// shapes [`Tiles::for_product`] takes at small batches and long `K`: the forward in the
-/// 16 x 16 tiles of four groups ([`super::product::SMALL`]), 4 deep, `K` in 2 parts, and the
+/// 16 x 16 tiles of four groups ([`wgsl_gemm::tiled::SMALL`]), 4 deep, `K` in 2 parts, and the
 /// gradients in eight groups (16 x 16 tiles of 2 x 4, 4 deep: 256 invocations, within the
 /// interpreter's and WebGPU's default limits, where the GPU's 32 x 32 tiles of eight groups
 /// take 512).
@@ -1147,11 +1148,12 @@ pub fn verified_configs() -> [FusedConfig; 3] {
         rm: 2,
         rn: 4,
         kg: 2,
+        vector: false,
     };
     let gpu = FusedConfig {
         forward: Tiles {
             tk: 4,
-            ..super::product::GROUPED
+            ..wgsl_gemm::tiled::GROUPED
         },
         splits: 3,
         head: HeadTiles {
@@ -1169,11 +1171,12 @@ pub fn verified_configs() -> [FusedConfig; 3] {
         rm: 2,
         rn: 4,
         kg: 8,
+        vector: false,
     };
     let small_batch = FusedConfig {
         forward: Tiles {
             tk: 4,
-            ..super::product::SMALL
+            ..wgsl_gemm::tiled::SMALL
         },
         splits: 2,
         first_grad: deep,
@@ -1210,14 +1213,14 @@ pub fn all() -> Vec<KernelBuilder> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::product::H200;
+    use wgsl_gemm::tiled::H200;
 
     #[test]
     fn the_mnist_model_is_fused_with_tiles_for_its_device() {
         let sizes = [(784, 128), (128, 10)];
         let cpu = FusedConfig::choose(&sizes, 64, Target::Cpu).expect("fusable");
         assert_eq!(cpu.splits, 1);
-        assert_eq!(cpu.forward, super::super::product::LARGE);
+        assert_eq!(cpu.forward, wgsl_gemm::tiled::LARGE);
         assert_eq!(cpu.head.suffix(), "h128x1c10");
         let gpu = FusedConfig::choose(&sizes, 128, H200).expect("fusable");
         assert_eq!(gpu.forward.suffix(), "t16x16x16r2x2g4");
@@ -1284,7 +1287,7 @@ mod tests {
         )
         .expect("parses")
         .expect("fused");
-        assert_eq!(c.forward, super::super::product::LARGE);
+        assert_eq!(c.forward, wgsl_gemm::tiled::LARGE);
         // 16 tiles of 32 x 32, 49 steps of 16: 32 parts wanted, 16 at most.
         assert_eq!(c.splits, 16);
         assert_eq!(c.grad.suffix(), "t16x16x16r2x2g2");

@@ -11,9 +11,10 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
 
-use super::tiled::{WORKGROUP, row_major, tile_grid, tiled_product, transposed};
+use super::tiled::{WORKGROUP, tile_grid, tiled_product};
 use super::uniforms::{LinearDims, LinearDimsFields, load_layer_dims};
 use crate::activation::Activation;
+use wgsl_gemm::tiled::Source;
 
 /// The bindings of the linear forward kernels.
 #[derive(Debug, Bindings)]
@@ -58,9 +59,9 @@ impl KernelDef for Linear {
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         let b_off = k.let_("bias_offset", dims.bias_offset().load());
         // A = x [batch, inputs], row-major.
-        let a = row_major(&x, batch.clone(), inputs.clone(), None);
+        let a = Source::row_major(&x, batch.clone(), inputs.clone(), None);
         // B = W^T: B[i, o] = W[o, i], stored [outputs, inputs], so rows (i) are contiguous.
-        let b = transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
+        let b = Source::transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
             let z = out.value.clone() + params.at(&b_off + &out.col).load();
             let value = match self.0 {
@@ -121,8 +122,8 @@ impl KernelDef for LinearKeepZ {
         } = k.bindings();
         let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &dims);
         let b_off = k.let_("bias_offset", dims.bias_offset().load());
-        let a = row_major(&x, batch.clone(), inputs.clone(), None);
-        let b = transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
+        let a = Source::row_major(&x, batch.clone(), inputs.clone(), None);
+        let b = Source::transposed(&params, inputs.clone(), outputs.clone(), Some(w_off));
         tiled_product(&mut k, a, b, |k, out| {
             let z = k.let_("z", out.value.clone() + params.at(&b_off + &out.col).load());
             let at = k.let_("at", &out.row * &outputs + &out.col);

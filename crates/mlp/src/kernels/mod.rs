@@ -26,7 +26,7 @@
 //! row-major; parameters, gradients and optimizer slots are flat buffers in the layout of
 //! [`crate::params`]. On GPUs a model with one hidden layer trains with the three kernels of
 //! [`fused`] instead (`forward_gather_*`, `softmax_head_*`, `grad_update_*`, tiles chosen by
-//! [`product`]). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
+//! [`wgsl_gemm::tiled`]). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
 //! writes. Every kernel is checked against an `f64` specification on random cases by the
 //! workspace's verification harness (`wgsl-dsl-harness`, `tests/mlp_kernels.rs`).
 //!
@@ -47,7 +47,6 @@ pub mod gather;
 pub mod linear;
 pub mod loss;
 pub mod optim;
-pub mod product;
 pub mod step;
 pub mod tiled;
 pub mod uniforms;

@@ -1,5 +1,5 @@
 //! The unfused linear kernels' product (the forward and the two backward products): the one
-//! tiled product of [`super::product`] with its [`LARGE`] tiles (32 x 32 outputs per workgroup,
+//! tiled product of [`wgsl_gemm::tiled`] with its [`LARGE`] tiles (32 x 32 outputs per workgroup,
 //! 4 x 4 per invocation, `K` walked 16 at a time), over the whole of `K`, operands read from
 //! storage buffers row-major or transposed.
 //!
@@ -10,56 +10,10 @@
 
 use wgsl_dsl::prelude::*;
 
-use super::product::{LARGE, Output, Source, product, store_only};
+use wgsl_gemm::tiled::{LARGE, Output, Source, product, store_only};
 
 /// The workgroup size of the unfused linear kernels: [`LARGE`]'s, `[8, 8, 1]`.
 pub const WORKGROUP: [u32; 3] = [LARGE.tn / LARGE.rn, LARGE.tm / LARGE.rm, LARGE.kg];
-
-/// One operand of the product, `[rows, cols]` in a storage buffer from `offset` (0 if
-/// `None`): row-major (element `(r, c)` at `offset + r * cols + c`) or transposed
-/// (column-major, at `offset + c * rows + r`).
-pub(crate) fn operand<'a>(
-    buffer: &'a Buffer<f32, ReadOnly>,
-    rows: Exp<u32>,
-    cols: Exp<u32>,
-    offset: Option<Exp<u32>>,
-    cols_contiguous: bool,
-) -> Source<'a> {
-    let stride = if cols_contiguous { &cols } else { &rows }.clone();
-    Source {
-        rows,
-        cols,
-        value: Box::new(move |r, c| {
-            let (outer, inner) = if cols_contiguous { (r, c) } else { (c, r) };
-            let at = outer * &stride + inner;
-            buffer
-                .at(offset.as_ref().map_or(at.clone(), |o| o + at))
-                .load()
-        }),
-        row_key: None,
-        cols_contiguous,
-    }
-}
-
-/// `[rows, cols]` stored row-major ([`operand`]).
-pub(crate) fn row_major<'a>(
-    buffer: &'a Buffer<f32, ReadOnly>,
-    rows: Exp<u32>,
-    cols: Exp<u32>,
-    offset: Option<Exp<u32>>,
-) -> Source<'a> {
-    operand(buffer, rows, cols, offset, true)
-}
-
-/// `[rows, cols]` stored transposed ([`operand`]).
-pub(crate) fn transposed<'a>(
-    buffer: &'a Buffer<f32, ReadOnly>,
-    rows: Exp<u32>,
-    cols: Exp<u32>,
-    offset: Option<Exp<u32>>,
-) -> Source<'a> {
-    operand(buffer, rows, cols, offset, false)
-}
 
 /// Emit `C = A B` for `a [M, K]` and `b [K, N]` into `k`; `epilogue` is called for each of an
 /// invocation's outputs inside `[M, N]` (`Output::inside`), to store it. Dispatch

@@ -13,8 +13,8 @@ use crate::kernels::fused::{
     ForwardGather, ForwardGatherArgs, FusedConfig, FusedOptimizer, GradUpdateAdamArgs,
     GradUpdateSgdArgs, SoftmaxHead, SoftmaxHeadArgs,
 };
-use crate::kernels::product::Target;
 use crate::kernels::uniforms::GatherParams;
+use wgsl_gemm::tiled::Target;
 
 /// The environment variable that overrides the fused kernels' configuration (a spec of
 /// [`FusedConfig::choose_with`]), for measuring configurations on a device.

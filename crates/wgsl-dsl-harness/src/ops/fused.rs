@@ -8,10 +8,10 @@ use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
 };
-use mlp::kernels::product::split_len;
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
+use wgsl_gemm::tiled::split_len;
 
 use super::support::{
     CaseSizes, MlpOp, adam_hp, dims, layer_from_flat, random_gather, random_layer, sgd_hp,

@@ -1,5 +1,7 @@
-//! The shape-aware tiled product of the fused training step (ARCHITECTURE.md decision *Shape-aware kernels*): a workgroup
-//! computes a `tm x tn` tile of `C = A B`, each invocation `rm x rn` outputs in registers, with
+//! The tiled `f32` product on the ordinary arithmetic units, the one every product of the
+//! workspace is built from: `gemm`'s SIMT kernel ([`crate::simt`]), the MLP's unfused linear
+//! kernels and its fused training step (`mlp::kernels`). Shape-aware (ARCHITECTURE.md decision
+//! *Shape-aware kernels*): a workgroup computes a `tm x tn` tile of `C = A B`, each invocation `rm x rn` outputs in registers, with
 //! the tile sizes a [`Tiles`] value chosen at kernel-build time from the problem's shape and the
 //! device's limits ([`Tiles::for_product`]), a `K` range (for split-K), and operands given as
 //! loads rather than buffers (a batch read through the permutation, a column of ones that turns
@@ -65,6 +67,16 @@ impl Target {
         }
     }
 
+    /// A GPU with `limits` (its invocations and workgroup memory per workgroup), to be filled
+    /// with 512 workgroups (4 per multiprocessor of an H100/H200).
+    pub fn from_limits(limits: &wgsl_dsl::TargetLimits) -> Target {
+        Target::Gpu {
+            workgroups: 512,
+            max_invocations: limits.max_invocations_per_workgroup,
+            shared_bytes: limits.max_workgroup_storage_size,
+        }
+    }
+
     /// Invocations per workgroup the target allows (256 on a CPU).
     pub fn max_invocations(&self) -> u32 {
         match *self {
@@ -101,10 +113,16 @@ pub struct Tiles {
     pub rn: u32,
     /// Groups of invocations splitting each step's `K` (1: the whole workgroup is one group).
     pub kg: u32,
+    /// Registers and workgroup reads four elements at a time: an invocation's rows (columns)
+    /// are groups of four adjacent ones, `tm / (rm / 4)` apart, its accumulators `vec4`s, each
+    /// `K` element of `A`'s and `B`'s tiles read as `rm / 4 + rn / 4` `vec4`s from workgroup
+    /// memory (`array<vec4<f32>>`, rows padded by one `vec4`) instead of `rm + rn` scalars.
+    /// Needs `rm` and `rn` multiples of 4.
+    pub vector: bool,
 }
 
-/// 32 x 32 tiles of 4 x 4 per invocation, 16 deep, one group: the CPU's (and
-/// [`super::tiled`]'s tile sizes).
+/// 32 x 32 tiles of 4 x 4 per invocation, 16 deep, one group: the CPU's (and the MLP's
+/// unfused linear kernels').
 pub const LARGE: Tiles = Tiles {
     tm: 32,
     tn: 32,
@@ -112,6 +130,7 @@ pub const LARGE: Tiles = Tiles {
     rm: 4,
     rn: 4,
     kg: 1,
+    vector: false,
 };
 /// [`LARGE`] with four groups of 64 invocations each taking 16 of a 64-deep step: the GPU's
 /// (256 invocations; the fastest of the configurations measured on an H200 at batch 128 and
@@ -126,7 +145,49 @@ pub const SMALL: Tiles = Tiles {
     rm: 2,
     rn: 2,
     kg: 4,
+    vector: false,
 };
+
+/// The tiles of large products on a GPU, in the order [`Tiles::for_product`] tries them, each
+/// in `vec4`s ([`Tiles::vector`]) with one group: 128 x 128 outputs per workgroup, 8 x 8 per
+/// invocation (256 invocations), 32 deep (33 KiB of workgroup memory) or 8 deep (8.3 KiB,
+/// within WebGPU's default 16 KiB); 64 x 64, 4 x 4 per invocation, 16 deep. Each is taken
+/// when the product has at least [`LARGE_PRODUCT_TILES`] of its tiles and it fits the target.
+/// At 4096^3 on the H200 (`gemm sweep`, benches/notes/issue29_simt.sh, BENCHMARKS.md):
+/// 27.8, 23.9 and 23.6 TFLOP/s.
+pub const LARGE_TILES: [Tiles; 3] = [
+    Tiles {
+        tm: 128,
+        tn: 128,
+        tk: 32,
+        rm: 8,
+        rn: 8,
+        kg: 1,
+        vector: true,
+    },
+    Tiles {
+        tm: 128,
+        tn: 128,
+        tk: 8,
+        rm: 8,
+        rn: 8,
+        kg: 1,
+        vector: true,
+    },
+    Tiles {
+        tm: 64,
+        tn: 64,
+        tk: 16,
+        rm: 4,
+        rn: 4,
+        kg: 1,
+        vector: true,
+    },
+];
+
+/// [`Tiles::for_product`] takes [`LARGE_TILES`] for a product of this many of their tiles or
+/// more (enough workgroups to fill an H200's 132 multiprocessors about once).
+pub const LARGE_PRODUCT_TILES: usize = 128;
 
 /// The largest workgroup array a product's kernel declares (`f32` elements; 48 KiB).
 pub const MAX_SHARED_FLOATS: usize = 12288;
@@ -156,27 +217,35 @@ impl Tiles {
         ]
     }
 
-    /// `t{tm}x{tn}x{tk}r{rm}x{rn}`, then `g{kg}` when `kg > 1`: the configuration in a kernel
-    /// name.
+    /// `t{tm}x{tn}x{tk}r{rm}x{rn}`, then `g{kg}` when `kg > 1` and `v` when
+    /// [`Tiles::vector`]: the configuration in a kernel name.
     pub fn suffix(&self) -> String {
         let groups = if self.kg > 1 {
             format!("g{}", self.kg)
         } else {
             String::new()
         };
+        let vector = if self.vector { "v" } else { "" };
         format!(
-            "t{}x{}x{}r{}x{}{groups}",
+            "t{}x{}x{}r{}x{}{groups}{vector}",
             self.tm, self.tn, self.tk, self.rm, self.rn
         )
     }
 
+    /// The padding of a row of a staged tile: one element, or one `vec4` when
+    /// [`Tiles::vector`].
+    pub fn pad(&self) -> u32 {
+        if self.vector { 4 } else { 1 }
+    }
+
     /// `f32` elements of workgroup memory the product needs: the padded `A` and `B` tiles of one
-    /// step (`[depth][tm + 1]`, `[depth][tn + 1]`), and room for the groups' partial sums
+    /// step (`[depth][tm + pad]`, `[depth][tn + pad]`, [`Tiles::pad`]), and room for the groups' partial sums
     /// (`kg * tm * tn`) and for one value per invocation (reductions after the product).
     pub fn shared_floats(&self) -> usize {
         let depth = self.depth() as usize;
-        let a = (self.tm as usize + 1) * depth;
-        let b = (self.tn as usize + 1) * depth;
+        let pad = self.pad() as usize;
+        let a = (self.tm as usize + pad) * depth;
+        let b = (self.tn as usize + pad) * depth;
         let groups = if self.kg > 1 {
             (self.kg * self.tm * self.tn) as usize
         } else {
@@ -185,8 +254,21 @@ impl Tiles {
         (a + b).max(groups).max(self.invocations() as usize)
     }
 
+    /// `f32` elements of the workgroup array [`TileMemory::declare`] declares for these tiles
+    /// alone: [`Tiles::shared_floats`] rounded up to a whole `vec4` or to the capacity of a
+    /// [`SharedArray`] (`None` past [`MAX_SHARED_FLOATS`]).
+    pub fn memory_floats(&self) -> Option<usize> {
+        let len = self.shared_floats();
+        if self.vector {
+            (len <= MAX_SHARED_FLOATS).then(|| len.next_multiple_of(4))
+        } else {
+            SharedArray::capacity(len)
+        }
+    }
+
     /// True if the configuration is usable: the tiles divide by the per-invocation block,
-    /// 1 to 1024 invocations, and the workgroup memory fits [`MAX_SHARED_FLOATS`].
+    /// 1 to 1024 invocations, the workgroup memory fits [`MAX_SHARED_FLOATS`], and a
+    /// [`Tiles::vector`] block is made of `vec4`s.
     pub fn is_valid(&self) -> bool {
         self.rm > 0
             && self.rn > 0
@@ -196,6 +278,7 @@ impl Tiles {
             && self.tn.is_multiple_of(self.rn)
             && (1..=1024).contains(&self.invocations())
             && self.shared_floats() <= MAX_SHARED_FLOATS
+            && (!self.vector || (self.rm.is_multiple_of(4) && self.rn.is_multiple_of(4)))
     }
 
     /// True if the configuration is valid and fits `target`'s invocations and workgroup
@@ -207,7 +290,8 @@ impl Tiles {
     }
 
     /// The tiles for `C [m, n] = A [m, k] B [k, n]` on `target`: [`LARGE`] on a CPU; on a GPU
-    /// 32 x 32 tiles ([`GROUPED`]), or 16 x 16 ([`SMALL`]) when `C` has fewer than
+    /// the first of [`LARGE_TILES`] for products of at least [`LARGE_PRODUCT_TILES`] of its
+    /// tiles, else 32 x 32 tiles ([`GROUPED`]), or 16 x 16 ([`SMALL`]) when `C` has fewer than
     /// [`SMALL_BELOW`] tiles of 32 x 32, with 8 groups when `k` is at least [`DEEP_K`] and
     /// 4 otherwise, or as many groups (2, 1) and as deep a slice (16, 8) as the target's
     /// invocations and workgroup memory allow, 8 deep when `k` is shorter than a step of 16.
@@ -219,6 +303,13 @@ impl Tiles {
         match target {
             Target::Cpu => LARGE,
             Target::Gpu { .. } => {
+                let large = LARGE_TILES.iter().find(|t| {
+                    let [x, y, _] = t.grid(m, n);
+                    (x as usize) * (y as usize) >= LARGE_PRODUCT_TILES && t.fits(target)
+                });
+                if let Some(&t) = large {
+                    return t;
+                }
                 let [x, y, _] = GROUPED.grid(m, n);
                 let base = if (x as usize) * (y as usize) < SMALL_BELOW {
                     SMALL
@@ -277,14 +368,15 @@ pub fn split_len(k: u32, parts: u32, depth: u32) -> u32 {
 /// the operand: there the product passes row and column 0 (or the row's key of row 0) and
 /// discards the value, so every read stays in bounds and the tile's loads can be issued
 /// together instead of one branch (and one memory latency) at a time.
-pub(crate) type ValueFn<'a> = Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32> + 'a>;
+pub type ValueFn<'a> = Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<f32> + 'a>;
 
 /// A per-row value computed once before the `K` walk (e.g. the row's offset in the dataset,
 /// read through the permutation), passed to [`ValueFn`] in place of the row.
-pub(crate) type RowKeyFn<'a> = Box<dyn Fn(&Exp<u32>) -> Exp<u32> + 'a>;
+pub type RowKeyFn<'a> = Box<dyn Fn(&Exp<u32>) -> Exp<u32> + 'a>;
 
-/// One operand, a logical matrix `[rows, cols]`.
-pub(crate) struct Source<'a> {
+/// One operand, a logical matrix `[rows, cols]`: any loads ([`Source::value`]), or a storage
+/// buffer ([`Source::row_major`], [`Source::transposed`]).
+pub struct Source<'a> {
     /// Logical rows.
     pub rows: Exp<u32>,
     /// Logical columns.
@@ -298,9 +390,69 @@ pub(crate) struct Source<'a> {
     pub cols_contiguous: bool,
 }
 
+impl std::fmt::Debug for Source<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("rows", &self.rows)
+            .field("cols", &self.cols)
+            .field("row_key", &self.row_key.is_some())
+            .field("cols_contiguous", &self.cols_contiguous)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Source<'a> {
+    /// `[rows, cols]` in a storage buffer from `offset` (0 if `None`): row-major (element
+    /// `(r, c)` at `offset + r * cols + c`) if `cols_contiguous`, else transposed (column-major,
+    /// at `offset + c * rows + r`).
+    pub fn buffer(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+        cols_contiguous: bool,
+    ) -> Source<'a> {
+        let stride = if cols_contiguous { &cols } else { &rows }.clone();
+        Source {
+            rows,
+            cols,
+            value: Box::new(move |r, c| {
+                let (outer, inner) = if cols_contiguous { (r, c) } else { (c, r) };
+                let at = outer * &stride + inner;
+                buffer
+                    .at(offset.as_ref().map_or(at.clone(), |o| o + at))
+                    .load()
+            }),
+            row_key: None,
+            cols_contiguous,
+        }
+    }
+
+    /// `[rows, cols]` stored row-major from `offset` ([`Source::buffer`]).
+    pub fn row_major(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+    ) -> Source<'a> {
+        Source::buffer(buffer, rows, cols, offset, true)
+    }
+
+    /// `[rows, cols]` stored transposed from `offset` ([`Source::buffer`]).
+    pub fn transposed(
+        buffer: &'a Buffer<f32, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        offset: Option<Exp<u32>>,
+    ) -> Source<'a> {
+        Source::buffer(buffer, rows, cols, offset, false)
+    }
+}
+
 /// What the product gives the epilogue for each of an invocation's outputs, also those
 /// outside `[M, N]` (`inside` false: the epilogue reads in bounds and stores nothing).
-pub(crate) struct Output {
+#[derive(Debug)]
+pub struct Output {
     /// Row of `C`.
     pub row: Exp<u32>,
     /// Column of `C`.
@@ -316,7 +468,8 @@ pub(crate) struct Output {
 /// before any is stored, so that their memory latencies overlap (a read after a store to the
 /// same buffer would wait for it); then `store` finishes each output (storing only where
 /// `inside`).
-pub(crate) struct Epilogue<L, S> {
+#[allow(missing_debug_implementations)] // Closures.
+pub struct Epilogue<L, S> {
     /// Reads for one output.
     pub load: L,
     /// Finishes one output with its reads.
@@ -337,9 +490,7 @@ where
 }
 
 /// An epilogue that only stores.
-pub(crate) fn store_only<S>(
-    store: S,
-) -> Epilogue<impl Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>, S>
+pub fn store_only<S>(store: S) -> Epilogue<impl Fn(&mut KernelBuilder, &Output) -> Vec<Exp<f32>>, S>
 where
     S: Fn(&mut KernelBuilder, &Output, Vec<Exp<f32>>),
 {
@@ -354,24 +505,54 @@ where
 macro_rules! shared_arrays {
     ($($variant:ident = $n:literal),* $(,)?) => {
         /// A workgroup `array<f32, N>`, `N` the smallest listed capacity that holds what its
-        /// kernel needs.
-        pub(crate) enum SharedArray {
+        /// kernel needs, or an `array<vec4<f32>, N / 4>` read element by element or four at a
+        /// time ([`SharedArray::declare_vec4`]).
+        #[derive(Debug)]
+        pub enum SharedArray {
             $($variant(Place<Array<f32, $n>, ReadWrite>),)*
+            /// `array<vec4<f32>, N / 4>`.
+            Vec4(Place<SizedArray<Vec4<f32>>, ReadWrite>),
         }
 
         impl SharedArray {
             /// Declare `name` with room for `len` elements (`None` past the largest capacity).
-            pub(crate) fn declare(k: &mut KernelBuilder, name: &str, len: usize) -> Option<Self> {
+            pub fn declare(k: &mut KernelBuilder, name: &str, len: usize) -> Option<Self> {
                 $(if len <= $n {
                     return Some(SharedArray::$variant(k.workgroup::<Array<f32, $n>>(name)));
                 })*
                 None
             }
 
-            /// Element `i`.
-            pub(crate) fn at(&self, i: impl IntoExp<u32>) -> Place<f32, ReadWrite> {
+            /// The capacity [`SharedArray::declare`] gives `len` elements (`None` past the
+            /// largest).
+            pub fn capacity(len: usize) -> Option<usize> {
+                [$($n),*].into_iter().find(|&n| len <= n)
+            }
+
+            /// Declare `name` as an `array<vec4<f32>>` with room for `len` elements (`None`
+            /// past [`MAX_SHARED_FLOATS`]).
+            pub fn declare_vec4(k: &mut KernelBuilder, name: &str, len: usize) -> Option<Self> {
+                let vectors = u32::try_from(len.div_ceil(4)).ok()?;
+                (len <= MAX_SHARED_FLOATS)
+                    .then(|| SharedArray::Vec4(k.workgroup_array::<Vec4<f32>>(name, vectors)))
+            }
+
+            /// Element `i` (of a `vec4` array: component `i % 4` of vector `i / 4`).
+            pub fn at(&self, i: impl IntoExp<u32>) -> Place<f32, ReadWrite> {
                 match self {
                     $(SharedArray::$variant(p) => p.at(i),)*
+                    SharedArray::Vec4(p) => {
+                        let i = i.into_exp();
+                        p.at(&i / 4u32).at(&i % 4u32)
+                    }
+                }
+            }
+
+            /// Elements `4 i .. 4 i + 4` of a `vec4` array (`None` for an `f32` one).
+            pub fn at4(&self, i: impl IntoExp<u32>) -> Option<Place<Vec4<f32>, ReadWrite>> {
+                match self {
+                    SharedArray::Vec4(p) => Some(p.at(i)),
+                    _ => None,
                 }
             }
         }
@@ -394,22 +575,28 @@ shared_arrays!(
 
 /// The workgroup memory of a kernel's products (one array, `tiles` below): the `A` tile, then
 /// the `B` tile, or the groups' partial sums, or a reduction's values after the product.
-pub(crate) struct TileMemory {
+#[derive(Debug)]
+pub struct TileMemory {
     /// The array.
     pub tiles: SharedArray,
 }
 
 impl TileMemory {
-    /// Declare the array (`tiles`), large enough for each of `configs`.
+    /// Declare the array (`tiles`), large enough for each of `configs`: of `vec4`s when they
+    /// are all [`Tiles::vector`].
     ///
     /// # Panics
     /// If a configuration needs more than [`MAX_SHARED_FLOATS`] (not [`Tiles::is_valid`]: a bug
     /// in the configuration chooser, not user input).
-    pub(crate) fn declare(k: &mut KernelBuilder, configs: &[Tiles]) -> TileMemory {
+    pub fn declare(k: &mut KernelBuilder, configs: &[Tiles]) -> TileMemory {
         let len = configs.iter().map(Tiles::shared_floats).max().unwrap_or(1);
+        let tiles = if !configs.is_empty() && configs.iter().all(|t| t.vector) {
+            SharedArray::declare_vec4(k, "tiles", len)
+        } else {
+            SharedArray::declare(k, "tiles", len)
+        };
         TileMemory {
-            tiles: SharedArray::declare(k, "tiles", len)
-                .unwrap_or_else(|| panic!("tiles {configs:?} need {len} floats of memory")),
+            tiles: tiles.unwrap_or_else(|| panic!("tiles {configs:?} need {len} floats of memory")),
         }
     }
 }
@@ -419,7 +606,7 @@ impl TileMemory {
 ///
 /// # Panics
 /// If `tiles` is not [`Tiles::is_valid`] (a bug in the configuration chooser, not user input).
-pub(crate) fn product(
+pub fn product(
     k: &mut KernelBuilder,
     tiles: Tiles,
     a: Source<'_>,
@@ -566,7 +753,7 @@ fn store_slots(k: &mut KernelBuilder, memory: &TileMemory, slots: &[Slot], [rows
 /// As [`product`], for the tile `[row, column]` (in tiles) given, with `memory` declared by the
 /// caller: a kernel can hold several products (in branches uniform per workgroup).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn product_at(
+pub fn product_at(
     k: &mut KernelBuilder,
     tiles: Tiles,
     memory: &TileMemory,
@@ -592,11 +779,12 @@ pub(crate) fn product_at(
         rm,
         rn,
         kg,
+        ..
     } = tiles;
     let [wx, wy, _] = tiles.workgroup();
     let depth = tiles.depth();
-    // Padded strides: A as [depth][tm + 1], B as [depth][tn + 1] after it.
-    let (sa, sb) = (tm + 1, tn + 1);
+    // Padded strides: A as [depth][tm + pad], B as [depth][tn + pad] after it.
+    let (sa, sb) = (tm + tiles.pad(), tn + tiles.pad());
     let b_base = sa * depth;
     let tx = k.let_("tx", local_invocation_id().x());
     let ty = k.let_("ty", local_invocation_id().y());
@@ -607,9 +795,7 @@ pub(crate) fn product_at(
     let k_end = k.let_("k_end", min(min(k_end, a.cols.clone()), b.rows.clone()));
     let tile_row0 = k.let_("tile_row0", tile_row * tm);
     let tile_col0 = k.let_("tile_col0", tile_col * tn);
-    let acc: Vec<Var<f32>> = (0..rm * rn)
-        .map(|i| k.var(&format!("acc{i}"), 0.0f32))
-        .collect();
+    let registers = Registers::declare(k, tiles);
     let steps = k.let_(
         "k_steps",
         k_end
@@ -617,7 +803,7 @@ pub(crate) fn product_at(
             .select((&k_end - &k_begin + (depth - 1)) / depth, 0u32),
     );
     let invocations = tiles.invocations();
-    // A as [depth][tm + 1], B as [depth][tn + 1] after it.
+    // A as [depth][tm + pad], B as [depth][tn + pad] after it.
     let a_slots = slots(
         k,
         &a,
@@ -654,46 +840,114 @@ pub(crate) fn product_at(
         // The next step's elements (zero past the range), read while this step is multiplied.
         let next = k.let_("k_next", &k_begin + (t + 1u32) * depth);
         load(k, &next);
-        let a_base = k.let_("a_base", &slice * sa + &ty);
-        let b_off = k.let_("b_base", &slice * sb + &tx + b_base);
-        for kk in 0..tk {
-            let av: Vec<Exp<f32>> = (0..rm)
-                .map(|i| {
-                    let at = &a_base + (kk * sa + i * wy);
-                    k.let_(&format!("a{i}"), memory.tiles.at(at).load())
-                })
-                .collect();
-            let bv: Vec<Exp<f32>> = (0..rn)
-                .map(|j| {
-                    let at = &b_off + (kk * sb + j * wx);
-                    k.let_(&format!("b{j}"), memory.tiles.at(at).load())
-                })
-                .collect();
-            for i in 0..rm as usize {
-                for j in 0..rn as usize {
-                    k.update(&acc[i * rn as usize + j], |s| {
-                        fma(av[i].clone(), bv[j].clone(), s)
-                    });
+        match &registers {
+            Registers::Scalar(acc) => {
+                let a_base = k.let_("a_base", &slice * sa + &ty);
+                let b_off = k.let_("b_base", &slice * sb + &tx + b_base);
+                for kk in 0..tk {
+                    let av: Vec<Exp<f32>> = (0..rm)
+                        .map(|i| {
+                            let at = &a_base + (kk * sa + i * wy);
+                            k.let_(&format!("a{i}"), memory.tiles.at(at).load())
+                        })
+                        .collect();
+                    let bv: Vec<Exp<f32>> = (0..rn)
+                        .map(|j| {
+                            let at = &b_off + (kk * sb + j * wx);
+                            k.let_(&format!("b{j}"), memory.tiles.at(at).load())
+                        })
+                        .collect();
+                    for i in 0..rm as usize {
+                        for j in 0..rn as usize {
+                            k.update(&acc[i * rn as usize + j], |s| {
+                                fma(av[i].clone(), bv[j].clone(), s)
+                            });
+                        }
+                    }
+                }
+            }
+            Registers::Vector(acc) => {
+                // In vec4s: the strides and bases are multiples of 4 (`pad` is 4).
+                let (ga, gb) = (rm / 4, rn / 4);
+                let a_base = k.let_("a_base", (&slice * sa) / 4u32 + &ty);
+                let b_off = k.let_("b_base", (&slice * sb + b_base) / 4u32 + &tx);
+                let at4 = |i: Exp<u32>| {
+                    memory
+                        .tiles
+                        .at4(i)
+                        .expect("vector tiles are declared as vec4s")
+                        .load()
+                };
+                for kk in 0..tk {
+                    let av: Vec<Exp<Vec4<f32>>> = (0..ga)
+                        .map(|g| {
+                            let at = &a_base + (kk * sa + g * (tm / ga)) / 4;
+                            k.let_(&format!("a{g}"), at4(at))
+                        })
+                        .collect();
+                    let bv: Vec<Exp<Vec4<f32>>> = (0..gb)
+                        .map(|h| {
+                            let at = &b_off + (kk * sb + h * (tn / gb)) / 4;
+                            k.let_(&format!("b{h}"), at4(at))
+                        })
+                        .collect();
+                    for i in 0..rm {
+                        let a_value = component(&av[(i / 4) as usize], i % 4);
+                        let splat = Exp::<Vec4<f32>>::splat(a_value);
+                        for (h, b) in bv.iter().enumerate() {
+                            let cell = &acc[(i * gb) as usize + h];
+                            k.store(cell, fma(&splat, b, cell.load()));
+                        }
+                    }
                 }
             }
         }
         k.workgroup_barrier();
     });
+    // Each register: its row and column in the tile, each an invocation's base plus a
+    // constant, and its value.
+    type Cell = ((Exp<u32>, u32), (Exp<u32>, u32), Exp<f32>);
+    let cells: Vec<Cell> = match &registers {
+        Registers::Scalar(acc) => (0..rm)
+            .flat_map(|i| (0..rn).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                (
+                    (ty.clone(), i * wy),
+                    (tx.clone(), j * wx),
+                    acc[(i * rn + j) as usize].load(),
+                )
+            })
+            .collect(),
+        Registers::Vector(acc) => {
+            let (ga, gb) = (rm / 4, rn / 4);
+            let (ty4, tx4) = (k.let_("ty4", &ty * 4u32), k.let_("tx4", &tx * 4u32));
+            (0..rm)
+                .flat_map(|i| (0..rn).map(move |j| (i, j)))
+                .map(|(i, j)| {
+                    let cell = acc[(i * gb + j / 4) as usize].load();
+                    (
+                        (ty4.clone(), (i / 4) * (tm / ga) + i % 4),
+                        (tx4.clone(), (j / 4) * (tn / gb) + j % 4),
+                        component(&cell, j % 4),
+                    )
+                })
+                .collect()
+        }
+    };
     if kg == 1 {
         let mut outputs = Vec::new();
-        for i in 0..rm {
-            for j in 0..rn {
-                let row = k.let_(&format!("row{i}"), &tile_row0 + &ty + i * wy);
-                let col = k.let_(&format!("col{j}"), &tile_col0 + &tx + j * wx);
-                let inside = k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)));
-                let value = k.let_("value", acc[(i * rn + j) as usize].load());
-                outputs.push(Output {
-                    row,
-                    col,
-                    value,
-                    inside,
-                });
-            }
+        for (q, ((r, r_off), (c, c_off), value)) in cells.into_iter().enumerate() {
+            let (i, j) = (q as u32 / rn, q as u32 % rn);
+            let row = k.let_(&format!("row{i}"), &tile_row0 + r + r_off);
+            let col = k.let_(&format!("col{j}"), &tile_col0 + c + c_off);
+            let inside = k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)));
+            let value = k.let_("value", value);
+            outputs.push(Output {
+                row,
+                col,
+                value,
+                inside,
+            });
         }
         epilogue.emit(k, outputs);
         return;
@@ -702,11 +956,9 @@ pub(crate) fn product_at(
     // then each output summed and finished by one invocation.
     let tile = tm * tn;
     let group_base = k.let_("group_base", local_invocation_id().z() * tile);
-    for i in 0..rm {
-        for j in 0..rn {
-            let at = &group_base + (&ty + i * wy) * tn + &tx + j * wx;
-            k.store(&memory.tiles.at(at), acc[(i * rn + j) as usize].load());
-        }
+    for ((r, r_off), (c, c_off), value) in cells {
+        let at = &group_base + (r + r_off) * tn + c + c_off;
+        k.store(&memory.tiles.at(at), value);
     }
     k.workgroup_barrier();
     let mut outputs = Vec::new();
@@ -743,10 +995,45 @@ pub(crate) fn product_at(
     epilogue.emit(k, outputs);
 }
 
+/// An invocation's accumulators: `rm x rn` scalars, or `rm x rn / 4` `vec4`s
+/// ([`Tiles::vector`]).
+enum Registers {
+    Scalar(Vec<Var<f32>>),
+    Vector(Vec<Var<Vec4<f32>>>),
+}
+
+impl Registers {
+    fn declare(k: &mut KernelBuilder, tiles: Tiles) -> Registers {
+        if tiles.vector {
+            Registers::Vector(
+                (0..tiles.rm * tiles.rn / 4)
+                    .map(|i| k.var(&format!("acc{i}"), Exp::<Vec4<f32>>::zero()))
+                    .collect(),
+            )
+        } else {
+            Registers::Scalar(
+                (0..tiles.rm * tiles.rn)
+                    .map(|i| k.var(&format!("acc{i}"), 0.0f32))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Component `j` (0..4) of a `vec4`.
+fn component(v: &Exp<Vec4<f32>>, j: u32) -> Exp<f32> {
+    match j {
+        0 => v.x(),
+        1 => v.y(),
+        2 => v.z(),
+        _ => v.w(),
+    }
+}
+
 /// An H200 as wgpu reports it through Vulkan (1024 invocations and 48 KiB of workgroup memory
-/// per workgroup), to be filled with 512 workgroups: the target the unit tests choose for.
-#[cfg(test)]
-pub(crate) const H200: Target = Target::Gpu {
+/// per workgroup), to be filled with 512 workgroups: the target the unit tests and the
+/// snapshots choose for.
+pub const H200: Target = Target::Gpu {
     workgroups: 512,
     max_invocations: 1024,
     shared_bytes: 49152,
