@@ -130,6 +130,11 @@ pub struct SimtConfig {
     pub layout: Layout,
     /// The tiles of [`crate::tiled`].
     pub tiles: Tiles,
+    /// `A` is read as `vec4<f32>`, four elements at a time (its stored rows are a multiple of
+    /// 4 long).
+    pub vector_a: bool,
+    /// `B` is read as `vec4<f32>`.
+    pub vector_b: bool,
 }
 
 /// The tiles `gemm sweep` measures the SIMT kernel with at large sizes: the large ones
@@ -138,9 +143,8 @@ pub struct SimtConfig {
 pub fn simt_sweep_tiles() -> Vec<Tiles> {
     let mut v = crate::tiled::LARGE_TILES.to_vec();
     for (tm, tn, tk, rm, rn) in [
-        (128, 128, 16, 8, 8),
+        (128, 128, 32, 8, 8),
         (64, 64, 32, 4, 4),
-        (128, 64, 16, 8, 4),
         (256, 128, 8, 8, 8),
     ] {
         v.push(Tiles {
@@ -170,23 +174,35 @@ impl SimtConfig {
         SimtConfig::with_tiles(problem, tiles)
     }
 
-    /// `problem`'s layout with `tiles`.
+    /// `problem`'s layout with `tiles`, `A` and `B` read four elements at a time where their
+    /// stored rows are multiples of 4 long.
     pub fn with_tiles(problem: &Problem, tiles: Tiles) -> SimtConfig {
+        let [vector_a, vector_b, _] = vectors(problem);
         SimtConfig {
             layout: problem.layout,
             tiles,
+            vector_a,
+            vector_b,
         }
     }
 
-    /// True when `problem` can run with this kernel: it has the same layout (any sizes).
+    /// True when `problem` can run with this kernel: same layout, and the `vec4` reads the
+    /// kernel makes fit the sizes.
     pub fn accepts(&self, problem: &Problem) -> bool {
-        self.layout == problem.layout
+        accepts(self.layout, [self.vector_a, self.vector_b, false], problem)
     }
 
-    /// The kernel's name: `simt_<layout>_<tiles>`, with the tiles as [`Tiles::suffix`] names
-    /// them (`simt_ab_t128x128x8r8x8v`).
+    /// The kernel's name: `simt_<layout>_<tiles>_<ab>`, with the tiles as [`Tiles::suffix`]
+    /// names them and each of `a`, `b` `v` (`vec4` reads) or `s` (scalar):
+    /// `simt_ab_t128x128x32r8x8v_vv`.
     pub fn kernel_name(&self) -> String {
-        format!("simt_{}_{}", self.layout.name(), self.tiles.suffix())
+        let letters = vector_letters(self.vector_a, self.vector_b, false);
+        format!(
+            "simt_{}_{}_{}",
+            self.layout.name(),
+            self.tiles.suffix(),
+            &letters[..2]
+        )
     }
 }
 
@@ -615,18 +631,22 @@ mod tests {
         let c = SimtConfig::choose(&p, &h200());
         assert_eq!(c.tiles, crate::tiled::LARGE_TILES[0]);
         assert_eq!(c.threads(), 256);
-        assert_eq!(c.kernel_name(), "simt_ab_t128x128x32r8x8v");
+        assert_eq!(c.kernel_name(), "simt_ab_t128x128x16r8x8v_vv");
+        assert!(c.vector_a && c.vector_b);
         assert_eq!(c.grid(&p), [32, 32, 1]);
         assert!(c.fits(&h200()));
     }
 
     #[test]
     fn smaller_products_take_the_mlps_tiles() {
-        // 1024^2: 64 tiles of 128x128 are too few, 256 of 64 x 64 enough; 512^2 has 64 of
-        // them: the 32 x 32 tiles of four groups.
+        // 1024^2: 64 tiles of 128x128 are too few, 128 of 128 x 64 enough; 512^2 has 64 of
+        // 64 x 64: the 32 x 32 tiles of four groups.
         let p = Problem::new(1024, 1024, 1024, Layout::AB);
         let c = SimtConfig::choose(&p, &h200());
         assert_eq!(c.tiles, crate::tiled::LARGE_TILES[2]);
+        let p = Problem::new(1024, 784, 128, Layout::AB);
+        let c = SimtConfig::choose(&p, &h200());
+        assert_eq!(c.tiles, crate::tiled::LARGE_TILES[3]);
         let p = Problem::new(512, 512, 512, Layout::AB);
         let c = SimtConfig::choose(&p, &h200());
         assert_eq!((c.tiles.tm, c.tiles.tn, c.tiles.kg), (32, 32, 4));
@@ -639,9 +659,17 @@ mod tests {
         // A whole epoch's batch: plenty of rows.
         let c = SimtConfig::choose(&Problem::new(60000, 128, 784, Layout::ABt), &h200());
         assert_eq!((c.tiles.tm, c.tiles.tn), (128, 128));
-        // Any sizes, only the layout must match.
-        assert!(c.accepts(&Problem::new(37, 45, 61, Layout::ABt)));
-        assert!(!c.accepts(&Problem::new(37, 45, 61, Layout::AB)));
+        // A vec4 kernel refuses sizes it cannot read four at a time, and other layouts; a
+        // scalar one takes any sizes.
+        assert!(!c.accepts(&Problem::new(37, 45, 61, Layout::ABt)));
+        assert!(!c.accepts(&Problem::new(64, 64, 64, Layout::AB)));
+        let odd = Problem::new(37, 45, 61, Layout::ABt);
+        let s = SimtConfig::choose(&odd, &h200());
+        assert!(!s.vector_a && !s.vector_b && s.accepts(&odd));
+        assert!(s.kernel_name().ends_with("_ss"), "{}", s.kernel_name());
+        // A^T B with M = 37: A is stored [K, M], rows of 37: scalar reads of A only.
+        let t = SimtConfig::choose(&Problem::new(37, 64, 128, Layout::AtB), &h200());
+        assert!(!t.vector_a && t.vector_b);
     }
 
     #[test]

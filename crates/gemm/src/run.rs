@@ -72,7 +72,7 @@ impl Variant {
 
     fn vectors(&self) -> (bool, bool, bool) {
         match self {
-            Variant::Simt(_) => (false, false, false),
+            Variant::Simt(c) => (c.vector_a, c.vector_b, false),
             // The cooperative kernel writes `c` as `array<f32>` either way.
             Variant::Coop(c) => (c.vector_a, c.vector_b, false),
         }

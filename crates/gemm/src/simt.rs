@@ -1,8 +1,9 @@
 //! The SIMT `f32` kernel: `C = op(A) op(B)` on the ordinary arithmetic units, the tiled product
 //! of [`crate::tiled`] (the one the MLP's kernels are built from) over storage buffers.
 //!
-//! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage, `array<f32>`, stored as
-//! the [`Layout`](crate::Layout) says), `c` (read-write storage, `array<f32>`). Grid:
+//! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage, `array<vec4<f32>>` where
+//! the stored rows are multiples of 4 long ([`SimtConfig::vector_a`]), else `array<f32>`,
+//! stored as the [`Layout`](crate::Layout) says), `c` (read-write storage, `array<f32>`). Grid:
 //! [`TileConfig::grid`], one workgroup per `tm x tn` tile of `C`, handed out in groups of
 //! [`GROUP_M`](crate::config::GROUP_M) tile rows (as the tensor-core kernel does), so that
 //! workgroups running together share rows of `A` and columns of `B` in the L2 cache.
@@ -28,14 +29,14 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     let c = *config;
     let mut k = KernelBuilder::new(c.kernel_name(), c.tiles.workgroup());
     let dims = k.uniform::<GemmDims>("dims");
-    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
-    let b = k.storage::<RuntimeArray<f32>, ReadOnly>("b");
+    let a = Operand::declare(&mut k, "a", c.vector_a);
+    let b = Operand::declare(&mut k, "b", c.vector_b);
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
     let start = Start::new(&mut k, &dims);
     let (m, n, depth) = (start.m.clone(), start.n.clone(), start.depth.clone());
     // op(A) [M, K] is stored [M, K] row-major, or [K, M] when transposed; op(B) likewise.
-    let a = Source::buffer(&a, m.clone(), depth.clone(), None, !c.layout.a_transposed());
-    let b = Source::buffer(&b, depth.clone(), n.clone(), None, !c.layout.b_transposed());
+    let a = a.source(m.clone(), depth.clone(), !c.layout.a_transposed());
+    let b = b.source(depth.clone(), n.clone(), !c.layout.b_transposed());
     let memory = TileMemory::declare(&mut k, &[c.tiles]);
     tiled::product_at(
         &mut k,
@@ -53,6 +54,31 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
         }),
     );
     k
+}
+
+/// An operand's storage buffer, `array<vec4<f32>>` or `array<f32>`.
+enum Operand {
+    Scalar(Buffer<f32, ReadOnly>),
+    Vec4(Buffer<Vec4<f32>, ReadOnly>),
+}
+
+impl Operand {
+    /// Declare the next binding, `array<vec4<f32>>` if `vector`, else `array<f32>`.
+    fn declare(k: &mut KernelBuilder, name: &str, vector: bool) -> Operand {
+        if vector {
+            Operand::Vec4(k.storage::<RuntimeArray<Vec4<f32>>, ReadOnly>(name))
+        } else {
+            Operand::Scalar(k.storage::<RuntimeArray<f32>, ReadOnly>(name))
+        }
+    }
+
+    /// The operand `[rows, cols]`, row-major if `cols_contiguous`, else transposed.
+    fn source(&self, rows: Exp<u32>, cols: Exp<u32>, cols_contiguous: bool) -> Source<'_> {
+        match self {
+            Operand::Scalar(b) => Source::buffer(b, rows, cols, None, cols_contiguous),
+            Operand::Vec4(b) => Source::buffer_vec4(b, rows, cols, cols_contiguous),
+        }
+    }
 }
 
 /// [`build`] for the configuration [`SimtConfig::choose`] picks for `problem` on `target`.

@@ -150,16 +150,17 @@ pub const SMALL: Tiles = Tiles {
 
 /// The tiles of large products on a GPU, in the order [`Tiles::for_product`] tries them, each
 /// in `vec4`s ([`Tiles::vector`]) with one group: 128 x 128 outputs per workgroup, 8 x 8 per
-/// invocation (256 invocations), 32 deep (33 KiB of workgroup memory) or 8 deep (8.3 KiB,
-/// within WebGPU's default 16 KiB); 64 x 64, 4 x 4 per invocation, 16 deep. Each is taken
-/// when the product has at least [`LARGE_PRODUCT_TILES`] of its tiles and it fits the target.
-/// At 4096^3 on the H200 (`gemm sweep`, benches/notes/issue29_simt.sh, BENCHMARKS.md):
-/// 27.8, 23.9 and 23.6 TFLOP/s.
-pub const LARGE_TILES: [Tiles; 3] = [
+/// invocation (256 invocations), 16 deep (16.5 KiB of workgroup memory) or 8 deep (8.3 KiB,
+/// within WebGPU's default 16 KiB); 128 x 64, 8 x 4 per invocation, 16 deep; 64 x 64, 4 x 4,
+/// 16 deep. Each is taken when the product has at least [`LARGE_PRODUCT_TILES`] of its tiles
+/// and it fits the target. At 4096^3 on the H200 with `vec4` reads (`gemm sweep`,
+/// benches/notes/issue29_simt.sh, BENCHMARKS.md): 35.0, 34.2, 32.4 and 28.2 TFLOP/s (32 deep:
+/// 32.4).
+pub const LARGE_TILES: [Tiles; 4] = [
     Tiles {
         tm: 128,
         tn: 128,
-        tk: 32,
+        tk: 16,
         rm: 8,
         rn: 8,
         kg: 1,
@@ -171,6 +172,15 @@ pub const LARGE_TILES: [Tiles; 3] = [
         tk: 8,
         rm: 8,
         rn: 8,
+        kg: 1,
+        vector: true,
+    },
+    Tiles {
+        tm: 128,
+        tn: 64,
+        tk: 16,
+        rm: 8,
+        rn: 4,
         kg: 1,
         vector: true,
     },
@@ -388,7 +398,17 @@ pub struct Source<'a> {
     /// True if consecutive columns are adjacent in memory, false if consecutive rows are: the
     /// tile is loaded so that adjacent invocations read adjacent addresses.
     pub cols_contiguous: bool,
+    /// Four adjacent elements at once, `(row, col..col + 4)` if [`Source::cols_contiguous`],
+    /// else `(row..row + 4, col)`, for `(row, col)` whose contiguous coordinate is a multiple of
+    /// 4 (a `vec4` load). Only for operands whose contiguous extent is a multiple of 4 (then
+    /// four such elements are all inside or all outside the operand, and the product reads
+    /// them at once where a tile's contiguous side is a multiple of 4), without a
+    /// [`Source::row_key`], in a product whose `K` range starts and ends at multiples of 4.
+    pub vector: Option<VectorFn<'a>>,
 }
+
+/// Four adjacent elements of an operand ([`Source::vector`]).
+pub type VectorFn<'a> = Box<dyn Fn(&Exp<u32>, &Exp<u32>) -> Exp<Vec4<f32>> + 'a>;
 
 impl std::fmt::Debug for Source<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -397,6 +417,7 @@ impl std::fmt::Debug for Source<'_> {
             .field("cols", &self.cols)
             .field("row_key", &self.row_key.is_some())
             .field("cols_contiguous", &self.cols_contiguous)
+            .field("vector", &self.vector.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -425,6 +446,35 @@ impl<'a> Source<'a> {
             }),
             row_key: None,
             cols_contiguous,
+            vector: None,
+        }
+    }
+
+    /// `[rows, cols]` in a storage buffer of `vec4`s, row-major if `cols_contiguous`, else
+    /// transposed (as [`Source::buffer`]); its contiguous extent (`cols` or `rows`) must be a
+    /// multiple of 4, and the product reads it four elements at a time ([`Source::vector`]).
+    pub fn buffer_vec4(
+        buffer: &'a Buffer<Vec4<f32>, ReadOnly>,
+        rows: Exp<u32>,
+        cols: Exp<u32>,
+        cols_contiguous: bool,
+    ) -> Source<'a> {
+        let stride = if cols_contiguous { &cols } else { &rows }.clone();
+        let index = move |r: &Exp<u32>, c: &Exp<u32>| {
+            let (outer, inner) = if cols_contiguous { (r, c) } else { (c, r) };
+            outer * &stride + inner
+        };
+        let index4 = index.clone();
+        Source {
+            rows,
+            cols,
+            value: Box::new(move |r, c| {
+                let at = index(r, c);
+                buffer.at(&at / 4u32).at(&at % 4u32).load()
+            }),
+            row_key: None,
+            cols_contiguous,
+            vector: Some(Box::new(move |r, c| buffer.at(index4(r, c) / 4u32).load())),
         }
     }
 
@@ -636,10 +686,22 @@ struct Slot {
     fixed_ok: Exp<bool>,
     /// The slot's place in the tile memory, relative to the step's tile.
     at: Exp<u32>,
-    /// `Some(e)` when the slot can be past the tile: stored only if `e < rows * cols`.
-    partial: Option<Exp<u32>>,
-    /// The register.
-    value: Var<f32>,
+    /// `Some((e, n))` when the slot can be past the tile: stored only if `e < n`.
+    partial: Option<(Exp<u32>, u32)>,
+    /// The register: one element, or four adjacent ones ([`Source::vector`]) lying
+    /// `chunk_stride` apart in the tile memory.
+    value: Register,
+}
+
+/// A slot's register.
+enum Register {
+    /// One element.
+    One(Var<f32>),
+    /// Four adjacent elements, `chunk_stride` apart in the tile memory.
+    Four {
+        value: Var<Vec4<f32>>,
+        chunk_stride: u32,
+    },
 }
 
 /// Which operand a tile load is for.
@@ -671,16 +733,23 @@ fn slots(
         Side::A => "a",
         Side::B => "b",
     };
-    let per = (rows * cols).div_ceil(invocations);
+    // Four elements at a time where the operand allows it and the tile's contiguous side is a
+    // multiple of 4.
+    let contiguous = if op.cols_contiguous { cols } else { rows };
+    let four = op.vector.is_some() && op.row_key.is_none() && contiguous.is_multiple_of(4);
+    let width = if four { 4 } else { 1 };
+    let units = rows * cols / width;
+    let per = units.div_ceil(invocations);
     (0..per)
         .map(|j| {
             // Slots past the tile (when the invocations do not divide it) wrap onto slot
-            // `e - rows * cols` and are not stored.
+            // `e - units` and are not stored.
             let e = k.let_(&format!("{prefix}_e{j}"), lid + j * invocations);
-            let (r, c) = if op.cols_contiguous {
-                (&e / cols % rows, &e % cols)
-            } else {
-                (&e % rows, &e / rows % cols)
+            let (r, c) = match (op.cols_contiguous, four) {
+                (true, false) => (&e / cols % rows, &e % cols),
+                (false, false) => (&e % rows, &e / rows % cols),
+                (true, true) => (&e / (cols / 4) % rows, (&e % (cols / 4)) * 4u32),
+                (false, true) => ((&e % (rows / 4)) * 4u32, &e / (rows / 4) % cols),
             };
             let r = k.let_(&format!("{prefix}_r{j}"), r);
             let c = k.let_(&format!("{prefix}_c{j}"), c);
@@ -700,13 +769,24 @@ fn slots(
                 &format!("{prefix}_at{j}"),
                 r * row_stride + c * col_stride + base,
             );
-            let value = k.var(&format!("{prefix}_v{j}"), 0.0f32);
+            let value = if four {
+                Register::Four {
+                    value: k.var(&format!("{prefix}_v{j}"), Exp::<Vec4<f32>>::zero()),
+                    chunk_stride: if op.cols_contiguous {
+                        col_stride
+                    } else {
+                        row_stride
+                    },
+                }
+            } else {
+                Register::One(k.var(&format!("{prefix}_v{j}"), 0.0f32))
+            };
             Slot {
                 along,
                 fixed,
                 fixed_ok,
                 at,
-                partial: ((j + 1) * invocations > rows * cols).then_some(e),
+                partial: ((j + 1) * invocations > units).then_some((e, units)),
                 value,
             }
         })
@@ -730,22 +810,43 @@ fn load_slots(
         // bounds.
         let inside = k.let_("inside", inside);
         let along = inside.select(along, 0u32);
-        let v = match side {
-            Side::A => (op.value)(&s.fixed, &along),
-            Side::B => (op.value)(&along, &s.fixed),
+        let (row, col) = match side {
+            Side::A => (&s.fixed, &along),
+            Side::B => (&along, &s.fixed),
         };
-        k.store(&s.value, inside.select(v, 0.0f32));
+        match (&s.value, &op.vector) {
+            (Register::One(var), _) => k.store(var, inside.select((op.value)(row, col), 0.0f32)),
+            (Register::Four { value, .. }, Some(vector)) => k.store(
+                value,
+                inside.select(vector(row, col), Exp::<Vec4<f32>>::zero()),
+            ),
+            (Register::Four { .. }, None) => unreachable!("four-element slots need Source::vector"),
+        }
     }
 }
 
-/// Store the slots' registers into the tile memory.
-fn store_slots(k: &mut KernelBuilder, memory: &TileMemory, slots: &[Slot], [rows, cols]: [u32; 2]) {
+/// Store the slots' registers into the tile memory: four adjacent elements as one `vec4` where
+/// they are adjacent there too (and the memory is of `vec4`s), else one by one.
+fn store_slots(k: &mut KernelBuilder, memory: &TileMemory, slots: &[Slot]) {
     for s in slots {
+        let store = |k: &mut KernelBuilder| match &s.value {
+            Register::One(var) => k.store(&memory.tiles.at(&s.at), var.load()),
+            Register::Four {
+                value,
+                chunk_stride,
+            } => match memory.tiles.at4(&s.at / 4u32) {
+                Some(place) if *chunk_stride == 1 => k.store(&place, value.load()),
+                _ => {
+                    let v = value.load();
+                    for j in 0..4u32 {
+                        k.store(&memory.tiles.at(&s.at + j * chunk_stride), component(&v, j));
+                    }
+                }
+            },
+        };
         match &s.partial {
-            Some(e) => k.if_(e.lt(rows * cols), |k| {
-                k.store(&memory.tiles.at(&s.at), s.value.load())
-            }),
-            None => k.store(&memory.tiles.at(&s.at), s.value.load()),
+            Some((e, n)) => k.if_(e.lt(*n), store),
+            None => store(k),
         }
     }
 }
@@ -834,8 +935,8 @@ pub fn product_at(
     // Offset of this group's slice in a step.
     let slice = k.let_("slice", local_invocation_id().z() * tk);
     k.for_range("t", 0u32, steps, |k, t| {
-        store_slots(k, memory, &a_slots, [tm, depth]);
-        store_slots(k, memory, &b_slots, [depth, tn]);
+        store_slots(k, memory, &a_slots);
+        store_slots(k, memory, &b_slots);
         k.workgroup_barrier();
         // The next step's elements (zero past the range), read while this step is multiplied.
         let next = k.let_("k_next", &k_begin + (t + 1u32) * depth);

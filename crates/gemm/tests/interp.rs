@@ -2,8 +2,8 @@
 //! bounds and data races and every barrier and cooperative-matrix operation for uniformity,
 //! against the `f64` specification ([`wgsl_gemm::spec`]):
 //!
-//! - the SIMT kernel on odd sizes in every layout, with the tiles it chooses and with the
-//!   large tiles on partial tiles and partial steps of `K`;
+//! - the SIMT kernel on odd sizes in every layout, with the tiles it chooses, and with the
+//!   large tiles on partial tiles and partial steps of `K`, with scalar and `vec4` reads;
 //! - every variant of the cooperative-matrix kernel (lavapipe has no cooperative matrices, so
 //!   this is where CI runs them): `f16` and `f32` buffers, every layout, on sizes that are not
 //!   multiples of 16 (`17 x 33 x 19`, `1 x 16 x 7`) with the tile `CoopConfig::choose` picks
@@ -43,7 +43,8 @@ fn simt_kernel_with_the_large_tiles_matches_the_specification_on_partial_tiles()
     // last partial; and one row (batch 1).
     for (seed, layout) in Layout::ALL.into_iter().enumerate() {
         for &tiles in &wgsl_gemm::tiled::LARGE_TILES {
-            for (m, n, k) in [(133, 131, 41), (1, 129, 17)] {
+            // Odd sizes (scalar reads) and multiples of 4 (vec4 reads).
+            for (m, n, k) in [(133, 131, 41), (1, 129, 17), (132, 136, 44), (4, 132, 20)] {
                 let p = Problem { m, n, k, layout };
                 check_simt(&SimtConfig::with_tiles(&p, tiles), &p, 10 + seed as u64);
             }
@@ -70,7 +71,18 @@ fn check_simt(config: &SimtConfig, p: &Problem, seed: u64) {
     let ab = HostBuffer::from_slice(&a);
     let bb = HostBuffer::from_slice(&b);
     let cb = HostBuffer::from_slice(&vec![f32::NAN; p.c_len()]);
-    cpu.dispatch(&program, &[&dims, &ab, &bb, &cb], config.grid(p))
+    let (a4, b4) = (ab.as_vec4(), bb.as_vec4());
+    let a_arg: &dyn HostArg = match (config.vector_a, &a4) {
+        (true, Ok(a4)) => a4,
+        (true, Err(e)) => panic!("{name}: a as vec4s: {e}"),
+        (false, _) => &ab,
+    };
+    let b_arg: &dyn HostArg = match (config.vector_b, &b4) {
+        (true, Ok(b4)) => b4,
+        (true, Err(e)) => panic!("{name}: b as vec4s: {e}"),
+        (false, _) => &bb,
+    };
+    cpu.dispatch(&program, &[&dims, a_arg, b_arg, &cb], config.grid(p))
         .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
     spec::check(
         p,

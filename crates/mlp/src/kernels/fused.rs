@@ -410,6 +410,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         value: Box::new(|offset, c| images.at(offset + c).load()),
         row_key: Some(Box::new(|r| order.at(&start + r).load() * &inputs)),
         cols_contiguous: true,
+        vector: None,
     };
     // B = W0^T [inputs, outputs]: B[i, o] = W0[o, i], rows (i) contiguous.
     let b = Source {
@@ -418,6 +419,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         value: Box::new(|r, c| params.at(&w_off + c * &inputs + r).load()),
         row_key: None,
         cols_contiguous: false,
+        vector: None,
     };
     let epilogue = store_only(|k: &mut KernelBuilder, out: &Output, _| {
         k.if_(out.inside.clone(), |k| {
@@ -736,6 +738,7 @@ fn layer_update(
         value: Box::new(|o, r| dz.at(r * &outputs + o).load()),
         row_key: None,
         cols_contiguous: false,
+        vector: None,
     };
     // B = [x 1] [batch, inputs + 1].
     let b = Source {
@@ -749,6 +752,7 @@ fn layer_update(
         }),
         row_key: None,
         cols_contiguous: true,
+        vector: None,
     };
     product_at(
         k,
