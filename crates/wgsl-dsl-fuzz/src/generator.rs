@@ -1522,7 +1522,7 @@ impl<'p> Gen<'p> {
                 let op = if shared_op_ok(slot, op) {
                     op
                 } else {
-                    ops.into_iter().find(|o| shared_op_ok(slot, *o))?
+                    INT_RMW.into_iter().find(|o| shared_op_ok(slot, *o))?
                 };
                 Stmt::Atomic(None, AtomicTarget::Shared(slot), op, value, None)
             }
