@@ -36,7 +36,7 @@ enum Uploaded<X: Executor> {
 fn run_on<X: Executor, T: Pod + WgslType>(
     x: &X,
     shader: &Shader,
-    inputs: &[In],
+    inputs: &[In<'_>],
     init: &[T],
 ) -> Vec<T> {
     let kernel = x.compile(shader).expect("compile");
@@ -501,7 +501,7 @@ fn packed_4x8_integer_forms_on_the_gpu() {
         let shader = k.build().expect("build");
         let n_in = shader.signature.bindings.len() - 1;
         // The form's own inputs by name.
-        let inputs: Vec<In> = shader.signature.bindings[..n_in]
+        let inputs: Vec<In<'_>> = shader.signature.bindings[..n_in]
             .iter()
             .map(|b| match b.name.as_str() {
                 "xi" => In::I32(&XI),
