@@ -439,21 +439,11 @@ impl<'p> Analyzer<'p> {
     }
 
     fn value(&self, id: Id) -> Result<Info, Reject> {
-        self.values
-            .iter()
-            .rev()
-            .find(|(i, _)| *i == id)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| format!("value v{id} out of scope"))
+        innermost(&self.values, id).ok_or_else(|| format!("value v{id} out of scope"))
     }
 
     fn var(&self, id: Id) -> Result<Contract, Reject> {
-        self.vars
-            .iter()
-            .rev()
-            .find(|(i, _)| *i == id)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| format!("var x{id} out of scope"))
+        innermost(&self.vars, id).ok_or_else(|| format!("var x{id} out of scope"))
     }
 
     /// Analyze a block; the values it declares go out of scope after it. Returns whether a
@@ -500,7 +490,6 @@ impl<'p> Analyzer<'p> {
                 Ok(())
             }
         };
-        let bool1 = Ty::S(Scalar::Bool);
         match s {
             Stmt::Let(id, e) => {
                 let mut i = self.expr(e, ctx)?;
@@ -570,14 +559,7 @@ impl<'p> Analyzer<'p> {
                 self.slot(sc, *slot, i)?;
             }
             Stmt::If(c, a, b) => {
-                let ci = self.expr(c, ctx)?;
-                if ci.ty != bool1 {
-                    return Err("an if condition that is not a bool".into());
-                }
-                let inner = Ctx {
-                    uniform_cf: ctx.uniform_cf && ci.uniform,
-                    ..ctx
-                };
+                let (_, inner) = self.if_condition(c, ctx)?;
                 let (da, pa) = self.block(a, inner)?;
                 let (db, pb) = self.block(b, inner)?;
                 if pa != ctx.phase || pb != ctx.phase {
@@ -586,14 +568,7 @@ impl<'p> Analyzer<'p> {
                 return Ok((da || db, ctx.phase));
             }
             Stmt::IfValue(id, ty, c, (a, va), (b, vb)) => {
-                let ci = self.expr(c, ctx)?;
-                if ci.ty != bool1 {
-                    return Err("an if condition that is not a bool".into());
-                }
-                let inner = Ctx {
-                    uniform_cf: ctx.uniform_cf && ci.uniform,
-                    ..ctx
-                };
+                let (ci, inner) = self.if_condition(c, ctx)?;
                 let mark = (self.values.len(), self.vars.len());
                 let (da, pa) = self.block_keep(a, inner)?;
                 let ia = self.expr(va, inner)?;
@@ -860,6 +835,19 @@ impl<'p> Analyzer<'p> {
         Ok((false, ctx.phase))
     }
 
+    /// An `if`'s condition `c` in `ctx`, and the context of its arms.
+    fn if_condition(&mut self, c: &Expr, ctx: Ctx) -> Result<(Info, Ctx), Reject> {
+        let ci = self.expr(c, ctx)?;
+        if ci.ty != Ty::S(Scalar::Bool) {
+            return Err("an if condition that is not a bool".into());
+        }
+        let inner = Ctx {
+            uniform_cf: ctx.uniform_cf && ci.uniform,
+            ..ctx
+        };
+        Ok((ci, inner))
+    }
+
     /// A block whose declarations stay in scope (an `if_value` arm, whose value follows).
     fn block_keep(&mut self, body: &[Stmt], mut ctx: Ctx) -> Result<(bool, Phase), Reject> {
         let mut diverged = false;
@@ -895,6 +883,22 @@ impl<'p> Analyzer<'p> {
             konst: false,
             ..a
         };
+        // An operation of integers only, its result anywhere in their range.
+        let of_ints = |why: &str| -> Result<Info, Reject> {
+            if !s.is_int() {
+                return Err(why.into());
+            }
+            Ok(Info {
+                num: full(s),
+                ..same(a)
+            })
+        };
+        let of_bool = |why: &str| -> Result<(), Reject> {
+            if a.ty != Ty::S(Scalar::Bool) {
+                return Err(why.into());
+            }
+            Ok(())
+        };
         let r = match op {
             O::Add | O::InclusiveAdd | O::ExclusiveAdd => {
                 if s == Scalar::Bool {
@@ -920,13 +924,7 @@ impl<'p> Analyzer<'p> {
                 }
             }
             O::Mul | O::InclusiveMul | O::ExclusiveMul => {
-                if !s.is_int() {
-                    return Err("a product over a subgroup that is not of integers".into());
-                }
-                Info {
-                    num: full(s),
-                    ..same(a)
-                }
+                of_ints("a product over a subgroup that is not of integers")?
             }
             O::Min | O::Max => {
                 if s == Scalar::Bool {
@@ -934,25 +932,13 @@ impl<'p> Analyzer<'p> {
                 }
                 same(a)
             }
-            O::And | O::Or | O::Xor => {
-                if !s.is_int() {
-                    return Err("a bit operation of non-integers".into());
-                }
-                Info {
-                    num: full(s),
-                    ..same(a)
-                }
-            }
+            O::And | O::Or | O::Xor => of_ints("a bit operation of non-integers")?,
             O::All | O::Any => {
-                if a.ty != Ty::S(Scalar::Bool) {
-                    return Err("all/any of a non-bool".into());
-                }
+                of_bool("all/any of a non-bool")?;
                 same(a)
             }
             O::Ballot => {
-                if a.ty != Ty::S(Scalar::Bool) {
-                    return Err("a ballot of a non-bool".into());
-                }
+                of_bool("a ballot of a non-bool")?;
                 Info {
                     ty: Ty::V(Scalar::U32, 4),
                     num: full(Scalar::U32),
@@ -1459,37 +1445,15 @@ fn divides(e: &Expr) -> bool {
     found
 }
 
-/// Visit `e` and its subexpressions.
+/// The innermost declaration of `id` in `scope` (declarations in order).
+fn innermost(scope: &[(Id, Info)], id: Id) -> Option<Info> {
+    scope.iter().rev().find(|(i, _)| *i == id).map(|(_, v)| *v)
+}
+
+/// Visit `e` and its subexpressions, parents first.
 pub fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
-    match e {
-        Expr::Lit(_)
-        | Expr::Zero(_)
-        | Expr::Param
-        | Expr::Builtin(_)
-        | Expr::Value(_)
-        | Expr::Var(_)
-        | Expr::WgAtomic => {}
-        Expr::Input(_, a)
-        | Expr::Wg(a)
-        | Expr::Un(_, a)
-        | Expr::Conv(_, a)
-        | Expr::Splat(_, a)
-        | Expr::Swizzle(_, a)
-        | Expr::Component(_, a)
-        | Expr::AnyAll(_, a)
-        | Expr::Split(_, a) => visit(a, f),
-        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::Logic(_, a, b) | Expr::Index(a, b) => {
-            visit(a, f);
-            visit(b, f);
-        }
-        Expr::Math(_, args) | Expr::Compose(args) => args.iter().for_each(|a| visit(a, f)),
-        Expr::Select(_, p) => p.iter().for_each(|a| visit(a, f)),
-        Expr::ArrayPick(elems, i) => {
-            elems.iter().for_each(|a| visit(a, f));
-            visit(i, f);
-        }
-    }
+    e.for_each_child(&mut |a| visit(a, f));
 }
 
 /// Analyze `prog`.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::accuracy::{F, Ops, Reject, Rounding, ZERO_GRID, finish};
 use crate::ast::*;
-use crate::info::{Info, Num, full};
+use crate::info::{Info, Num, full, ints_within};
 
 type R = Result<Info, Reject>;
 
@@ -731,16 +731,7 @@ pub fn convert(c: Conv, a: &Info) -> R {
                 (Num::Bool, s) if s.is_int() => Num::Int { lo: 0, hi: 1 },
                 (Num::Bool, _) => Num::Float(F::exact_range(0.0, 1.0, 0)),
                 (Num::Int { .. }, Scalar::Bool) => Num::Bool,
-                (Num::Int { lo, hi }, s) if s.is_int() => {
-                    let Num::Int { lo: fl, hi: fh } = full(s) else {
-                        unreachable!()
-                    };
-                    if lo >= fl && hi <= fh {
-                        Num::Int { lo, hi }
-                    } else {
-                        full(s)
-                    }
-                }
+                (Num::Int { lo, hi }, s) if s.is_int() => ints_within(lo, hi, s),
                 (Num::Int { lo, hi }, s) => {
                     let m = lo.abs().max(hi.abs()) as f64;
                     let o = Ops::of(s);
@@ -809,16 +800,7 @@ pub fn convert(c: Conv, a: &Info) -> R {
                     let grid = flo.log2().floor() as i32 - 23;
                     Num::Float(F::exact_range(flo, fhi, grid))
                 }
-                (Num::Int { lo, hi }, s) => {
-                    let Num::Int { lo: fl, hi: fh } = full(s) else {
-                        unreachable!()
-                    };
-                    if lo >= fl && hi <= fh {
-                        Num::Int { lo, hi }
-                    } else {
-                        full(s)
-                    }
-                }
+                (Num::Int { lo, hi }, s) => ints_within(lo, hi, s),
                 (Num::Float(f), Scalar::F32) => Num::Float(f),
                 (Num::Float(f), s) => {
                     if !f.is_exact() || f.min_mag() == 0.0 {

@@ -381,6 +381,68 @@ pub enum Expr {
     Split(Part, Box<Expr>),
 }
 
+/// [`Expr::for_each_child`] and [`Expr::for_each_child_mut`] from one `match` (`$m`: `mut`
+/// or nothing).
+macro_rules! for_each_child {
+    ($(#[$doc:meta])* $name:ident $($m:tt)?) => {
+        $(#[$doc])*
+        pub fn $name(&$($m)? self, f: &mut dyn FnMut(&$($m)? Expr)) {
+            match self {
+                Expr::Lit(_)
+                | Expr::Zero(_)
+                | Expr::Param
+                | Expr::Builtin(_)
+                | Expr::Value(_)
+                | Expr::Var(_)
+                | Expr::WgAtomic => {}
+                Expr::Input(_, a)
+                | Expr::Wg(a)
+                | Expr::Un(_, a)
+                | Expr::Conv(_, a)
+                | Expr::Splat(_, a)
+                | Expr::Swizzle(_, a)
+                | Expr::Component(_, a)
+                | Expr::AnyAll(_, a)
+                | Expr::Split(_, a) => f(&$($m)? **a),
+                Expr::Bin(_, a, b)
+                | Expr::Cmp(_, a, b)
+                | Expr::Logic(_, a, b)
+                | Expr::Index(a, b) => {
+                    f(&$($m)? **a);
+                    f(&$($m)? **b);
+                }
+                Expr::Math(_, args) | Expr::Compose(args) => {
+                    for a in &$($m)? *args {
+                        f(a);
+                    }
+                }
+                Expr::Select(_, p) => {
+                    for a in &$($m)? **p {
+                        f(a);
+                    }
+                }
+                Expr::ArrayPick(elems, i) => {
+                    for a in &$($m)? *elems {
+                        f(a);
+                    }
+                    f(&$($m)? **i);
+                }
+            }
+        }
+    };
+}
+
+impl Expr {
+    for_each_child! {
+        /// Apply `f` to each operand (not to their operands), in order.
+        for_each_child
+    }
+    for_each_child! {
+        /// Apply `f` to each operand (not to their operands), in order. mutably.
+        for_each_child_mut mut
+    }
+}
+
 /// How a `var` is declared.
 #[derive(Clone, Debug, PartialEq)]
 pub enum VarInit {

@@ -317,28 +317,38 @@ impl<'p> Gen<'p> {
         Expr::Input(s, bx(lu(j)))
     }
 
+    /// `n` `let`s of random scalar or vector expressions, those the analysis accepts (which
+    /// stay in scope).
+    fn random_lets(&mut self, n: i32) -> Vec<Stmt> {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            let ty = self.rand_sv();
+            let e = self.expr(ty, 2);
+            let s = Stmt::Let(self.id(), e);
+            if self.an.stmt(&s, self.ctx).is_ok() {
+                v.push(s);
+            }
+        }
+        v
+    }
+
     /// An expression of `ty` the analysis always accepts.
     fn leaf(&mut self, ty: Ty) -> Expr {
         if !self.twin {
             // A value in scope that fits.
             let exact = self.exact;
-            let values: Vec<Id> = self
-                .an
-                .values()
-                .iter()
-                .filter(|(_, i)| i.ty == ty && (!exact || i.is_exact()))
-                .map(|(id, _)| *id)
-                .collect();
+            let fitting = |scope: &[(Id, Info)]| -> Vec<Id> {
+                scope
+                    .iter()
+                    .filter(|(_, i)| i.ty == ty && (!exact || i.is_exact()))
+                    .map(|(id, _)| *id)
+                    .collect()
+            };
+            let values = fitting(self.an.values());
             if !values.is_empty() && self.chance(0.4) {
                 return Expr::Value(self.pick(&values));
             }
-            let vars: Vec<Id> = self
-                .an
-                .vars()
-                .iter()
-                .filter(|(_, i)| i.ty == ty && (!exact || i.is_exact()))
-                .map(|(id, _)| *id)
-                .collect();
+            let vars = fitting(self.an.vars());
             if !vars.is_empty() && self.chance(0.4) {
                 return Expr::Var(self.pick(&vars));
             }
@@ -1295,16 +1305,8 @@ impl<'p> Gen<'p> {
         let arm = |g: &mut Self| {
             g.with_ctx(inner, |g| {
                 let stmts = if g.chance(0.5) {
-                    let mut v = Vec::new();
-                    for _ in 0..g.rng.random_range(1..=2) {
-                        let ty = g.rand_sv();
-                        let e = g.expr(ty, 2);
-                        let s = Stmt::Let(g.id(), e);
-                        if g.an.stmt(&s, g.ctx).is_ok() {
-                            v.push(s);
-                        }
-                    }
-                    v
+                    let n = g.rng.random_range(1..=2);
+                    g.random_lets(n)
                 } else {
                     Vec::new()
                 };
@@ -1467,6 +1469,16 @@ impl<'p> Gen<'p> {
     }
 
     fn atomic(&mut self) -> Option<Vec<Stmt>> {
+        /// The integer read-modify-write operations.
+        const INT_RMW: [AtomicOp; 7] = [
+            AtomicOp::Add,
+            AtomicOp::Sub,
+            AtomicOp::Min,
+            AtomicOp::Max,
+            AtomicOp::And,
+            AtomicOp::Or,
+            AtomicOp::Xor,
+        ];
         let u = Ty::S(Scalar::U32);
         let value = self.expr(u, 2);
         let r = self.rng.random_range(0..10);
@@ -1474,17 +1486,8 @@ impl<'p> Gen<'p> {
             0..=3 => {
                 let slot = self.rng.random_range(0..CAS_SLOT);
                 self.own_atomic = self.own_atomic.max(slot + 1);
-                let op = self.pick(&[
-                    AtomicOp::Add,
-                    AtomicOp::Sub,
-                    AtomicOp::Min,
-                    AtomicOp::Max,
-                    AtomicOp::And,
-                    AtomicOp::Or,
-                    AtomicOp::Xor,
-                    AtomicOp::Exchange,
-                    AtomicOp::Store,
-                ]);
+                let op =
+                    self.pick(&[&INT_RMW[..], &[AtomicOp::Exchange, AtomicOp::Store]].concat());
                 if op == AtomicOp::Add && self.rng.random_range(0..3) == 0 {
                     self.own_atomic = self.own_atomic.max(F32_SLOT + 1);
                     return Some(vec![Stmt::Atomic(
@@ -1511,16 +1514,7 @@ impl<'p> Gen<'p> {
             }
             5..=7 => {
                 let slot = self.rng.random_range(0..6);
-                let ops = [
-                    AtomicOp::Add,
-                    AtomicOp::Sub,
-                    AtomicOp::Min,
-                    AtomicOp::Max,
-                    AtomicOp::And,
-                    AtomicOp::Or,
-                    AtomicOp::Xor,
-                ];
-                let op = ops
+                let op = INT_RMW
                     .into_iter()
                     .filter(|o| shared_op_ok(slot, *o))
                     .nth(self.rng.random_range(0..2))
@@ -1528,7 +1522,7 @@ impl<'p> Gen<'p> {
                 let op = if shared_op_ok(slot, op) {
                     op
                 } else {
-                    ops.into_iter().find(|o| shared_op_ok(slot, *o))?
+                    INT_RMW.into_iter().find(|o| shared_op_ok(slot, *o))?
                 };
                 Stmt::Atomic(None, AtomicTarget::Shared(slot), op, value, None)
             }
@@ -1630,15 +1624,8 @@ impl<'p> Gen<'p> {
         for &p in &params {
             self.an.push_value(p, contract);
         }
-        let mut body = Vec::new();
-        for _ in 0..self.rng.random_range(0..=2) {
-            let t = self.rand_sv();
-            let e = self.expr(t, 2);
-            let s = Stmt::Let(self.id(), e);
-            if self.an.stmt(&s, self.ctx).is_ok() {
-                body.push(s);
-            }
-        }
+        let n = self.rng.random_range(0..=2);
+        let mut body = self.random_lets(n);
         if self.chance(0.5) {
             let c = self.expr(Ty::S(Scalar::Bool), 2);
             let r = self.expr(ty, 2);
@@ -1673,32 +1660,5 @@ fn is_twin(e: &Expr) -> bool {
 /// Apply `f` to every subexpression of `e`, parents first.
 pub fn replace(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
     f(e);
-    match e {
-        Expr::Lit(_)
-        | Expr::Zero(_)
-        | Expr::Param
-        | Expr::Builtin(_)
-        | Expr::Value(_)
-        | Expr::Var(_)
-        | Expr::WgAtomic => {}
-        Expr::Input(_, a)
-        | Expr::Wg(a)
-        | Expr::Un(_, a)
-        | Expr::Conv(_, a)
-        | Expr::Splat(_, a)
-        | Expr::Swizzle(_, a)
-        | Expr::Component(_, a)
-        | Expr::AnyAll(_, a)
-        | Expr::Split(_, a) => replace(a, f),
-        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::Logic(_, a, b) | Expr::Index(a, b) => {
-            replace(a, f);
-            replace(b, f);
-        }
-        Expr::Math(_, args) | Expr::Compose(args) => args.iter_mut().for_each(|a| replace(a, f)),
-        Expr::Select(_, p) => p.iter_mut().for_each(|a| replace(a, f)),
-        Expr::ArrayPick(elems, i) => {
-            elems.iter_mut().for_each(|a| replace(a, f));
-            replace(i, f);
-        }
-    }
+    e.for_each_child_mut(&mut |a| replace(a, f));
 }

@@ -110,3 +110,16 @@ pub fn full(s: Scalar) -> Num {
         },
     }
 }
+
+/// `lo..=hi` where the integer scalar type `s` holds it, else the whole range of `s` (a value
+/// converted or bitcast to `s`).
+pub fn ints_within(lo: i64, hi: i64, s: Scalar) -> Num {
+    let Num::Int { lo: fl, hi: fh } = full(s) else {
+        unreachable!()
+    };
+    if lo >= fl && hi <= fh {
+        Num::Int { lo, hi }
+    } else {
+        full(s)
+    }
+}

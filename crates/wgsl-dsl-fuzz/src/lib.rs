@@ -41,6 +41,7 @@ mod texture;
 mod ty;
 pub mod value;
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 pub use generator::{GenOptions, generate};
@@ -49,7 +50,14 @@ pub use oracle::{Failure, Oracle, Passed, Targets, check};
 /// The seed of case `i` of a run started from `seed` (SplitMix64), so that any case can be
 /// regenerated alone: `fuzz --replay <case seed>`.
 pub fn case_seed(seed: u64, i: u64) -> u64 {
-    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    splitmix64(seed.wrapping_add(i.wrapping_add(1).wrapping_mul(SPLITMIX64_GAMMA)))
+}
+
+/// SplitMix64's increment.
+pub(crate) const SPLITMIX64_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function of the state `z`.
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -64,15 +72,59 @@ pub enum Budget {
     Time(Duration),
 }
 
-/// A failing case.
+impl Budget {
+    /// Whether a run that started at `start` and has run `cases` cases is over.
+    pub fn spent(self, cases: u64, start: Instant) -> bool {
+        match self {
+            Budget::Cases(n) => cases >= n,
+            Budget::Time(t) => start.elapsed() >= t,
+        }
+    }
+}
+
+/// A failing case: `F` is the failure, [`Failure`] here, [`ad::AdFailure`] in the AD fuzzer.
 #[derive(Clone, Debug)]
-pub struct Found {
+pub struct Found<F = Failure> {
     /// Its case seed.
     pub seed: u64,
     /// The failure of the generated program.
-    pub failure: Failure,
+    pub failure: F,
     /// The shrunk program's failure and Rust source (if shrinking ran).
-    pub shrunk: Option<(Failure, String)>,
+    pub shrunk: Option<(F, String)>,
+}
+
+impl<F: Clone> Found<F> {
+    /// The case `seed` that failed with `failure`; `small` is its shrunk program (if shrinking
+    /// ran), whose failure `recheck` finds (`failure` where it finds none) and whose source
+    /// `print` writes.
+    pub(crate) fn new<P>(
+        seed: u64,
+        failure: F,
+        small: Option<P>,
+        recheck: impl FnOnce(&P) -> Option<F>,
+        print: impl FnOnce(&P) -> String,
+    ) -> Self {
+        let shrunk = small.map(|p| {
+            let f = recheck(&p).unwrap_or_else(|| failure.clone());
+            (f, print(&p))
+        });
+        Found {
+            seed,
+            failure,
+            shrunk,
+        }
+    }
+}
+
+/// `case <seed>: <failure>`, then the shrunk program's failure and source.
+impl<F: fmt::Display> fmt::Display for Found<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "case {}: {}", self.seed, self.failure)?;
+        if let Some((sf, code)) = &self.shrunk {
+            write!(f, "\nshrunk: {sf}\n{code}")?;
+        }
+        Ok(())
+    }
 }
 
 /// What a run did.
@@ -122,14 +174,7 @@ pub fn run(
     let start = Instant::now();
     let mut report = Report::default();
     const RENEW_EVERY: u64 = 400;
-    loop {
-        let done = match budget {
-            Budget::Cases(n) => report.cases >= n,
-            Budget::Time(t) => start.elapsed() >= t,
-        };
-        if done {
-            break;
-        }
+    while !budget.spent(report.cases, start) {
         if report.cases > 0
             && report.cases % RENEW_EVERY == 0
             && let Some(t) = renew()
@@ -149,18 +194,14 @@ pub fn run(
                 report.text_identical += u64::from(p.text_identical);
             }
             Err(failure) => {
-                let shrunk = shrink.then(|| {
-                    let (small, _) = shrink::shrink(&prog, failure.oracle, targets);
-                    let f = check(&small, targets)
-                        .err()
-                        .unwrap_or_else(|| failure.clone());
-                    (f, print::program(&small))
-                });
-                report.failures.push(Found {
-                    seed: s,
+                let small = shrink.then(|| shrink::shrink(&prog, failure.oracle, targets).0);
+                report.failures.push(Found::new(
+                    s,
                     failure,
-                    shrunk,
-                });
+                    small,
+                    |small| check(small, targets).err(),
+                    print::program,
+                ));
             }
         }
         report.elapsed = start.elapsed();

@@ -666,8 +666,8 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
     let a = catch(|| run_interp(&targets.interp, &shader, &em, prog))
         .unwrap_or_else(|p| Err(format!("interpreter {p}")))
         .or_else(|e| fail(Oracle::Executors, format!("interpreter: {e}")))?;
-    passed.slots += compare_bounds(&a, &an, &em, prog, "interpreter")?;
-    passed.consts += compare_consts(&a, &an, &em, prog, "interpreter")?;
+    passed.slots += compare_bounds(written_slots(&a, &an, &em, prog), "interpreter")?;
+    passed.consts += compare_consts(written_slots(&a, &an, &em, prog), &em, "interpreter")?;
     let r = catch(|| run_interp(&targets.interp, &reparsed, &em, prog))
         .unwrap_or_else(|p| Err(format!("interpreter {p}")))
         .or_else(|e| {
@@ -684,8 +684,8 @@ pub fn check(prog: &Program, targets: &Targets) -> Result<Passed, Failure> {
         let b = catch(|| run_gpu(gpu, &shader, &em, prog))
             .unwrap_or_else(|p| Err(format!("GPU {p}")))
             .or_else(|e| fail(Oracle::Executors, format!("GPU: {e}")))?;
-        compare_bounds(&b, &an, &em, prog, "GPU")?;
-        compare_consts(&b, &an, &em, prog, "GPU")?;
+        compare_bounds(written_slots(&b, &an, &em, prog), "GPU")?;
+        compare_consts(written_slots(&b, &an, &em, prog), &em, "GPU")?;
         compare_executors(&a, &b, &an, &em, prog, "GPU")?;
         passed.gpu = true;
     }
@@ -770,13 +770,16 @@ fn poison(s: Scalar) -> u32 {
     }
 }
 
-/// Every slot's value of every invocation: `(buffer, slot, invocation, info, bits)`.
+/// One slot's value of one invocation: `((buffer, slot), invocation, info, bits)`.
+type SlotValue<'a> = ((Scalar, u32), u32, &'a Info, u32);
+
+/// Every slot's value of every invocation.
 fn each_slot<'a>(
     o: &'a Outputs,
     an: &'a Analysis,
     em: &'a Emitted,
     prog: &'a Program,
-) -> impl Iterator<Item = ((Scalar, u32), u32, &'a Info, u32)> + 'a {
+) -> impl Iterator<Item = SlotValue<'a>> + 'a {
     let total = prog.total_invocations();
     an.slots.iter().flat_map(move |(&(buf, slot), info)| {
         let i = crate::emit::out_index(buf);
@@ -789,18 +792,23 @@ fn each_slot<'a>(
     })
 }
 
-fn compare_bounds(
-    o: &Outputs,
-    an: &Analysis,
-    em: &Emitted,
-    prog: &Program,
+/// [`each_slot`] but the slots an invocation did not write (holding the poison).
+fn written_slots<'a>(
+    o: &'a Outputs,
+    an: &'a Analysis,
+    em: &'a Emitted,
+    prog: &'a Program,
+) -> impl Iterator<Item = SlotValue<'a>> + 'a {
+    each_slot(o, an, em, prog).filter(|&((buf, _), _, _, bits)| bits != poison(buf))
+}
+
+/// Each of `slots` within its bounds: how many there were.
+fn compare_bounds<'a>(
+    slots: impl Iterator<Item = SlotValue<'a>>,
     who: &str,
 ) -> Result<u64, Failure> {
     let mut n = 0;
-    for ((buf, slot), inv, info, bits) in each_slot(o, an, em, prog) {
-        if bits == poison(buf) {
-            continue;
-        }
+    for ((buf, slot), inv, info, bits) in slots {
         n += 1;
         let v = value_of(bits, buf);
         let ok = match info.num {
@@ -895,21 +903,18 @@ fn const_f64(c: &ConstValue) -> Option<f64> {
     })
 }
 
-fn compare_consts(
-    o: &Outputs,
-    an: &Analysis,
+/// Each of `slots` that is a constant equal to its value folded by the DSL: how many there
+/// were.
+fn compare_consts<'a>(
+    slots: impl Iterator<Item = SlotValue<'a>>,
     em: &Emitted,
-    prog: &Program,
     who: &str,
 ) -> Result<u64, Failure> {
     let mut n = 0;
-    for ((buf, slot), inv, info, bits) in each_slot(o, an, em, prog) {
+    for ((buf, slot), inv, info, bits) in slots {
         let Some(c) = em.consts.get(&(buf, slot)) else {
             continue;
         };
-        if bits == poison(buf) {
-            continue;
-        }
         let Some(want) = const_f64(c) else { continue };
         let got = value_of(bits, buf);
         n += 1;

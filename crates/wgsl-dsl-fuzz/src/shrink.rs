@@ -183,28 +183,7 @@ impl Shrinker<'_> {
 
 fn children(e: &Expr) -> Vec<Expr> {
     let mut v = Vec::new();
-    match e {
-        Expr::Input(_, a)
-        | Expr::Wg(a)
-        | Expr::Un(_, a)
-        | Expr::Conv(_, a)
-        | Expr::Splat(_, a)
-        | Expr::Swizzle(_, a)
-        | Expr::Component(_, a)
-        | Expr::AnyAll(_, a)
-        | Expr::Split(_, a) => v.push((**a).clone()),
-        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::Logic(_, a, b) | Expr::Index(a, b) => {
-            v.push((**a).clone());
-            v.push((**b).clone());
-        }
-        Expr::Math(_, args) | Expr::Compose(args) => v.extend(args.iter().cloned()),
-        Expr::Select(_, p) => v.extend(p.iter().cloned()),
-        Expr::ArrayPick(elems, i) => {
-            v.extend(elems.iter().cloned());
-            v.push((**i).clone());
-        }
-        _ => {}
-    }
+    e.for_each_child(&mut |a| v.push(a.clone()));
     v
 }
 

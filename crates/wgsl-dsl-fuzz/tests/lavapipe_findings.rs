@@ -2,9 +2,65 @@
 //! "Findings"), as the minimal kernel, run on the GPU and on the interpreter. Skipped with
 //! `WGSL_DSL_GPU=off`.
 
-use wgsl_dsl::interp::{HostBuffer, Interpreter};
+use bytemuck::Pod;
+use wgsl_dsl::exec::Executor;
+use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
-use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+use wgsl_dsl::runtime::Gpu;
+
+/// The GPU, unless `WGSL_DSL_GPU=off`.
+fn gpu_unless_off() -> Option<Gpu> {
+    if std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off") {
+        return None;
+    }
+    Some(Gpu::new().expect("a GPU adapter (CI installs lavapipe)"))
+}
+
+/// A kernel's input buffer.
+#[derive(Clone, Copy)]
+enum In<'a> {
+    U32(&'a [u32]),
+    I32(&'a [i32]),
+    F32(&'a [f32]),
+}
+
+/// An [`In`] on the executor `X`.
+enum Uploaded<X: Executor> {
+    U32(X::Buffer<u32>),
+    I32(X::Buffer<i32>),
+    F32(X::Buffer<f32>),
+}
+
+/// `shader` run on one workgroup of `x` with `inputs` bound in order, then the output
+/// (which holds `init` before): the output's contents after.
+fn run_on<X: Executor, T: Pod + WgslType>(
+    x: &X,
+    shader: &Shader,
+    inputs: &[In<'_>],
+    init: &[T],
+) -> Vec<T> {
+    let kernel = x.compile(shader).expect("compile");
+    let uploaded: Vec<Uploaded<X>> = inputs
+        .iter()
+        .map(|i| match *i {
+            In::U32(d) => Uploaded::U32(x.upload(d).expect("buffer")),
+            In::I32(d) => Uploaded::I32(x.upload(d).expect("buffer")),
+            In::F32(d) => Uploaded::F32(x.upload(d).expect("buffer")),
+        })
+        .collect();
+    let out = x.upload(init).expect("buffer");
+    let mut args: Vec<&X::Arg> = uploaded
+        .iter()
+        .map(|u| match u {
+            Uploaded::U32(b) => X::arg(b),
+            Uploaded::I32(b) => X::arg(b),
+            Uploaded::F32(b) => X::arg(b),
+        })
+        .collect();
+    args.push(X::arg(&out));
+    x.dispatch(&kernel, &args, [1, 1, 1]).expect("dispatch");
+    x.read(&out).expect("read")
+}
 
 /// `pack2x16snorm` and `pack4x8snorm` of `x[0..4]` into `out[0]` and `out[1]`: loaded from
 /// the buffer `x` where `constant` is false, literals of the same values where it is true.
@@ -44,26 +100,13 @@ fn reference(x: [f32; 4]) -> [u32; 2] {
 /// `out` on the interpreter and, unless `WGSL_DSL_GPU=off`, on the GPU (with its name).
 fn run(x: [f32; 4], constant: bool) -> ([u32; 2], Option<([u32; 2], String)>) {
     let shader = snorm_packs(x, constant).build().expect("build");
-    let interp = Interpreter::new();
-    let program = interp.compile(&shader).expect("compile");
-    let (hx, hout) = (
-        HostBuffer::from_slice(&x),
-        HostBuffer::from_slice(&[0xdead_beefu32; 2]),
-    );
-    interp
-        .dispatch(&program, &[&hx, &hout], [1, 1, 1])
-        .expect("dispatch");
-    let on_interp = <[u32; 2]>::try_from(hout.read()).expect("2 values");
-    if std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off") {
+    let (inputs, init) = ([In::F32(&x)], [0xdead_beefu32; 2]);
+    let two = |v: Vec<u32>| <[u32; 2]>::try_from(v).expect("2 values");
+    let on_interp = two(run_on(&Interpreter::new(), &shader, &inputs, &init));
+    let Some(gpu) = gpu_unless_off() else {
         return (on_interp, None);
-    }
-    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
-    let kernel = gpu.compile(&shader).expect("compile");
-    let gx = GpuBuffer::from_slice(&gpu, &x).expect("buffer");
-    let gout = GpuBuffer::from_slice(&gpu, &[0xdead_beefu32; 2]).expect("buffer");
-    gpu.dispatch(&kernel, &[&gx, &gout], [1, 1, 1])
-        .expect("dispatch");
-    let got = <[u32; 2]>::try_from(gout.read(&gpu).expect("read")).expect("2 values");
+    };
+    let got = two(run_on(&gpu, &shader, &inputs, &init));
     eprintln!(
         "{} (constant {constant}): {got:#x?}",
         gpu.adapter_info().name
@@ -169,28 +212,11 @@ fn packed_4x8_integers_match_wgsl_on_the_gpu() {
     let want = [packed, (z + i / 3) as u32];
     assert_eq!(want, [0xfe9a_06c1, 0x0552_fd94]);
 
-    let interp = Interpreter::new();
-    let program = interp.compile(&shader).expect("compile");
-    let (hu, hi, hout) = (
-        HostBuffer::from_slice(&[u]),
-        HostBuffer::from_slice(&[i]),
-        HostBuffer::from_slice(&[0xdead_beefu32; 2]),
-    );
-    interp
-        .dispatch(&program, &[&hu, &hi, &hout], [1, 1, 1])
-        .expect("dispatch");
-    assert_eq!(hout.read(), want, "the interpreter follows WGSL");
-    if std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off") {
-        return;
-    }
-    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
-    let kernel = gpu.compile(&shader).expect("compile");
-    let gu = GpuBuffer::from_slice(&gpu, &[u]).expect("buffer");
-    let gi = GpuBuffer::from_slice(&gpu, &[i]).expect("buffer");
-    let gout = GpuBuffer::from_slice(&gpu, &[0xdead_beefu32; 2]).expect("buffer");
-    gpu.dispatch(&kernel, &[&gu, &gi, &gout], [1, 1, 1])
-        .expect("dispatch");
-    let got = gout.read(&gpu).expect("read");
+    let (inputs, init) = ([In::U32(&[u]), In::I32(&[i])], [0xdead_beefu32; 2]);
+    let on_interp = run_on(&Interpreter::new(), &shader, &inputs, &init);
+    assert_eq!(on_interp, want, "the interpreter follows WGSL");
+    let Some(gpu) = gpu_unless_off() else { return };
+    let got = run_on(&gpu, &shader, &inputs, &init);
     let name = gpu.adapter_info().name.to_lowercase();
     if name.contains("nvidia") {
         // NVIDIA finding 1 (FUZZING.md): the driver does not perform the second store (it
@@ -254,6 +280,22 @@ fn packed_forms() -> Vec<Form> {
             .at(lit(0u32))
             .load()
     }
+    fn xi0(k: &mut KernelBuilder) -> Exp<i32> {
+        k.storage::<RuntimeArray<i32>, ReadOnly>("xi")
+            .at(lit(0u32))
+            .load()
+    }
+    /// `splat(xi[0]) / splat(3)`
+    fn xi0_by_3(k: &mut KernelBuilder) -> Exp<Vec4<i32>> {
+        Exp::<Vec4<i32>>::splat(xi0(k)) / Exp::<Vec4<i32>>::splat(lit(3i32))
+    }
+    /// Each lane of `v`, as its bits.
+    fn lane_bits(v: Exp<Vec4<i32>>) -> Vec<Exp<u32>> {
+        vec![v.x(), v.y(), v.z(), v.w()]
+            .into_iter()
+            .map(|c| c.bitcast::<u32>())
+            .collect()
+    }
     let lanes_i = |u: u32| (0..4).map(|b| unpack_ref(u, b, true)).collect::<Vec<_>>();
     let lanes_u = |u: u32| (0..4).map(|b| unpack_ref(u, b, false)).collect::<Vec<_>>();
     let z_plus = (i32::from(((XU[0] >> 16) & 0xff) as u8 as i8) + XI[0] / 3) as u32;
@@ -277,15 +319,7 @@ fn packed_forms() -> Vec<Form> {
         ),
         (
             "pack4xI8 of one load and three literals",
-            |k| {
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                vec![pack4x_i8(vec4(
-                    xi.at(lit(0u32)).load(),
-                    lit(XI[1]),
-                    lit(XI[2]),
-                    lit(XI[3]),
-                ))]
-            },
+            |k| vec![pack4x_i8(vec4(xi0(k), lit(XI[1]), lit(XI[2]), lit(XI[3])))],
             vec![pack_ref(xi4, 0, 0, false)],
         ),
         (
@@ -333,24 +367,12 @@ fn packed_forms() -> Vec<Form> {
         ),
         (
             "unpack4xI8 of a literal, every lane",
-            |_k| {
-                let v = unpack4x_i8(lit(XU[0]));
-                vec![v.x(), v.y(), v.z(), v.w()]
-                    .into_iter()
-                    .map(|c| c.bitcast::<u32>())
-                    .collect()
-            },
+            |_k| lane_bits(unpack4x_i8(lit(XU[0]))),
             lanes_i(XU[0]),
         ),
         (
             "unpack4xI8 of a load, every lane",
-            |k| {
-                let v = unpack4x_i8(xu0(k));
-                vec![v.x(), v.y(), v.z(), v.w()]
-                    .into_iter()
-                    .map(|c| c.bitcast::<u32>())
-                    .collect()
-            },
+            |k| lane_bits(unpack4x_i8(xu0(k))),
             lanes_i(XU[0]),
         ),
         (
@@ -362,30 +384,21 @@ fn packed_forms() -> Vec<Form> {
             "unpack4xI8 of a load + splat(xi[0]) / 3, .z",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let sum = unpack4x_i8(u)
-                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
-                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                let sum = unpack4x_i8(u) + xi0_by_3(k);
                 vec![sum.z().bitcast::<u32>()]
             },
             vec![z_plus],
         ),
         (
             "splat(xi[0]) / 3 alone, .z",
-            |k| {
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let q = Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
-                    / Exp::<Vec4<i32>>::splat(lit(3i32));
-                vec![q.z().bitcast::<u32>()]
-            },
+            |k| vec![xi0_by_3(k).z().bitcast::<u32>()],
             vec![(XI[0] / 3) as u32],
         ),
         (
             "unpack4xI8 of a load + splat(xi[0]), .z",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let sum = unpack4x_i8(u) + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                let sum = unpack4x_i8(u) + Exp::<Vec4<i32>>::splat(xi0(k));
                 vec![sum.z().bitcast::<u32>()]
             },
             vec![lanes_i(XU[0])[2].wrapping_add(XI[0] as u32)],
@@ -394,8 +407,7 @@ fn packed_forms() -> Vec<Form> {
             "unpack4xI8 of a load * splat(xi[0]), .z",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let p = unpack4x_i8(u) * Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load());
+                let p = unpack4x_i8(u) * Exp::<Vec4<i32>>::splat(xi0(k));
                 vec![p.z().bitcast::<u32>()]
             },
             vec![lanes_i(XU[0])[2].wrapping_mul(XI[0] as u32)],
@@ -412,8 +424,7 @@ fn packed_forms() -> Vec<Form> {
             "unpack4xI8 of a load, .z + xi[0] / 3 (scalar)",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let sum = unpack4x_i8(u).z() + xi.at(lit(0u32)).load() / lit(3i32);
+                let sum = unpack4x_i8(u).z() + xi0(k) / lit(3i32);
                 vec![sum.bitcast::<u32>()]
             },
             vec![z_plus],
@@ -422,14 +433,7 @@ fn packed_forms() -> Vec<Form> {
             "unpack4xI8 of a load + splat(xi[0]) / 3, every lane",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
-                let sum = unpack4x_i8(u)
-                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
-                        / Exp::<Vec4<i32>>::splat(lit(3i32));
-                vec![sum.x(), sum.y(), sum.z(), sum.w()]
-                    .into_iter()
-                    .map(|c| c.bitcast::<u32>())
-                    .collect()
+                lane_bits(unpack4x_i8(u) + xi0_by_3(k))
             },
             lanes_i(XU[0])
                 .iter()
@@ -450,11 +454,8 @@ fn packed_forms() -> Vec<Form> {
             "unpack by bit operations + splat(xi[0]) / 3, .z",
             |k| {
                 let u = xu0(k);
-                let xi = k.storage::<RuntimeArray<i32>, ReadOnly>("xi");
                 let lane = |b: u32| (u.clone() << lit(24 - 8 * b)).bitcast::<i32>() >> lit(24u32);
-                let sum = vec4(lane(0), lane(1), lane(2), lane(3))
-                    + Exp::<Vec4<i32>>::splat(xi.at(lit(0u32)).load())
-                        / Exp::<Vec4<i32>>::splat(lit(3i32));
+                let sum = vec4(lane(0), lane(1), lane(2), lane(3)) + xi0_by_3(k);
                 vec![sum.z().bitcast::<u32>()]
             },
             vec![z_plus],
@@ -487,8 +488,7 @@ fn packed_forms() -> Vec<Form> {
 /// results of 2026-12-02 are recorded there).
 #[test]
 fn packed_4x8_integer_forms_on_the_gpu() {
-    let gpu_on = !std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off");
-    let gpu = gpu_on.then(|| Gpu::new().expect("a GPU adapter (CI installs lavapipe)"));
+    let gpu = gpu_unless_off();
     let mut wrong = Vec::new();
     for (name, body, want) in packed_forms() {
         let mut k = KernelBuilder::new("packed_form", [1, 1, 1]);
@@ -500,36 +500,19 @@ fn packed_4x8_integer_forms_on_the_gpu() {
         }
         let shader = k.build().expect("build");
         let n_in = shader.signature.bindings.len() - 1;
-        let (hu, hi) = (HostBuffer::from_slice(&XU), HostBuffer::from_slice(&XI));
-        let inputs: [&dyn wgsl_dsl::interp::HostArg; 2] = [&hu, &hi];
-        let names: Vec<&str> = shader.signature.bindings[..n_in]
+        // The form's own inputs by name.
+        let inputs: Vec<In<'_>> = shader.signature.bindings[..n_in]
             .iter()
-            .map(|b| b.name.as_str())
+            .map(|b| match b.name.as_str() {
+                "xi" => In::I32(&XI),
+                _ => In::U32(&XU),
+            })
             .collect();
-        let pick = |n: &str| usize::from(n == "xi");
-        let interp = Interpreter::new();
-        let program = interp.compile(&shader).expect("compile");
-        let hout = HostBuffer::from_slice(&vec![0xdead_beefu32; want.len()]);
-        let mut args: Vec<&dyn wgsl_dsl::interp::HostArg> =
-            names.iter().map(|n| inputs[pick(n)]).collect();
-        args.push(&hout);
-        interp
-            .dispatch(&program, &args, [1, 1, 1])
-            .expect("dispatch");
-        assert_eq!(hout.read(), want, "{name}: the interpreter follows WGSL");
+        let init = vec![0xdead_beefu32; want.len()];
+        let on_interp = run_on(&Interpreter::new(), &shader, &inputs, &init);
+        assert_eq!(on_interp, want, "{name}: the interpreter follows WGSL");
         let Some(gpu) = &gpu else { continue };
-        let kernel = gpu.compile(&shader).expect("compile");
-        let (gu, gi) = (
-            GpuBuffer::from_slice(gpu, &XU).expect("buffer"),
-            GpuBuffer::from_slice(gpu, &XI).expect("buffer"),
-        );
-        let g: [&dyn wgsl_dsl::runtime::BindArg; 2] = [&gu, &gi];
-        let gout = GpuBuffer::from_slice(gpu, &vec![0xdead_beefu32; want.len()]).expect("buffer");
-        let mut gargs: Vec<&dyn wgsl_dsl::runtime::BindArg> =
-            names.iter().map(|n| g[pick(n)]).collect();
-        gargs.push(&gout);
-        gpu.dispatch(&kernel, &gargs, [1, 1, 1]).expect("dispatch");
-        let got = gout.read(gpu).expect("read");
+        let got = run_on(gpu, &shader, &inputs, &init);
         let verdict = if got == want {
             "ok".to_string()
         } else {
@@ -597,30 +580,15 @@ fn lavapipe_folds_the_high_half_of_a_constant_unpack2x16float_to_zero() {
         k.store(&out.at(lit(n + 2 * i + 1)), c.y());
     }
     let shader = k.build().expect("build");
-    let interp = Interpreter::new();
-    let program = interp.compile(&shader).expect("compile");
-    let (hx, hout) = (
-        HostBuffer::from_slice(&words),
-        HostBuffer::from_slice(&vec![f32::NAN; want.len()]),
-    );
-    interp
-        .dispatch(&program, &[&hx, &hout], [1, 1, 1])
-        .expect("dispatch");
+    let (inputs, init) = ([In::U32(&words)], vec![f32::NAN; want.len()]);
+    let on_interp = run_on(&Interpreter::new(), &shader, &inputs, &init);
     assert_eq!(
-        hout.read().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        on_interp.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
         want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
         "the interpreter follows WGSL"
     );
-    if std::env::var("WGSL_DSL_GPU").is_ok_and(|v| v == "off") {
-        return;
-    }
-    let gpu = Gpu::new().expect("a GPU adapter (CI installs lavapipe)");
-    let kernel = gpu.compile(&shader).expect("compile");
-    let gx = GpuBuffer::from_slice(&gpu, &words).expect("buffer");
-    let gout = GpuBuffer::from_slice(&gpu, &vec![f32::NAN; want.len()]).expect("buffer");
-    gpu.dispatch(&kernel, &[&gx, &gout], [1, 1, 1])
-        .expect("dispatch");
-    let got = gout.read(&gpu).expect("read");
+    let Some(gpu) = gpu_unless_off() else { return };
+    let got = run_on(&gpu, &shader, &inputs, &init);
     let name = gpu.adapter_info().name.to_lowercase();
     eprintln!("{name}: {got:?} (WGSL {want:?})");
     for (j, ((&h, &g), &w)) in halves.iter().cycle().zip(&got).zip(&want).enumerate() {

@@ -83,11 +83,8 @@ pub struct AdPassed {
 fn data(p: &AdProgram, seed: u64) -> Vec<(String, Data)> {
     let mut s = seed ^ 0xda7a;
     let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        s = s.wrapping_add(crate::SPLITMIX64_GAMMA);
+        let z = crate::splitmix64(s);
         ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
     };
     let mut out = Vec::new();
@@ -431,14 +428,8 @@ fn body_calls(body: &[S]) -> bool {
 
 // ---- runs ----
 
-/// A failing case of a run.
-#[derive(Clone, Debug)]
-pub struct AdFound {
-    pub seed: u64,
-    pub failure: AdFailure,
-    /// The shrunk kernel as DSL builder calls, and its failure.
-    pub shrunk: Option<(AdFailure, String)>,
-}
+/// A failing case of a run (the shrunk kernel as DSL builder calls).
+pub type AdFound = crate::Found<AdFailure>;
 
 /// What an AD run did.
 #[derive(Clone, Debug, Default)]
@@ -460,6 +451,23 @@ impl AdReport {
     }
 }
 
+/// The run's counts, one line (the failures' kinds apart).
+impl std::fmt::Display for AdReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} kernels in {:.1} s: {:.2} kernels/s; {} on the GPU too, {} derivations refused (located), {} with differences off at kinks while the identity held; {} failures",
+            self.cases,
+            self.elapsed.as_secs_f64(),
+            self.rate(),
+            self.gpu_cases,
+            self.refused,
+            self.differences_disagree,
+            self.failures.len()
+        )
+    }
+}
+
 /// Run AD cases from `seed` until `budget` is spent; every `gpu_every`-th case also on the
 /// GPU (when one is given); failures shrunk when `shrink` is set.
 #[allow(clippy::too_many_arguments)]
@@ -474,14 +482,7 @@ pub fn run(
 ) -> AdReport {
     let start = Instant::now();
     let mut report = AdReport::default();
-    loop {
-        let done = match budget {
-            crate::Budget::Cases(n) => report.cases >= n,
-            crate::Budget::Time(t) => start.elapsed() >= t,
-        };
-        if done {
-            break;
-        }
+    while !budget.spent(report.cases, start) {
         let s = crate::case_seed(seed, report.cases);
         let p = program::generate(s, statements);
         let on_gpu = gpu.filter(|_| report.cases % gpu_every.max(1) == 0);
@@ -493,18 +494,14 @@ pub fn run(
                 report.differences_disagree += u64::from(passed.differences_disagree);
             }
             Err(failure) => {
-                let shrunk = shrink_failures.then(|| {
-                    let small = shrink(&p, s, failure.kind, on_gpu, 400);
-                    let f = check(&small, s, on_gpu)
-                        .err()
-                        .unwrap_or_else(|| failure.clone());
-                    (f, emit::print(&small))
-                });
-                report.failures.push(AdFound {
-                    seed: s,
+                let small = shrink_failures.then(|| shrink(&p, s, failure.kind, on_gpu, 400));
+                report.failures.push(AdFound::new(
+                    s,
                     failure,
-                    shrunk,
-                });
+                    small,
+                    |small| check(small, s, on_gpu).err(),
+                    emit::print,
+                ));
             }
         }
         report.elapsed = start.elapsed();

@@ -129,17 +129,7 @@ fn ad_main(args: &Args) {
             None => kinds.push((k, 1)),
         }
     }
-    println!(
-        "\nAD: {} kernels in {:.1} s: {:.2} kernels/s; {} on the GPU too, {} derivations refused (located), {} with differences off at kinks while the identity held; {} failures {:?}",
-        report.cases,
-        report.elapsed.as_secs_f64(),
-        report.rate(),
-        report.gpu_cases,
-        report.refused,
-        report.differences_disagree,
-        report.failures.len(),
-        kinds
-    );
+    println!("\nAD: {report} {kinds:?}");
     if !report.failures.is_empty() {
         std::process::exit(1);
     }
