@@ -5,37 +5,8 @@
 
 use wgsl_dsl::prelude::*;
 
-// The example's code, copied: `the_readmes_show_the_example_and_its_output` checks that it is
-// the example's, word for word (the example's items are private to it).
-// --- the example's code ---
-/// Hyperparameters of a momentum SGD step, shared by the host and the kernel.
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
-#[repr(C)]
-#[wgsl(uniform)]
-struct Sgd {
-    learning_rate: f32,
-    momentum: f32,
-    len: u32,
-    _pad: u32,
-}
-
-#[kernel(workgroup_size = 64)]
-fn sgd_step(
-    #[uniform] hp: Sgd,
-    #[storage(read)] grads: &[f32],
-    #[storage(read_write)] params: &mut [f32],
-    #[storage(read_write)] velocity: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-) {
-    let i = gid.x;
-    if i >= hp.len {
-        return;
-    }
-    let v = hp.momentum * velocity[i] + grads[i];
-    velocity[i] = v;
-    params[i] -= hp.learning_rate * v;
-}
-// --- end ---
+// The example's code: `cargo run -p wgsl-dsl-macros --example readme` runs this same file.
+include!("../examples/readme/sgd_step.rs");
 
 /// The fenced blocks of `lang` in `markdown`, in order.
 fn blocks<'a>(markdown: &'a str, lang: &str) -> Vec<&'a str> {
@@ -47,31 +18,18 @@ fn blocks<'a>(markdown: &'a str, lang: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The code of the example between its imports and its `main`.
+/// The code of the example, between its imports and its `main`.
 fn example_code() -> String {
-    let source = include_str!("../examples/readme.rs");
-    let start = source
-        .find("/// Hyperparameters")
-        .expect("the example's struct");
-    let end = source.find("fn main()").expect("the example's main");
-    source[start..end].trim().to_string()
-}
-
-/// This file's copy of it.
-fn copied_code() -> String {
-    let source = include_str!("readme.rs");
-    let marker = "// --- the example's code ---\n";
-    let start = source.find(marker).expect("the marker") + marker.len();
-    let end = source.find("// --- end ---").expect("the end marker");
-    source[start..end].trim().to_string()
+    include_str!("../examples/readme/sgd_step.rs")
+        .trim()
+        .to_string()
 }
 
 #[test]
 fn the_readme_shows_the_example_and_its_output() {
-    assert_eq!(
-        copied_code(),
-        example_code(),
-        "this test's copy of the example is stale"
+    assert!(
+        include_str!("../examples/readme/main.rs").contains("include!(\"sgd_step.rs\");"),
+        "the example runs the code this test builds"
     );
     let wgsl = sgd_step().build().expect("the example builds").wgsl;
     // The crate's README (the repository's README, rewritten for newcomers, shows saxpy

@@ -164,6 +164,12 @@ fn cases() -> Vec<Case> {
         c.kinks = kinks;
         c
     };
+    // One argument in `[-3, 3)`, away from the integers (where these functions step).
+    let between_integers = |name, dsl: Dsl, f: F64, grad: Grad| {
+        d(name, 1, dsl, f, grad, |r| {
+            vec![away(r, -3.0, 3.0, 0.0, 1e-3)]
+        })
+    };
     vec![
         // ---- operators (WGSL spec §8.7) ----
         d(
@@ -420,22 +426,8 @@ fn cases() -> Vec<Case> {
             ),
             &[&[0.0]],
         ),
-        d(
-            "floor",
-            1,
-            |a| floor(&a[0]),
-            |x| x[0].floor(),
-            |_| vec![0.0],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
-        ),
-        d(
-            "ceil",
-            1,
-            |a| ceil(&a[0]),
-            |x| x[0].ceil(),
-            |_| vec![0.0],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
-        ),
+        between_integers("floor", |a| floor(&a[0]), |x| x[0].floor(), |_| vec![0.0]),
+        between_integers("ceil", |a| ceil(&a[0]), |x| x[0].ceil(), |_| vec![0.0]),
         d(
             "round",
             1,
@@ -444,21 +436,12 @@ fn cases() -> Vec<Case> {
             |_| vec![0.0],
             |r| vec![away(r, -3.0, 3.0, 0.5, 1e-3)],
         ),
-        d(
-            "trunc",
-            1,
-            |a| trunc(&a[0]),
-            |x| x[0].trunc(),
-            |_| vec![0.0],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
-        ),
-        d(
+        between_integers("trunc", |a| trunc(&a[0]), |x| x[0].trunc(), |_| vec![0.0]),
+        between_integers(
             "fract",
-            1,
             |a| fract(&a[0]),
             |x| x[0] - x[0].floor(),
             |_| vec![1.0],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
         ),
         with_kinks(
             d(
@@ -499,21 +482,17 @@ fn cases() -> Vec<Case> {
                 |r| vec![u(r, 0.5, 2.0)],
             )
         },
-        d(
+        between_integers(
             "modf_fract",
-            1,
             |a| modf(&a[0]).fract(),
             |x| x[0] - x[0].trunc(),
             |_| vec![1.0],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
         ),
-        d(
+        between_integers(
             "modf_whole",
-            1,
             |a| modf(&a[0]).whole() * &a[0],
             |x| x[0].trunc() * x[0],
             |x| vec![x[0].trunc()],
-            |r| vec![away(r, -3.0, 3.0, 0.0, 1e-3)],
         ),
         d(
             "frexp_fract",
@@ -1019,11 +998,11 @@ fn check_case(case: &Case, executors: &[On]) -> Vec<String> {
     failures
 }
 
-#[test]
-fn every_builtin_against_central_differences_and_closed_forms_on_the_interpreter() {
+/// Every case on `executor`, all failures reported at once.
+fn every_builtin_on(executor: On) {
     let failures: Vec<String> = cases()
         .iter()
-        .flat_map(|c| check_case(c, &[On::Interpreter]))
+        .flat_map(|c| check_case(c, &[executor]))
         .collect();
     assert!(
         failures.is_empty(),
@@ -1034,17 +1013,13 @@ fn every_builtin_against_central_differences_and_closed_forms_on_the_interpreter
 }
 
 #[test]
+fn every_builtin_against_central_differences_and_closed_forms_on_the_interpreter() {
+    every_builtin_on(On::Interpreter);
+}
+
+#[test]
 fn every_builtin_against_central_differences_and_closed_forms_on_the_gpu() {
-    let failures: Vec<String> = cases()
-        .iter()
-        .flat_map(|c| check_case(c, &[On::Gpu]))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    every_builtin_on(On::Gpu);
 }
 
 /// The closed forms here are checked against central differences too (in f64, away from

@@ -159,95 +159,111 @@ fn attribute_bounded(
     }
 }
 
+/// The case `name`: `forward`'s kernel and the backward pass derived from it with `options`.
+fn case(
+    name: &'static str,
+    forward: impl Fn() -> KernelBuilder,
+    options: &Derive,
+    data: Vec<(&'static str, Data)>,
+    grid: [u32; 3],
+) -> Case {
+    let backward = derive(&forward(), options).expect("derives");
+    Case {
+        name,
+        forward: forward(),
+        backward,
+        data,
+        grid,
+    }
+}
+
+/// The data of a row-wise kernel: `x`, `rows` rows of `n` uniform in `[-scale, scale)`; the
+/// uniform `n`; the output `y` of `y_len` zeros.
+fn row_data(
+    r: &mut StdRng,
+    (rows, n): (usize, usize),
+    scale: f32,
+    y_len: usize,
+) -> Vec<(&'static str, Data)> {
+    vec![
+        ("x", Data::F32(uniform(r, rows * n, scale))),
+        ("n", Data::U32(vec![n as u32])),
+        ("y", Data::F32(vec![0.0; y_len])),
+    ]
+}
+
 fn cases() -> Vec<Case> {
     let r = &mut StdRng::seed_from_u64(31);
     let mut v = Vec::new();
     // softmax: 9 rows of 7 (the bound 8 not reached), automatic (atomic) accumulation.
-    let (rows, n) = (9, 7);
-    v.push(Case {
-        name: "row_softmax",
-        forward: row_softmax(8),
-        backward: derive(&row_softmax(8), &Derive::new()).expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, rows * n, 2.0))),
-            ("n", Data::U32(vec![n as u32])),
-            ("y", Data::F32(vec![0.0; rows * n])),
-        ],
-        grid: [1, 1, 1],
-    });
+    let data = row_data(r, (9, 7), 2.0, 9 * 7);
+    let auto = Derive::new();
+    v.push(case(
+        "row_softmax",
+        || row_softmax(8),
+        &auto,
+        data,
+        [1, 1, 1],
+    ));
     // softmax, exclusive accumulation: each row is one invocation's (the interpreter's race
     // check agrees).
-    let (rows, n) = (5, 13);
-    v.push(Case {
-        name: "row_softmax_exclusive",
-        forward: row_softmax(13),
-        backward: derive(
-            &row_softmax(13),
-            &Derive::new().accumulate("x", Accumulation::Exclusive),
-        )
-        .expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, rows * n, 2.0))),
-            ("n", Data::U32(vec![n as u32])),
-            ("y", Data::F32(vec![0.0; rows * n])),
-        ],
-        grid: [1, 1, 1],
-    });
+    let data = row_data(r, (5, 13), 2.0, 5 * 13);
+    let exclusive = Derive::new().accumulate("x", Accumulation::Exclusive);
+    v.push(case(
+        "row_softmax_exclusive",
+        || row_softmax(13),
+        &exclusive,
+        data,
+        [1, 1, 1],
+    ));
     let (rows, n) = (19, 11);
-    v.push(Case {
-        name: "layer_norm",
-        forward: layer_norm(16),
-        backward: derive(&layer_norm(16), &Derive::new()).expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, rows * n, 1.5))),
-            ("gamma", Data::F32(uniform(r, n, 1.0))),
-            ("beta", Data::F32(uniform(r, n, 1.0))),
-            ("n", Data::U32(vec![n as u32])),
-            ("y", Data::F32(vec![0.0; rows * n])),
-        ],
-        grid: [2, 1, 1],
-    });
+    let x = uniform(r, rows * n, 1.5);
+    let data = vec![
+        ("x", Data::F32(x)),
+        ("gamma", Data::F32(uniform(r, n, 1.0))),
+        ("beta", Data::F32(uniform(r, n, 1.0))),
+        ("n", Data::U32(vec![n as u32])),
+        ("y", Data::F32(vec![0.0; rows * n])),
+    ];
+    v.push(case(
+        "layer_norm",
+        || layer_norm(16),
+        &auto,
+        data,
+        [2, 1, 1],
+    ));
     let m = 21;
-    v.push(Case {
-        name: "damped_while",
-        forward: damped_while(9),
-        backward: derive(&damped_while(9), &Derive::new()).expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, m, 1.5))),
-            ("w", Data::F32(uniform(r, 9, 1.0))),
-            (
-                "steps",
-                Data::U32((0..m).map(|_| r.random_range(0..=9)).collect()),
-            ),
-            ("y", Data::F32(vec![0.0; m])),
-        ],
-        grid: [2, 1, 1],
-    });
-    let (rows, n) = (13, 11);
+    let data = vec![
+        ("x", Data::F32(uniform(r, m, 1.5))),
+        ("w", Data::F32(uniform(r, 9, 1.0))),
+        (
+            "steps",
+            Data::U32((0..m).map(|_| r.random_range(0..=9)).collect()),
+        ),
+        ("y", Data::F32(vec![0.0; m])),
+    ];
+    v.push(case(
+        "damped_while",
+        || damped_while(9),
+        &auto,
+        data,
+        [2, 1, 1],
+    ));
     v.push(Case {
         name: "attribute_bounded",
         forward: attribute_bounded(),
         backward: attribute_bounded_backward().expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, rows * n, 2.0))),
-            ("n", Data::U32(vec![n as u32])),
-            ("y", Data::F32(vec![0.0; rows])),
-        ],
+        data: row_data(r, (13, 11), 2.0, 13),
         grid: [2, 1, 1],
     });
     let (m, nr, nc) = (7, 3, 5);
-    v.push(Case {
-        name: "nested",
-        forward: nested(5),
-        backward: derive(&nested(5), &Derive::new()).expect("derives"),
-        data: vec![
-            ("x", Data::F32(uniform(r, m * nr * nc, 1.0))),
-            ("rows", Data::U32(vec![nr as u32])),
-            ("cols", Data::U32(vec![nc as u32])),
-            ("y", Data::F32(vec![0.0; m])),
-        ],
-        grid: [1, 1, 1],
-    });
+    let data = vec![
+        ("x", Data::F32(uniform(r, m * nr * nc, 1.0))),
+        ("rows", Data::U32(vec![nr as u32])),
+        ("cols", Data::U32(vec![nc as u32])),
+        ("y", Data::F32(vec![0.0; m])),
+    ];
+    v.push(case("nested", || nested(5), &auto, data, [1, 1, 1]));
     v
 }
 
@@ -405,44 +421,50 @@ fn a_loop_past_its_bound_is_an_error_not_a_truncated_gradient() {
 /// middle) is refused at its line too.
 #[test]
 fn unbounded_and_unsupported_run_time_loops_are_refused_at_their_line() {
-    let mut k = KernelBuilder::new("unbounded", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let n = k.uniform::<u32>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let s = k.var("s", 0.0f32);
-    let line = line!() + 1;
-    k.for_range("j", 0u32, n.load(), |k, j| {
-        k.store(&s, s.load() + x.at(&j).load())
+    /// `y[0] = s` after `s = 0` and the loop `summing(k, x, n, s)` writes over `x` (read) to
+    /// the uniform `n`, returning the line that must be refused; refused with `words`.
+    #[track_caller]
+    fn refused_loop(
+        name: &str,
+        words: &str,
+        summing: impl FnOnce(
+            &mut KernelBuilder,
+            &Place<RuntimeArray<f32>, ReadOnly>,
+            Exp<u32>,
+            &wgsl_dsl::kernel::Var<f32>,
+        ) -> u32,
+    ) {
+        let mut k = KernelBuilder::new(name, [16, 1, 1]);
+        let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+        let n = k.uniform::<u32>("n");
+        let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+        let s = k.var("s", 0.0f32);
+        let line = summing(&mut k, &x, n.load(), &s);
+        k.store(&y.at(0u32), s.load());
+        refused(&k, words, line);
+    }
+    refused_loop("unbounded", "max_iterations", |k, x, n, s| {
+        let line = line!() + 1;
+        k.for_range("j", 0u32, n, |k, j| k.store(s, s.load() + x.at(&j).load()));
+        line
     });
-    k.store(&y.at(0u32), s.load());
-    refused(&k, "max_iterations", line);
-
-    let mut k = KernelBuilder::new("reversed", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let n = k.uniform::<u32>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let s = k.var("s", 0.0f32);
-    let line = line!() + 1;
-    let range = wgsl_dsl::kernel::LoopRange::new(0u32, n.load()).rev();
-    k.max_iterations(8).for_in("j", range, |k, j| {
-        k.store(&s, s.load() * 0.5f32 + x.at(&j).load())
+    refused_loop("reversed", "exit test", |k, x, n, s| {
+        let line = line!() + 1;
+        let range = wgsl_dsl::kernel::LoopRange::new(0u32, n).rev();
+        k.max_iterations(8).for_in("j", range, |k, j| {
+            k.store(s, s.load() * 0.5f32 + x.at(&j).load())
+        });
+        line
     });
-    k.store(&y.at(0u32), s.load());
-    refused(&k, "exit test", line);
-
-    let mut k = KernelBuilder::new("middle_break", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let n = k.uniform::<u32>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let s = k.var("s", 0.0f32);
-    let mut line = 0;
-    k.max_iterations(8).for_range("j", 0u32, n.load(), |k, j| {
-        k.store(&s, s.load() + x.at(&j).load());
-        line = line!() + 1;
-        k.if_(s.load().gt(1.0f32), |k| k.break_());
+    refused_loop("middle_break", "break", |k, x, n, s| {
+        let mut line = 0;
+        k.max_iterations(8).for_range("j", 0u32, n, |k, j| {
+            k.store(s, s.load() + x.at(&j).load());
+            line = line!() + 1;
+            k.if_(s.load().gt(1.0f32), |k| k.break_());
+        });
+        line
     });
-    k.store(&y.at(0u32), s.load());
-    refused(&k, "break", line);
 }
 
 /// A bound belongs to the loop it was stated for, not to the Rust line that made the loop:
@@ -519,30 +541,50 @@ fn a_bound_belongs_to_its_loop_not_to_the_line_that_made_it() {
 /// iterations (`y[j % 2]`) is refused at its line.
 #[test]
 fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
-    let mut k = KernelBuilder::new("last_iteration", [8, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let n = k.storage::<RuntimeArray<u32>, ReadOnly>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.max_iterations(4)
-            .for_range("j", 0u32, n.at(&i).load(), |k, j| {
-                let v = x.at(&i * 4u32 + &j).load();
-                k.store(&y.at(&i), &v * &v);
-            });
-    });
-    let backward = derive(&k, &Derive::new()).expect("derives");
+    /// `name`: invocation `i < arrayLength(y)` runs `j < n[i]` (at most 4) iterations of
+    /// `body(k, x, y, i, j)`; its derived pass run on `xs`, the rows' `counts` and `dy`.
+    fn run_rows(
+        name: &str,
+        body: impl Fn(
+            &mut KernelBuilder,
+            &Place<RuntimeArray<f32>, ReadOnly>,
+            &Place<RuntimeArray<f32>, ReadWrite>,
+            &Exp<u32>,
+            Exp<u32>,
+        ),
+        xs: &[f32],
+        counts: &[u32],
+        dy: &[f32],
+    ) -> Vec<(String, Vec<f32>)> {
+        let mut k = KernelBuilder::new(name, [8, 1, 1]);
+        let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+        let n = k.storage::<RuntimeArray<u32>, ReadOnly>("n");
+        let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+        let i = k.let_("i", global_invocation_id().x());
+        k.if_(i.lt(y.len()), |k| {
+            k.max_iterations(4)
+                .for_range("j", 0u32, n.at(&i).load(), |k, j| body(k, &x, &y, &i, j));
+        });
+        let backward = derive(&k, &Derive::new()).expect("derives");
+        let data = [
+            ("x", Data::F32(xs.to_vec())),
+            ("n", Data::U32(counts.to_vec())),
+            ("d_y", Data::F32(dy.to_vec())),
+        ];
+        run_backward(&backward, &data, [1, 1, 1])
+    }
     let counts = [3u32, 0, 1, 4, 2];
     let xs: Vec<f32> = (0..20).map(|v| 0.25 * v as f32 - 2.0).collect();
     let dy = [1.0f32, 0.5, -2.0, 1.5, 3.0];
-    let g = run_backward(
-        &backward,
-        &[
-            ("x", Data::F32(xs.clone())),
-            ("n", Data::U32(counts.to_vec())),
-            ("d_y", Data::F32(dy.to_vec())),
-        ],
-        [1, 1, 1],
+    let g = run_rows(
+        "last_iteration",
+        |k, x, y, i, j| {
+            let v = x.at(i * 4u32 + &j).load();
+            k.store(&y.at(i), &v * &v);
+        },
+        &xs,
+        &counts,
+        &dy,
     );
     let mut want = vec![0.0f64; 20];
     for (r, &c) in counts.iter().enumerate() {
@@ -556,20 +598,6 @@ fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
     // Two stores per iteration: `y[i] = 0.5`, then `y[i] = x` where `x > 0`. The second store
     // of an iteration is overwritten by the first store of the next: only the last
     // iteration's counts (AD fuzzer case 12946708503231815506, after the fix above).
-    let mut k = KernelBuilder::new("two_stores", [8, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let n = k.storage::<RuntimeArray<u32>, ReadOnly>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.max_iterations(4)
-            .for_range("j", 0u32, n.at(&i).load(), |k, j| {
-                k.store(&y.at(&i), 0.5f32);
-                let v = k.let_("v", x.at(&i * 4u32 + &j).load());
-                k.if_(v.gt(0.0f32), |k| k.store(&y.at(&i), &v * 3.0f32));
-            });
-    });
-    let backward = derive(&k, &Derive::new()).expect("derives");
     // Every third element negative: row 3's last iteration stores nothing of `x` though its
     // earlier ones did.
     let xs: Vec<f32> = (0..20)
@@ -581,14 +609,16 @@ fn a_store_in_a_run_time_loop_keeps_only_its_last_iteration() {
             }
         })
         .collect();
-    let g = run_backward(
-        &backward,
-        &[
-            ("x", Data::F32(xs.clone())),
-            ("n", Data::U32(counts.to_vec())),
-            ("d_y", Data::F32(dy.to_vec())),
-        ],
-        [1, 1, 1],
+    let g = run_rows(
+        "two_stores",
+        |k, x, y, i, j| {
+            k.store(&y.at(i), 0.5f32);
+            let v = k.let_("v", x.at(i * 4u32 + &j).load());
+            k.if_(v.gt(0.0f32), |k| k.store(&y.at(i), &v * 3.0f32));
+        },
+        &xs,
+        &counts,
+        &dy,
     );
     let mut want = vec![0.0f64; 20];
     for (r, &c) in counts.iter().enumerate() {

@@ -11,31 +11,15 @@ use wgsl_dsl::BuildError;
 use wgsl_dsl::autodiff::{Accumulation, Backward, Data, Derive, Role, derive};
 use wgsl_dsl::prelude::*;
 
-/// A buffer of a backward kernel: `f32`s, or `u32`s (indices).
-enum Buf {
-    F32(Vec<f32>),
-    U32(Vec<u32>),
-}
-
 /// Runs the backward pass over `workgroups` (`autodiff::run_backward`: each gradient zeroed,
 /// atomic ones decoded from their bits) with `data` by the forward binding's name and each
 /// output's incoming gradient as `d_<output>`; the gradient of each input by name.
 fn run_backward(
     on: On,
     backward: &Backward,
-    data: &[(&str, Buf)],
+    data: &[(&str, Data)],
     workgroups: [u32; 3],
 ) -> Vec<(String, Vec<f32>)> {
-    let data: Vec<(&str, Data)> = data
-        .iter()
-        .map(|(n, b)| {
-            let d = match b {
-                Buf::F32(v) => Data::F32(v.clone()),
-                Buf::U32(v) => Data::U32(v.clone()),
-            };
-            (*n, d)
-        })
-        .collect();
     let mut incoming = Vec::new();
     for (name, role) in backward.kernels.iter().flat_map(|k| &k.roles) {
         if let (Role::OutputGradient { output }, Some((_, Data::F32(u)))) =
@@ -44,9 +28,60 @@ fn run_backward(
             incoming.push((output.as_str(), u.clone()));
         }
     }
-    on.run_backward(backward, &data, &incoming, workgroups)
+    on.run_backward(backward, data, &incoming, workgroups)
         .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
         .by_input
+}
+
+/// [`run_backward`] on each executor: the gradient of each input named in `want` against its
+/// exact values, to `tol` ([`assert_close`]).
+#[track_caller]
+fn assert_gradients(
+    backward: &Backward,
+    data: &[(&str, Data)],
+    workgroups: [u32; 3],
+    want: &[(&str, &[f64])],
+    tol: f64,
+) {
+    for on in executors() {
+        let g = run_backward(on, backward, data, workgroups);
+        for (input, want) in want {
+            let what = format!("{on:?} d_{input}");
+            assert_close(&what, gradient(&g, input), want, tol);
+        }
+    }
+}
+
+/// [`assert_gradients`] of a kernel of one input `x` and one output `y`: `d_x` at `xs` with the
+/// incoming `dy`.
+#[track_caller]
+fn assert_d_x(
+    backward: &Backward,
+    xs: Vec<f32>,
+    dy: Vec<f32>,
+    workgroups: [u32; 3],
+    want: &[f64],
+    tol: f64,
+) {
+    let data = [("x", Data::F32(xs)), ("d_y", Data::F32(dy))];
+    assert_gradients(backward, &data, workgroups, &[("x", want)], tol);
+}
+
+/// The elementwise kernel `name` of 16 invocations a workgroup over `x` (read) and `y`
+/// (read-write): each invocation `i < arrayLength(y)` lets `v = x[i]`, then `body(k, y, i, v)`.
+fn elementwise(
+    name: &str,
+    body: impl FnOnce(&mut KernelBuilder, &Place<RuntimeArray<f32>, ReadWrite>, &Exp<u32>, &Exp<f32>),
+) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
+    let i = k.let_("i", global_invocation_id().x());
+    k.if_(i.lt(y.len()), |k| {
+        let v = k.let_("v", x.at(&i).load());
+        body(k, &y, &i, &v);
+    });
+    k
 }
 
 fn gradient<'a>(grads: &'a [(String, Vec<f32>)], input: &str) -> &'a [f32] {
@@ -103,40 +138,22 @@ const N: usize = 37; // odd: the last workgroup of 16 is partial
 /// `y[i] = x; y[i] = 3 x`: the first value never reaches `y`, dy/dx = 3 (it derived 4).
 #[test]
 fn a_store_overwritten_later_gets_no_gradient() {
-    let mut k = KernelBuilder::new("store_twice", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        let v = k.let_("v", x.at(&i).load());
-        k.store(&y.at(&i), v.clone());
-        k.store(&y.at(&i), &v * 3.0f32);
+    let k = elementwise("store_twice", |k, y, i, v| {
+        k.store(&y.at(i), v.clone());
+        k.store(&y.at(i), v * 3.0f32);
     });
     let b = derive(&k, &Derive::new()).expect("derives");
     let (xs, dy) = (data(N, 1), data(N, 2));
     let want: Vec<f64> = dy.iter().map(|&g| 3.0 * f64::from(g)).collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[("x", Buf::F32(xs.clone())), ("d_y", Buf::F32(dy.clone()))],
-            [3, 1, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    assert_d_x(&b, xs, dy, [3, 1, 1], &want, 1e-6);
 }
 
 /// `y[i] = x; if x > 0 { y[i] = 2 x }`: 2 where `x > 0`, 1 elsewhere (it derived 3 and 1).
 #[test]
 fn a_store_overwritten_under_an_if_keeps_its_gradient_where_the_if_is_not_taken() {
-    let mut k = KernelBuilder::new("store_then_maybe", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        let v = k.let_("v", x.at(&i).load());
-        k.store(&y.at(&i), v.clone());
-        k.if_(v.gt(0.0f32), |k| k.store(&y.at(&i), &v * 2.0f32));
+    let k = elementwise("store_then_maybe", |k, y, i, v| {
+        k.store(&y.at(i), v.clone());
+        k.if_(v.gt(0.0f32), |k| k.store(&y.at(i), v * 2.0f32));
     });
     let b = derive(&k, &Derive::new()).expect("derives");
     let (xs, dy) = (data(N, 3), data(N, 4));
@@ -145,15 +162,7 @@ fn a_store_overwritten_under_an_if_keeps_its_gradient_where_the_if_is_not_taken(
         .zip(&dy)
         .map(|(&v, &g)| if v > 0.0 { 2.0 } else { 1.0 } * f64::from(g))
         .collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[("x", Buf::F32(xs.clone())), ("d_y", Buf::F32(dy.clone()))],
-            [3, 1, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    assert_d_x(&b, xs, dy, [3, 1, 1], &want, 1e-6);
 }
 
 /// A later store at an index known only at run time overwrites the first where it is equal:
@@ -184,34 +193,27 @@ fn a_store_overwritten_at_an_index_known_only_at_run_time() {
             first + 5.0 * f64::from(dy[j])
         })
         .collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[
-                ("x", Buf::F32(xs.clone())),
-                ("to", Buf::U32(to.clone())),
-                ("d_y", Buf::F32(dy.clone())),
-            ],
-            [3, 1, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    assert_gradients(
+        &b,
+        &[
+            ("x", Data::F32(xs)),
+            ("to", Data::U32(to)),
+            ("d_y", Data::F32(dy)),
+        ],
+        [3, 1, 1],
+        &[("x", &want)],
+        1e-6,
+    );
 }
 
 /// An unrolled loop storing into one element: the last iteration's value is the output.
 #[test]
 fn a_loop_storing_one_element_each_iteration_keeps_the_last_store() {
-    let mut k = KernelBuilder::new("store_in_loop", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        let v = k.let_("v", x.at(&i).load());
+    let k = elementwise("store_in_loop", |k, y, i, v| {
         k.for_range("j", 1u32, 4u32, |k, j| {
             // y = x^j: the last is x^3
-            let p = k.let_("p", pow(&v, j.to_f32()));
-            k.if_(j.ge(2u32), |k| k.store(&y.at(&i), p.clone()));
+            let p = k.let_("p", pow(v, j.to_f32()));
+            k.if_(j.ge(2u32), |k| k.store(&y.at(i), p.clone()));
         });
     });
     let b = derive(&k, &Derive::new()).expect("derives");
@@ -222,15 +224,7 @@ fn a_loop_storing_one_element_each_iteration_keeps_the_last_store() {
         .zip(&dy)
         .map(|(&v, &g)| 3.0 * f64::from(v).powi(2) * f64::from(g))
         .collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[("x", Buf::F32(xs.clone())), ("d_y", Buf::F32(dy.clone()))],
-            [3, 1, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-5);
-    }
+    assert_d_x(&b, xs, dy, [3, 1, 1], &want, 1e-5);
 }
 
 // --- 2. Exclusive only where proven -----------------------------------------------------
@@ -274,20 +268,17 @@ fn an_input_read_by_every_row_of_a_2d_grid_is_accumulated_atomically() {
                 .sum()
         })
         .collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[
-                ("x", Buf::F32(xs.clone())),
-                ("s", Buf::F32(ss.clone())),
-                ("d_out", Buf::F32(dout.clone())),
-            ],
-            [2, 2, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want_x, 1e-5);
-        assert_close(&format!("{on:?} d_s"), gradient(&g, "s"), &want_s, 1e-5);
-    }
+    assert_gradients(
+        &b,
+        &[
+            ("x", Data::F32(xs)),
+            ("s", Data::F32(ss)),
+            ("d_out", Data::F32(dout)),
+        ],
+        [2, 2, 1],
+        &[("x", &want_x), ("s", &want_s)],
+        1e-5,
+    );
 }
 
 /// Elementwise on a 2-D grid (`out[e] = x[e]^2`, `e = r n + c`): each read is at the element
@@ -317,18 +308,13 @@ fn an_elementwise_read_on_a_2d_grid_is_exclusive_with_its_reason() {
         .zip(&dout)
         .map(|(&v, &g)| 2.0 * f64::from(v) * f64::from(g))
         .collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[
-                ("x", Buf::F32(xs.clone())),
-                ("d_out", Buf::F32(dout.clone())),
-            ],
-            [2, 2, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    assert_gradients(
+        &b,
+        &[("x", Data::F32(xs)), ("d_out", Data::F32(dout))],
+        [2, 2, 1],
+        &[("x", &want)],
+        1e-6,
+    );
 }
 
 /// A 1-D kernel reading `x[gid.x]` but storing elsewhere: nothing proves that the grid has
@@ -366,29 +352,16 @@ fn select_points() -> Vec<f32> {
 
 #[test]
 fn select_passes_no_nan_from_its_untaken_operand_in_kernel_ad() {
-    let mut k = KernelBuilder::new("select_sqrt", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        let v = k.let_("v", x.at(&i).load());
-        let s = k.let_("s", sqrt(&v)); // a `let`: the mask crosses it
-        k.store(&y.at(&i), select(0.0f32, &s, v.gt(0.0f32)));
+    let k = elementwise("select_sqrt", |k, y, i, v| {
+        let s = k.let_("s", sqrt(v)); // a `let`: the mask crosses it
+        k.store(&y.at(i), select(0.0f32, &s, v.gt(0.0f32)));
     });
     let b = derive(&k, &Derive::new()).expect("derives");
     let xs = select_points();
     let dy = vec![1.0f32; xs.len()];
     let want: Vec<f64> = xs.iter().map(|&v| sqrt_where_positive(v)).collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[("x", Buf::F32(xs.clone())), ("d_y", Buf::F32(dy.clone()))],
-            [2, 1, 1],
-        );
-        // sqrt'(1e-30) is 5e14: relative tolerance.
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    // sqrt'(1e-30) is 5e14: relative tolerance.
+    assert_d_x(&b, xs, dy, [2, 1, 1], &want, 1e-6);
 }
 
 /// An `if` value with pure arms is a `select`: at `x <= 0` the untaken `sqrt(x)` passes no
@@ -422,15 +395,7 @@ fn an_if_value_passes_no_nan_from_its_untaken_arm() {
     let xs = select_points();
     let dy = vec![1.0f32; xs.len()];
     let want: Vec<f64> = xs.iter().map(|&v| sqrt_where_positive(v)).collect();
-    for on in executors() {
-        let g = run_backward(
-            on,
-            &b,
-            &[("x", Buf::F32(xs.clone())), ("d_y", Buf::F32(dy.clone()))],
-            [1, 1, 1],
-        );
-        assert_close(&format!("{on:?} d_x"), gradient(&g, "x"), &want, 1e-6);
-    }
+    assert_d_x(&b, xs, dy, [1, 1, 1], &want, 1e-6);
 }
 
 /// Softplus written with `select` between its two smooth forms (docs/autodiff.md): right at

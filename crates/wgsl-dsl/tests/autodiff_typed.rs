@@ -220,19 +220,18 @@ fn a_gradient_of_the_wrong_length_is_refused() {
     let xb = GpuBuffer::from_slice(&gpu, &random(n, 10)).unwrap();
     let yb = GpuBuffer::<f32>::zeroed(&gpu, n).unwrap();
     let dyb = GpuBuffer::<f32>::zeroed(&gpu, n).unwrap();
+    // The backward pass's dispatch with the incoming gradient `d_y` and the gradient `d_x`.
+    let dispatch = |d_y: &GpuBuffer<f32>, d_x: &mut GpuBuffer<f32>| {
+        let args = SoftplusScaledBackwardArgs {
+            x: &xb,
+            y: &yb,
+            d_y,
+            d_x,
+        };
+        pass.dispatch(&gpu, &args, [n as u32, 1, 1])
+    };
     let mut short = GpuBuffer::<f32>::zeroed(&gpu, 3).unwrap();
-    let err = pass
-        .dispatch(
-            &gpu,
-            &SoftplusScaledBackwardArgs {
-                x: &xb,
-                y: &yb,
-                d_y: &dyb,
-                d_x: &mut short,
-            },
-            [n as u32, 1, 1],
-        )
-        .expect_err("a 3-element gradient for a 40-element input");
+    let err = dispatch(&dyb, &mut short).expect_err("a 3-element gradient for a 40-element input");
     assert!(
         matches!(
             err,
@@ -250,17 +249,7 @@ fn a_gradient_of_the_wrong_length_is_refused() {
     // The incoming gradient likewise.
     let short_dy = GpuBuffer::<f32>::zeroed(&gpu, 39).unwrap();
     let mut dxb = GpuBuffer::<f32>::zeroed(&gpu, n).unwrap();
-    let err = pass
-        .dispatch(
-            &gpu,
-            &SoftplusScaledBackwardArgs {
-                x: &xb,
-                y: &yb,
-                d_y: &short_dy,
-                d_x: &mut dxb,
-            },
-            [n as u32, 1, 1],
-        )
+    let err = dispatch(&short_dy, &mut dxb)
         .expect_err("a 39-element incoming gradient for a 40-element output");
     assert!(
         err.to_string().contains("`d_y` holds 39 elements, `y` 40"),

@@ -137,26 +137,42 @@ fn a_right_softmax_gradient_near_90_passes() {
     passes(&softmax(true), x, &Interpreter::new());
 }
 
-/// `y[i] = x[i]^2`, and a custom backward that says `2 x + 0.01` (a small, wrong derivative).
-fn square_with_wrong_backward() -> (KernelBuilder, Backward) {
-    let mut k = KernelBuilder::new("square", [64, 1, 1]);
+/// The elementwise kernel `name` (64 invocations a workgroup): `y[i] = f(v)` with `v = x[i]`,
+/// for `i < arrayLength(x)`.
+fn map_x(name: &str, f: impl FnOnce(Exp<f32>) -> Exp<f32>) -> KernelBuilder {
+    let mut k = KernelBuilder::new(name, [64, 1, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
     let i = k.let_("i", global_invocation_id().x());
     k.if_(i.lt(x.len()), |k| {
         let v = k.let_("v", x.at(&i).load());
-        k.store(&y.at(&i), &v * &v);
+        k.store(&y.at(&i), f(v));
     });
-    let mut b = KernelBuilder::new("square_wrong_backward", [64, 1, 1]);
+    k
+}
+
+/// A custom backward pass of a [`map_x`] kernel: the kernel `name` over `x`, `d_y` and `d_x`
+/// storing `d_x(k, x, d_y, j)` at `d_x[j]` for `j < arrayLength(x)`, with `accumulation`.
+fn custom_backward(
+    name: &str,
+    accumulation: Accumulation,
+    d_x: impl FnOnce(
+        &mut KernelBuilder,
+        &Place<RuntimeArray<f32>, ReadOnly>,
+        &Place<RuntimeArray<f32>, ReadOnly>,
+        &Exp<u32>,
+    ) -> Exp<f32>,
+) -> Backward {
+    let mut b = KernelBuilder::new(name, [64, 1, 1]);
     let bx = b.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let dy = b.storage::<RuntimeArray<f32>, ReadOnly>("d_y");
     let dx = b.storage::<RuntimeArray<f32>, ReadWrite>("d_x");
     let j = b.let_("j", global_invocation_id().x());
     b.if_(j.lt(bx.len()), |k| {
-        let v = k.let_("v", bx.at(&j).load());
-        k.store(&dx.at(&j), dy.at(&j).load() * (2.0f32 * &v + 0.01f32));
+        let value = d_x(k, &bx, &dy, &j);
+        k.store(&dx.at(&j), value);
     });
-    let backward = Backward::custom(vec![BackwardKernel {
+    Backward::custom(vec![BackwardKernel {
         kernel: b,
         roles: vec![
             (
@@ -170,12 +186,29 @@ fn square_with_wrong_backward() -> (KernelBuilder, Backward) {
                 "d_x".into(),
                 Role::InputGradient {
                     input: "x".into(),
-                    accumulation: Accumulation::Write,
+                    accumulation,
                 },
             ),
         ],
-    }]);
-    (k, backward)
+    }])
+}
+
+/// `y[i] = x[i]^2`.
+fn square() -> KernelBuilder {
+    map_x("square", |v| &v * &v)
+}
+
+/// [`square`], and a custom backward that says `2 x + 0.01` (a small, wrong derivative).
+fn square_with_wrong_backward() -> (KernelBuilder, Backward) {
+    let backward = custom_backward(
+        "square_wrong_backward",
+        Accumulation::Write,
+        |k, x, dy, j| {
+            let v = k.let_("v", x.at(j).load());
+            dy.at(j).load() * (2.0f32 * &v + 0.01f32)
+        },
+    );
+    (square(), backward)
 }
 
 #[test]
@@ -201,12 +234,9 @@ fn a_wrong_custom_backward_is_blamed_by_the_identity_and_the_differences() {
     });
 }
 
-/// `out[r * n + c] = x[c] * s[r]` over a 2-D grid (`c = x`, `r = y`): every row reads
-/// `x[c]`, so an exclusive gradient of `x` races (issue 30, item 2). The checker finds it on
-/// the GPU executor too, where the sums may come out right.
-#[test]
-fn a_racing_backward_is_reported_even_on_the_gpu() {
-    let (n, rows) = (13u32, 7u32);
+/// The outer product `out[r * n + c] = x[c] * s[r]` over a 2-D grid (`c = x`, `r = y`) of
+/// `n` columns and `rows` rows.
+fn outer(n: u32, rows: u32) -> KernelBuilder {
     let mut k = KernelBuilder::new("outer", [8, 8, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let s = k.storage::<RuntimeArray<f32>, ReadOnly>("s");
@@ -216,6 +246,16 @@ fn a_racing_backward_is_reported_even_on_the_gpu() {
     k.if_(c.lt(n).and(r.lt(rows)), |k| {
         k.store(&out.at(&r * n + &c), x.at(&c).load() * s.at(&r).load());
     });
+    k
+}
+
+/// `out[r * n + c] = x[c] * s[r]` over a 2-D grid (`c = x`, `r = y`): every row reads
+/// `x[c]`, so an exclusive gradient of `x` races (issue 30, item 2). The checker finds it on
+/// the GPU executor too, where the sums may come out right.
+#[test]
+fn a_racing_backward_is_reported_even_on_the_gpu() {
+    let (n, rows) = (13u32, 7u32);
+    let k = outer(n, rows);
     let backward =
         derive(&k, &Derive::new().accumulate("x", Accumulation::Exclusive)).expect("derives");
     let data = [
@@ -320,22 +360,12 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
     }
 
     // `square` with the right derivative, written (`=`) where the roles say it adds.
-    let (forward, wrong) = square_with_wrong_backward();
-    let mut kernels = wrong.kernels;
-    let mut b = KernelBuilder::new("square_overwriting_backward", [64, 1, 1]);
-    let bx = b.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let dy = b.storage::<RuntimeArray<f32>, ReadOnly>("d_y");
-    let dx = b.storage::<RuntimeArray<f32>, ReadWrite>("d_x");
-    let j = b.let_("j", global_invocation_id().x());
-    b.if_(j.lt(bx.len()), |k| {
-        k.store(&dx.at(&j), dy.at(&j).load() * 2.0f32 * bx.at(&j).load());
-    });
-    kernels[0].kernel = b;
-    kernels[0].roles[2].1 = Role::InputGradient {
-        input: "x".into(),
-        accumulation: Accumulation::Exclusive,
-    };
-    let overwriting = Backward::custom(kernels);
+    let forward = square();
+    let overwriting = custom_backward(
+        "square_overwriting_backward",
+        Accumulation::Exclusive,
+        |_, x, dy, j| dy.at(j).load() * 2.0f32 * x.at(j).load(),
+    );
     let err = check(
         &forward,
         &overwriting,
@@ -360,45 +390,14 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
 /// still blamed.
 #[test]
 fn cancellation_inside_a_gradient_element_is_not_blamed() {
-    let mut k = KernelBuilder::new("cancel", [64, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(x.len()), |k| {
-        let v = k.let_("v", x.at(&i).load());
-        k.store(&y.at(&i), (&v - &v) / 1.25f32);
-    });
+    let k = map_x("cancel", |v| (&v - &v) / 1.25f32);
     // `d_x = fma(u, 0.8, -(u * 0.8)) + off * u`.
     let backward = |off: f32| {
-        let mut b = KernelBuilder::new("cancel_backward", [64, 1, 1]);
-        let bx = b.storage::<RuntimeArray<f32>, ReadOnly>("x");
-        let dy = b.storage::<RuntimeArray<f32>, ReadOnly>("d_y");
-        let dx = b.storage::<RuntimeArray<f32>, ReadWrite>("d_x");
-        let j = b.let_("j", global_invocation_id().x());
-        b.if_(j.lt(bx.len()), |k| {
-            let u = k.let_("u", dy.at(&j).load());
+        custom_backward("cancel_backward", Accumulation::Write, |k, _, dy, j| {
+            let u = k.let_("u", dy.at(j).load());
             let p = k.let_("p", &u * 0.8f32);
-            k.store(&dx.at(&j), fma(u.clone(), 0.8f32.into_exp(), -p) + &u * off);
-        });
-        Backward::custom(vec![BackwardKernel {
-            kernel: b,
-            roles: vec![
-                (
-                    "x".into(),
-                    Role::Data {
-                        binding: "x".into(),
-                    },
-                ),
-                ("d_y".into(), Role::OutputGradient { output: "y".into() }),
-                (
-                    "d_x".into(),
-                    Role::InputGradient {
-                        input: "x".into(),
-                        accumulation: Accumulation::Write,
-                    },
-                ),
-            ],
-        }])
+            fma(u.clone(), 0.8f32.into_exp(), -p) + &u * off
+        })
     };
     let data = rows_data(random(11, 45));
     on_each_executor!(|on| {
@@ -441,15 +440,7 @@ fn cancellation_inside_a_gradient_element_is_not_blamed() {
 #[test]
 fn run_backward_returns_each_inputs_gradient() {
     let (n, rows) = (13u32, 7u32);
-    let mut k = KernelBuilder::new("outer", [8, 8, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let s = k.storage::<RuntimeArray<f32>, ReadOnly>("s");
-    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
-    let c = k.let_("c", global_invocation_id().x());
-    let r = k.let_("r", global_invocation_id().y());
-    k.if_(c.lt(n).and(r.lt(rows)), |k| {
-        k.store(&out.at(&r * n + &c), x.at(&c).load() * s.at(&r).load());
-    });
+    let k = outer(n, rows);
     let backward = derive(&k, &Derive::new()).expect("derives");
     let (xs, ss, u) = (
         random(1, n as usize),

@@ -1,7 +1,3 @@
-//! The README's example: `cargo run -p wgsl-dsl-macros --example readme` prints the WGSL
-//! pasted next to it.
-use wgsl_dsl::prelude::*;
-
 /// Hyperparameters of a momentum SGD step, shared by the host and the kernel.
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
 #[repr(C)]
@@ -28,9 +24,4 @@ fn sgd_step(
     let v = hp.momentum * velocity[i] + grads[i];
     velocity[i] = v;
     params[i] -= hp.learning_rate * v;
-}
-
-fn main() -> Result<(), BuildError> {
-    print!("{}", sgd_step().build()?.wgsl);
-    Ok(())
 }
