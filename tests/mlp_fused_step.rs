@@ -8,8 +8,8 @@ use mlp::kernels::product::Target;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
 use mlp::schedule::LrSchedule;
+use mlp_verified::training::{ADAM, COSINE, Data, Run, SGD, STEP};
 use wgsl_dsl::runtime::Gpu;
-use wgsl_dsl_workspace_tests::training::{ADAM, COSINE, Data, Run, SGD, STEP};
 
 fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: LrSchedule) {
     let gpu = Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)");
