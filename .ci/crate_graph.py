@@ -8,16 +8,21 @@ Reads the block after `<!-- crate-graph -->` in ARCHITECTURE.md, one line per pa
 dependencies between workspace packages that `cargo metadata` reports; then checks that the
 compiler crate (wgsl-dsl-core), the executor contract (wgsl-dsl-exec), the CPU interpreter
 (wgsl-dsl-interp) and the gradient checker (wgsl-dsl-gradcheck) have no wgpu anywhere in their
-dependency trees (`cargo tree`, normal and
-build dependencies). Exit status 1, with each difference, when they disagree.
+dependency trees (`cargo tree`, normal and build dependencies), and the interpreter none with its
+dev-dependencies either (its tests and doc tests use the crates below it, not the facade:
+`cargo tree -p wgsl-dsl-interp | grep -c wgpu` is 0). Exit status 1, with each difference, when
+they disagree.
 """
 
 import json
 import subprocess
 import sys
 
-# The crates without wgpu: the compiler, the executor contract, the interpreter.
+# The crates without wgpu: the compiler, the executor contract, the interpreter, the gradient
+# checker.
 WITHOUT_WGPU = ["wgsl-dsl-core", "wgsl-dsl-exec", "wgsl-dsl-interp", "wgsl-dsl-gradcheck"]
+# Of those, the ones whose tests (dev-dependencies) have no wgpu either.
+TESTS_WITHOUT_WGPU = ["wgsl-dsl-interp"]
 
 
 def documented(path="ARCHITECTURE.md"):
@@ -48,6 +53,14 @@ def actual():
     return graph
 
 
+def wgpu_in_tree(crate, edges):
+    """The wgpu crates in `crate`'s dependency tree over `edges` (`cargo tree -e`)."""
+    tree = subprocess.check_output(
+        ["cargo", "tree", "-p", crate, "-e", edges, "--prefix", "none"], text=True
+    )
+    return sorted({l.split()[0] for l in tree.splitlines() if l.startswith("wgpu")})
+
+
 def main():
     doc, real = documented(), actual()
     bad = []
@@ -61,17 +74,19 @@ def main():
                 f"{name}: ARCHITECTURE.md says {sorted(doc[name])}, cargo metadata {sorted(real[name])}"
             )
     for crate in WITHOUT_WGPU:
-        tree = subprocess.check_output(
-            ["cargo", "tree", "-p", crate, "-e", "normal,build", "--prefix", "none"], text=True
-        )
-        wgpu = sorted({l.split()[0] for l in tree.splitlines() if l.startswith("wgpu")})
+        wgpu = wgpu_in_tree(crate, "normal,build")
         if wgpu:
             bad.append(f"{crate} depends on {', '.join(wgpu)}")
+        elif crate in TESTS_WITHOUT_WGPU:
+            wgpu = wgpu_in_tree(crate, "normal,build,dev")
+            if wgpu:
+                bad.append(f"{crate}'s tests (dev-dependencies) depend on {', '.join(wgpu)}")
     for b in bad:
         print("crate graph:", b)
     if not bad:
         print(f"crate graph: ARCHITECTURE.md matches cargo metadata ({len(real)} packages); "
-              f"no wgpu under {', '.join(WITHOUT_WGPU)}")
+              f"no wgpu under {', '.join(WITHOUT_WGPU)}; nor under the tests of "
+              f"{', '.join(TESTS_WITHOUT_WGPU)}")
     return 1 if bad else 0
 
 

@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
+use mlp_verified::ops::{self, fused};
 use wgsl_dsl::interp::{InterpOptions, Interpreter};
 use wgsl_dsl_harness::{Case, SeedableRng, UploadStruct, VerifiedOp, run, verify};
-use wgsl_dsl_workspace_tests::ops::{self, fused};
 use wgsl_dsl_workspace_tests::{Rng, examples};
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -3,9 +3,9 @@
 //! random inputs of odd sizes, outputs poisoned before the run, relative error <= 1e-5, and no
 //! race, out-of-bounds access, divergent barrier or read of an unwritten variable.
 
+use mlp_verified::ops::{self, fused};
 use wgsl_dsl_harness::{Interpreter, SeedableRng, verify};
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{self, fused};
 
 #[test]
 fn every_mlp_kernel_matches_its_reference_on_the_interpreter() {

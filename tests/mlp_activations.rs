@@ -11,8 +11,8 @@ use mlp::config::MlpConfig;
 use mlp::model::GpuMlp;
 use mlp::params::Params;
 use mlp::schedule::LrSchedule;
+use mlp_verified::training::{Data, Run, SGD};
 use wgsl_dsl::runtime::Gpu;
-use wgsl_dsl_workspace_tests::training::{Data, Run, SGD};
 use wgsl_gemm::tiled::Target;
 
 const BATCHES: [usize; 4] = [1, 7, 65, 129];

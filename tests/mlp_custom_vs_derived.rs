@@ -10,11 +10,11 @@
 
 use mlp::activation::Activation;
 use mlp::kernels::uniforms::LinearDims;
+use mlp_verified::ops::{self, CHECKED_SIZES, CaseSizes};
 use wgsl_dsl::autodiff::{Data as AdData, Derive, derive, run_backward};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl_harness::{Case, Data, Executor, Interpreter, SeedableRng, VerifiedOp, run};
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{self, CHECKED_SIZES, CaseSizes};
 
 /// `z[r, o] = sum_i act(x_prev[r, i]) w[o, i] + b[o]` (`[batch, outputs]`, row-major; `act`
 /// `None`: the identity), over a 2-D grid (`o = gid.x`, `r = gid.y`); the sum unrolled over

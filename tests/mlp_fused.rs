@@ -5,10 +5,10 @@
 //! <= 1e-5; and the GPU's outputs against the interpreter's (`wgsl_dsl_harness::agree`). The
 //! ReLU head in every configuration, the other activations' heads in the first.
 
+use mlp_verified::ops::fused;
 use wgsl_dsl::runtime::Gpu;
 use wgsl_dsl_harness::{Interpreter, SeedableRng, agree, verify};
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::fused;
 
 #[test]
 fn every_fused_kernel_matches_its_reference_at_odd_batches_and_widths() {

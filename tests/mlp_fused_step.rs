@@ -7,8 +7,8 @@ use mlp::config::MlpConfig;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
 use mlp::schedule::LrSchedule;
+use mlp_verified::training::{ADAM, COSINE, Data, Run, SGD, STEP};
 use wgsl_dsl::runtime::Gpu;
-use wgsl_dsl_workspace_tests::training::{ADAM, COSINE, Data, Run, SGD, STEP};
 use wgsl_gemm::tiled::Target;
 
 fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: LrSchedule) {

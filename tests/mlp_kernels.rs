@@ -5,12 +5,12 @@
 
 use std::collections::BTreeSet;
 
+use mlp_verified::ops::{self, softmax_case, softmax_spec};
 use wgsl_dsl::runtime::Gpu;
 use wgsl_dsl_harness::{
     Data, Expected, Interpreter, SeedableRng, VerifiedOp, agree, compare, run, verify,
 };
 use wgsl_dsl_workspace_tests::Rng;
-use wgsl_dsl_workspace_tests::ops::{self, softmax_case, softmax_spec};
 
 fn gpu() -> Gpu {
     Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
@@ -118,7 +118,7 @@ fn softmax_cross_entropy_is_finite_and_exact_on_extreme_logits() {
 #[test]
 fn the_derived_loss_gradient_holds_at_its_class_bound_and_flags_past_it() {
     use mlp::kernels::loss::{MAX_CLASSES, softmax_cross_entropy_backward};
-    use wgsl_dsl_workspace_tests::ops::CaseSizes;
+    use mlp_verified::ops::CaseSizes;
     let gpu = gpu();
     let op = ops::all()
         .into_iter()

@@ -7,8 +7,8 @@ use mlp::model::{GpuMlp, OptimizerConfig, OptimizerState};
 use mlp::params::Params;
 use mlp::reference::{self, RefModel};
 use mlp::schedule::LrSchedule;
+use mlp_verified::training::{ADAM, COSINE, Data, Run, SGD, STEP, assert_close};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
-use wgsl_dsl_workspace_tests::training::{ADAM, COSINE, Data, Run, SGD, STEP, assert_close};
 
 fn gpu() -> Gpu {
     Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")

@@ -12,20 +12,21 @@
 //! and the CPU interpreter ([`Interpreter`], which also fails a kernel that races, reads out
 //! of bounds or reaches a barrier divergently) run the same cases.
 //!
-//! The workspace's verified kernels live here too, each with random cases and a CPU
+//! The DSL's own verified kernels live here too, each with random cases and a CPU
 //! specification (the cross-crate tests in the workspace's `tests/` run them):
 //!
 //! - [`examples::all`]: the example kernels, one or more per family of built-ins and statement
 //!   kind of the DSL ([`Example`]).
-//! - [`ops::all`]: every kernel of the MLP (`mlp::kernels`), with its `f64` specification from
-//!   `mlp::reference` ([`ops::MlpOp`]).
-//! - [`training`]: whole training steps of the model against the reference training loop.
 //! - [`derived`]: kernels with backward passes (`wgsl_dsl::autodiff`), derived or custom, with
 //!   data to check them against central differences.
 //! - [`blocks`]: scans, subgroup and quad operations; [`textures`]: the texture kernel.
 //!
-//! The snapshot test pins every one's WGSL; `runtime_examples.rs` and `mlp_kernels.rs` run
-//! every one on the GPU through the harness and compare with the specification.
+//! The MLP's verified ops and training references are beside the MLP (`mlp-verified`, in
+//! `crates/mlp/verified`), which depends on this crate, not the other way round.
+//!
+//! The snapshot test pins every one's WGSL; `runtime_examples.rs` runs every example on the
+//! GPU through the harness and compares with the specification (`mlp_kernels.rs` does the same
+//! for the MLP's ops).
 //!
 //! ```
 //! use wgsl_dsl::prelude::*;
@@ -66,10 +67,8 @@ mod data;
 pub mod derived;
 pub mod examples;
 mod executor;
-pub mod ops;
 mod suite;
 pub mod textures;
-pub mod training;
 mod verify;
 
 pub use data::{Case, Data, Expected, POISON_U32, StructValue};

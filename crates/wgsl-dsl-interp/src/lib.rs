@@ -28,6 +28,8 @@
 //! ([`InterpError::UnsupportedTexture`]).
 //!
 //! ```
+//! # // The facade's paths, without the facade (whose runtime brings wgpu into this crate's tests).
+//! # mod wgsl_dsl { pub use wgsl_dsl_core::prelude; pub use wgsl_dsl_interp as interp; }
 //! use wgsl_dsl::prelude::*;
 //! use wgsl_dsl::interp::{HostBuffer, Interpreter, InterpError};
 //!
@@ -203,6 +205,8 @@ impl Interpreter {
     /// (`file:line:col: kernel `k` invocation (x, y, z) (workgroup (..), local (..)): message`).
     ///
     /// ```
+    /// # // The facade's paths, without the facade (whose runtime brings wgpu into this crate's tests).
+    /// # mod wgsl_dsl { pub use wgsl_dsl_core::prelude; pub use wgsl_dsl_interp as interp; }
     /// use wgsl_dsl::prelude::*;
     /// use wgsl_dsl::interp::{DebugValue, HostBuffer, Interpreter};
     ///

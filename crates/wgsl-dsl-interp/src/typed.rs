@@ -5,32 +5,9 @@
 //! wrongly typed buffer, a read-only borrow where the kernel writes) and, at
 //! [`Interpreter::compile_typed`], the kernel's bindings against the struct's.
 //!
-//! ```
-//! use wgsl_dsl::interp::{HostBuffer, Interpreter};
-//! use wgsl_dsl::prelude::*;
-//!
-//! #[kernel(workgroup_size = 64)]
-//! fn scale(
-//!     #[uniform] factor: f32,
-//!     #[storage(read)] x: &[f32],
-//!     #[storage(read_write)] y: &mut [f32],
-//!     #[builtin(global_invocation_id)] gid: Vec3<u32>,
-//! ) {
-//!     let i = gid.x;
-//!     if i < y.len() {
-//!         y[i] = factor * x[i];
-//!     }
-//! }
-//!
-//! let cpu = Interpreter::new();
-//! let kernel = cpu.compile_typed(Scale)?;
-//! let factor = HostBuffer::from_value(3.0f32);
-//! let x = HostBuffer::from_slice(&[1.0f32, 2.0, 3.0]);
-//! let mut y = HostBuffer::from_slice(&[f32::NAN; 3]);
-//! kernel.dispatch(&cpu, ScaleArgs { factor: &factor, x: &x, y: &mut y }, [3, 1, 1])?;
-//! assert_eq!(y.read(), vec![3.0, 6.0, 9.0]);
-//! # Ok::<(), wgsl_dsl::interp::InterpError>(())
-//! ```
+//! The example, `#[kernel] fn scale` dispatched with `ScaleArgs<'_, Interpreter>`, is
+//! `tests/interp_typed.rs` at the workspace's root: `#[kernel]` expands to the facade's paths
+//! (`wgsl_dsl::runtime`), and the facade's runtime would bring wgpu into this crate's tests.
 
 use bytemuck::Pod;
 

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 
-use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
@@ -11,6 +10,7 @@ use mlp::kernels::fused::{
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
+use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
 use wgsl_gemm::tiled::split_len;
 
 use super::support::{

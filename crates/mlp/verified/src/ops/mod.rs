@@ -6,7 +6,6 @@
 pub mod fused;
 mod support;
 
-use crate::{Case, Data, Expected, Rng, random_f32, random_u32};
 use mlp::kernels::backward::{BiasGrad, LinearBackwardInput, LinearBackwardWeight};
 use mlp::kernels::eval::ArgmaxAccuracy;
 use mlp::kernels::gather::{GatherBatch, rows_of_step};
@@ -22,6 +21,7 @@ use mlp::kernels::uniforms::{
 use mlp::reference::{self, Activation};
 use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
+use wgsl_dsl_harness::{Case, Data, Expected, Rng, random_f32, random_u32};
 
 pub use support::{CHECKED_SIZES, CaseSizes, MlpOp};
 pub(crate) use support::{

@@ -2,13 +2,13 @@
 //! the op type ([`MlpOp`]), and the random tensors, schedules and hyperparameters their cases
 //! are made of. Below both; `ops` re-exports the public items.
 
-use crate::{Case, Expected, Rng, VerifiedOp, random_f32, random_u32};
 use mlp::kernels::optim::adam_params;
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, ScheduleUniform, SgdParams};
 use mlp::reference::RefLayer;
 use mlp::schedule::{Decay, LrSchedule};
 use wgsl_dsl::KernelBuilder;
 use wgsl_dsl::runtime::KernelDef;
+use wgsl_dsl_harness::{Case, Expected, Rng, VerifiedOp, random_f32, random_u32};
 
 /// Sizes a random case is made for. Use odd sizes that are not multiples of the tile size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

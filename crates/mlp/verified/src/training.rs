@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng as _, SeedableRng};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
-use crate::Rng;
+use wgsl_dsl_harness::Rng;
 
 /// Relative error allowed between the GPU's `f32` results and the reference's `f64` ones
 /// (absolute below magnitude 1).
