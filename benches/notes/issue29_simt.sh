@@ -12,15 +12,9 @@
 # Carried: .gl (the Vulkan loader), .devbin/simt-new (this tree's release `gemm`),
 # .devbin/simt-old. Output: $OUT/call.txt.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
-export PYTHONUNBUFFERED=1
+. benches/notes/device_env.sh
 NEW=.devbin/simt-new
 OLD=.devbin/simt-old
-clocks() {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-        --format=csv,noheader
-}
 {
 date -u
 clocks

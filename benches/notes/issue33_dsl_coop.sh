@@ -13,15 +13,9 @@
 # `gemm` of this branch, gemm_torch.py, this script) and .devbin/i33 (the binary before).
 # Output: $OUT/call.txt.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
-export PYTHONUNBUFFERED=1
+. benches/notes/device_env.sh
 D=.devbin/i33b
 OLD=.devbin/i33
-clocks() {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-        --format=csv,noheader
-}
 {
 date -u
 clocks

@@ -3,9 +3,7 @@
 # other in one device call (carrying .gl and .devbin/issue33 with the release `gemm`:
 # cargo build --release -p wgsl-gemm --bin gemm). Output: $OUT/roofline.txt.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
-export PYTHONUNBUFFERED=1
+. benches/notes/device_env.sh
 {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 echo "== ours: gemm roofline --rows 8192 --cols 4096"

@@ -5,8 +5,7 @@
 # and `ad_product_bench`: cargo build --release -p wgsl-dsl-fuzz --bin fuzz -p
 # wgsl-dsl-harness --bin ad_product_bench).
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 D=.devbin/final
 timeout 175 $D/fuzz --seconds 150 --seed 3434 > $OUT/fuzz-h200.txt 2>&1; echo "fuzz rc=$?"
 tail -15 $OUT/fuzz-h200.txt

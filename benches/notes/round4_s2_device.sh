@@ -5,8 +5,7 @@
 # Carry .gl and .devbin/r4s2 (release `fuzz` and `ad_product_bench`:
 # cargo build --release -p wgsl-dsl-fuzz --bin fuzz -p wgsl-dsl-harness --bin ad_product_bench).
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 D=.devbin/r4s2
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
 timeout 175 $D/fuzz --seconds 150 --seed 20261203 > $OUT/fuzz-h200.txt 2>&1; echo "fuzz rc=$?"

@@ -4,8 +4,7 @@
 # the fix, then on a fresh seed; each run alone on the GPU.
 # Carry .gl and .devbin/r4s3 (release `fuzz`: cargo build --release -p wgsl-dsl-fuzz --bin fuzz).
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 D=.devbin/r4s3
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
 $D/fuzz --ad --replay 11050032409562616883 > $OUT/adfuzz-case.txt 2>&1; echo "replay rc=$?"

@@ -3,8 +3,7 @@
 # (commit 9eef74e), 150 s, then the differential fuzzer (with AtomicAddF32) 80 s, each alone on the GPU.
 # Carry .gl and .devbin/r4s3 (release `fuzz` of 9eef74e: cargo build --release -p wgsl-dsl-fuzz --bin fuzz).
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 D=.devbin/r4s3
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
 timeout 175 $D/fuzz --ad --seconds 150 --seed 20261206 --ad-gpu-every 4 > $OUT/adfuzz-h200-20261206.txt 2>&1; echo "adfuzz rc=$?"

@@ -6,8 +6,7 @@
 # Carry .gl and .devbin/r4s3b (release `ad_product_bench` of the commit that adds the third pass:
 # cargo build --release -p wgsl-dsl-harness --bin ad_product_bench).
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
 for s in 128 256; do
   timeout 80 .devbin/r4s3b/ad_product_bench $s 10 > $OUT/ad_product_$s.txt 2>&1; echo "bench $s rc=$?"

@@ -6,11 +6,8 @@
 # PyTorch eager and torch.compile, then ours again), then the differential fuzzer with a fresh
 # seed (issue 34), 150 s. Outputs under $OUT.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
-export PYTHONUNBUFFERED=1
+. benches/notes/device_env.sh
 D=.devbin/r4s4
-clocks() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader; }
 {
 clocks
 echo "== ours: gemm roofline --rows 8192 --cols 4096"

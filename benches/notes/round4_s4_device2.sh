@@ -9,10 +9,7 @@
 set -u
 D=${1:-.devbin/r4s4b}
 NAME=${2:-roofline2.txt}
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
-export PYTHONUNBUFFERED=1
-clocks() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader; }
+. benches/notes/device_env.sh
 {
 for round in 1 2; do
   clocks

@@ -4,8 +4,7 @@
 # Carry .gl and .devbin/r4s4e (release `fuzz` of the working tree:
 # cargo build --release -p wgsl-dsl-fuzz --bin fuzz). Output: $OUT/adfuzz-h200-20261208.txt.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+. benches/notes/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader
 timeout 175 .devbin/r4s4e/fuzz --ad --seconds 150 --seed 20261208 --ad-gpu-every 4 > $OUT/adfuzz-h200-20261208.txt 2>&1; echo "adfuzz rc=$?"
 tail -3 $OUT/adfuzz-h200-20261208.txt

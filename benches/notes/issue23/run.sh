@@ -3,9 +3,7 @@
 # branch mlp-ad) against main's hand-written one (mnist-main), both orders; (a) test accuracy
 # after 5 epochs per activation, full MNIST, seed 0.
 D=.devbin/mlp-ad
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export PYTHONUNBUFFERED=1
+. benches/notes/device_env.sh
 S="--epochs 5 --peers mnist --settings sgd128,adam128,default64 --profile --timeout 60"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } > $OUT/acc.txt
 python3 benches/peer/mnist_side_by_side.py --mnist $D/mnist --baseline $D/mnist-main $S > $OUT/side_ab.txt 2>&1

@@ -8,8 +8,7 @@
 #   bash benches/notes/issue32/run.sh b   # Adam batch 128, SGD momentum 0.9 batch 64
 # Writes $OUT/side_by_side_<half>.txt.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+. benches/notes/device_env.sh
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 export JAX_COMPILATION_CACHE_DIR=/tmp/jax_cache
 D=${D:-.devbin/issue32}

@@ -2,8 +2,7 @@
 # the device, with .gl (the Vulkan loader debs) carried and D a directory holding the release
 # binary `mnist` and `mnist-nopipe` (benches/notes/run5/); P is the peers' folder.
 set -u
-for f in .gl/*.deb; do dpkg -x $f / ; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+. benches/notes/device_env.sh
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 D=${D:-.dev/lead}
 P=benches/peer
