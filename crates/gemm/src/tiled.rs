@@ -513,6 +513,18 @@ pub struct Output {
     pub inside: Exp<bool>,
 }
 
+impl Output {
+    /// `C[row, col] = value`, stored only if `inside`.
+    fn new(row: Exp<u32>, col: Exp<u32>, value: Exp<f32>, inside: Exp<bool>) -> Output {
+        Output {
+            row,
+            col,
+            value,
+            inside,
+        }
+    }
+}
+
 /// What a product does with its outputs, in two phases: `load` reads what each output needs
 /// (unconditionally: in bounds also outside `[M, N]`), for all of an invocation's outputs
 /// before any is stored, so that their memory latencies overlap (a read after a store to the
@@ -1043,12 +1055,7 @@ pub fn product_at(
             let col = k.let_(&format!("col{j}"), &tile_col0 + c + c_off);
             let inside = k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)));
             let value = k.let_("value", value);
-            outputs.push(Output {
-                row,
-                col,
-                value,
-                inside,
-            });
+            outputs.push(Output::new(row, col, value, inside));
         }
         epilogue.emit(k, outputs);
         return;
@@ -1086,12 +1093,7 @@ pub fn product_at(
                 None => inside,
             },
         );
-        outputs.push(Output {
-            row,
-            col,
-            value,
-            inside,
-        });
+        outputs.push(Output::new(row, col, value, inside));
     }
     epilogue.emit(k, outputs);
 }

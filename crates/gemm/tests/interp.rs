@@ -58,13 +58,7 @@ fn check_simt(config: &SimtConfig, p: &Problem, seed: u64) {
     let name = config.kernel_name();
     let target = wgsl_gemm::h200_limits();
     assert!(config.fits(&target), "{name}");
-    let shader = wgsl_gemm::simt::build(config)
-        .build_for(&target)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let cpu = h200_interpreter(&target, 32);
-    let program = cpu
-        .compile(&shader)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (cpu, program) = compile_h200(&name, wgsl_gemm::simt::build(config), 32);
     let a = random(p.a_len(), seed);
     let b = random(p.b_len(), seed + 1);
     let dims = HostBuffer::from_value(p.dims());
@@ -95,6 +89,23 @@ fn check_simt(config: &SimtConfig, p: &Problem, seed: u64) {
     .unwrap_or_else(|e| panic!("{name} on {p:?}: {e}"));
 }
 
+/// `kernel` built for the H200's limits and compiled by [`h200_interpreter`].
+fn compile_h200(
+    name: &str,
+    kernel: wgsl_dsl::KernelBuilder,
+    subgroup_size: u32,
+) -> (Interpreter, wgsl_dsl::interp::Program) {
+    let target = wgsl_gemm::h200_limits();
+    let shader = kernel
+        .build_for(&target)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let cpu = h200_interpreter(&target, subgroup_size);
+    let program = cpu
+        .compile(&shader)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    (cpu, program)
+}
+
 /// The interpreter with the H200's workgroup limits (48 KiB of workgroup memory, 1024
 /// invocations), which the large tiles need, as the GPU run checks them, and subgroups of
 /// `subgroup_size`.
@@ -119,14 +130,11 @@ fn widen(v: &[f32]) -> Vec<f64> {
 fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
     let name = config.kernel_name();
     assert!(config.accepts(p), "{name} takes {p:?}");
-    let target = wgsl_gemm::h200_limits();
-    let shader = wgsl_gemm::coop::build(config)
-        .build_for(&target)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let cpu = h200_interpreter(&target, config.subgroup_size);
-    let program = cpu
-        .compile(&shader)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (cpu, program) = compile_h200(
+        &name,
+        wgsl_gemm::coop::build(config),
+        config.subgroup_size,
+    );
     let a = random(p.a_len(), seed);
     let b = random(p.b_len(), seed + 1);
     let dims = HostBuffer::from_value(p.dims());
