@@ -49,6 +49,14 @@ pub trait Executor: ExecutorBuffers + Sized {
     /// How error messages name the executor: `"the GPU"`, `"the interpreter"`.
     fn name(&self) -> &'static str;
 
+    /// Whether a dispatch checks every access for bounds and every pair of accesses for a
+    /// data race, failing on the first (the interpreter does, a GPU does not). Code that runs
+    /// kernels to check them (the gradient checker) also runs them on such an executor when
+    /// this one does not check.
+    fn checks_accesses(&self) -> bool {
+        false
+    }
+
     /// The limits kernels are built for to run here ([`KernelBuilder::build_for`]): the
     /// device's on the GPU, WebGPU's defaults on the interpreter.
     fn target_limits(&self) -> TargetLimits;

@@ -17,6 +17,12 @@ impl Executor for Interpreter {
         "the interpreter"
     }
 
+    /// Every access is checked for bounds and data races, and a dispatch fails on the first
+    /// (and, through [`InterpError::Warning`], on the first warning).
+    fn checks_accesses(&self) -> bool {
+        true
+    }
+
     /// WebGPU's defaults ([`TargetLimits::default`]), which every device has.
     fn target_limits(&self) -> TargetLimits {
         TargetLimits::default()
