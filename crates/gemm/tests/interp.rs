@@ -130,11 +130,7 @@ fn widen(v: &[f32]) -> Vec<f64> {
 fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
     let name = config.kernel_name();
     assert!(config.accepts(p), "{name} takes {p:?}");
-    let (cpu, program) = compile_h200(
-        &name,
-        wgsl_gemm::coop::build(config),
-        config.subgroup_size,
-    );
+    let (cpu, program) = compile_h200(&name, wgsl_gemm::coop::build(config), config.subgroup_size);
     let a = random(p.a_len(), seed);
     let b = random(p.b_len(), seed + 1);
     let dims = HostBuffer::from_value(p.dims());

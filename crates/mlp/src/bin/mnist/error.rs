@@ -93,6 +93,20 @@ impl CliError {
         }
     }
 
+    /// The side of the square images a model of `inputs` features takes; a
+    /// [`CliError::path`] error naming `path` (the model's file) if `inputs` is not a square.
+    pub fn image_side(path: &std::path::Path, inputs: usize) -> Result<usize, CliError> {
+        let side = (inputs as f64).sqrt().round() as usize;
+        if side * side == inputs {
+            Ok(side)
+        } else {
+            Err(CliError::path(
+                path,
+                format!("the model takes {inputs} features, not a square image"),
+            ))
+        }
+    }
+
     /// 2 for a bad command line, 1 for everything else.
     pub fn exit_code(&self) -> ExitCode {
         match self {

@@ -331,16 +331,7 @@ fn confusion_matrix(labels: &[u32], predictions: &[u32]) -> String {
 fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
     let c = load_checkpoint(&plan.model)?;
     CliError::check_activation(&plan.model, c.config.activation, plan.activation)?;
-    let side = (c.config.inputs as f64).sqrt().round() as usize;
-    if side * side != c.config.inputs {
-        return Err(CliError::path(
-            &plan.model,
-            format!(
-                "the model takes {} features, not a square image",
-                c.config.inputs
-            ),
-        ));
-    }
+    let side = CliError::image_side(&plan.model, c.config.inputs)?;
     let mut pixels = Vec::new();
     for path in &plan.images {
         let (values, warning) = predict::read_image(path, side, plan.invert, plan.center)?;

@@ -127,16 +127,7 @@ fn model_json(
 /// model's own kernels).
 pub fn run(args: &ExportWebArgs) -> Result<(), CliError> {
     let c = Checkpoint::load(&args.model)?;
-    let side = (c.config.inputs as f64).sqrt().round() as usize;
-    if side * side != c.config.inputs {
-        return Err(CliError::path(
-            &args.model,
-            format!(
-                "the model takes {} features, not a square image",
-                c.config.inputs
-            ),
-        ));
-    }
+    let side = CliError::image_side(&args.model, c.config.inputs)?;
     let shaders = inference_kernels(&c.config)?;
     let softmax_kernel = SoftmaxCrossEntropy.build().name().to_string();
     let refs: Vec<&Shader> = shaders.iter().collect();
