@@ -5,8 +5,8 @@
 
 use wgsl_dsl::BuildError;
 use wgsl_dsl::autodiff::{
-    Accumulation, Adjoint, CheckError, CheckOptions, Data, Derive, Executor, Role, check, derive,
-    run_backward,
+    Accumulation, Adjoint, Backward, CheckError, CheckOptions, Data, Derive, Executor,
+    GradientReport, Role, check, derive, run_backward,
 };
 use wgsl_dsl::interp::InterpError;
 use wgsl_dsl::interp::Interpreter;
@@ -31,19 +31,31 @@ macro_rules! on_each_executor {
 /// kernels with the default step (2e-3) are good to about 1e-4 here.
 const TOLERANCE: f64 = 2e-3;
 
+/// `autodiff::check` with the default options (those of every check here).
+fn check_with_defaults<X: Executor>(
+    forward: &KernelBuilder,
+    backward: &Backward,
+    data: &[(&str, Data)],
+    grid: [u32; 3],
+    on: &X,
+) -> Result<GradientReport, CheckError> {
+    check(forward, backward, data, grid, on, CheckOptions::default())
+}
+
+/// The case of `derived::all()` named `name`.
+fn case_named(name: &str) -> DerivedCase {
+    derived::all()
+        .into_iter()
+        .find(|c| c.name == name)
+        .expect("the case")
+}
+
 fn check_case<X: Executor>(case: &DerivedCase, on: &X) {
     let forward = (case.forward)();
     let backward = (case.backward)().unwrap_or_else(|e| panic!("{}: {e}", case.name));
     let (data, grid) = (case.data)(&mut derived::rng(7));
-    let report = check(
-        &forward,
-        &backward,
-        &data,
-        grid,
-        on,
-        CheckOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let report = check_with_defaults(&forward, &backward, &data, grid, on)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name));
     eprintln!("{backward}{report}");
     assert!(
         !report.worst.is_empty(),
@@ -65,10 +77,7 @@ fn check_case<X: Executor>(case: &DerivedCase, on: &X) {
 /// adjoint identity checked (forward mode adds tangents the same way).
 #[test]
 fn an_f32_atomic_addition_is_derived() {
-    let case = derived::all()
-        .into_iter()
-        .find(|c| c.name == "scatter_add")
-        .expect("the case");
+    let case = case_named("scatter_add");
     let forward = (case.forward)();
     let backward = (case.backward)().expect("derives");
     let (data, grid) = (case.data)(&mut derived::rng(21));
@@ -104,15 +113,7 @@ fn an_f32_atomic_addition_is_derived() {
                 );
             }
         }
-        let report = check(
-            &forward,
-            &backward,
-            &data,
-            grid,
-            on,
-            CheckOptions::default(),
-        )
-        .expect("checks");
+        let report = check_with_defaults(&forward, &backward, &data, grid, on).expect("checks");
         assert!(
             matches!(&report.adjoint, Adjoint::Checked(a) if a.holds()),
             "{report}"
@@ -138,7 +139,7 @@ fn every_backward_pass_matches_central_differences_on_the_gpu() {
     }
 }
 
-fn accumulation(backward: &wgsl_dsl::autodiff::Backward, input: &str) -> Accumulation {
+fn accumulation(backward: &Backward, input: &str) -> Accumulation {
     backward.kernels[0]
         .roles
         .iter()
@@ -190,20 +191,10 @@ fn a_wrong_exclusive_override_is_a_race_the_interpreter_finds() {
         &Derive::new().accumulate("x", Accumulation::Exclusive),
     )
     .expect("derives");
-    let case = derived::all()
-        .into_iter()
-        .find(|c| c.name == "dense_tanh")
-        .expect("the case");
+    let case = case_named("dense_tanh");
     let (data, grid) = (case.data)(&mut derived::rng(7));
-    let err = check(
-        &forward,
-        &backward,
-        &data,
-        grid,
-        &Interpreter::new(),
-        CheckOptions::default(),
-    )
-    .unwrap_err();
+    let err =
+        check_with_defaults(&forward, &backward, &data, grid, &Interpreter::new()).unwrap_err();
     assert!(
         matches!(&err, CheckError::Interp(e) if matches!(**e, InterpError::DataRace { .. })),
         "{err}"
@@ -240,10 +231,7 @@ fn the_tiled_products_derived_backward_matches_its_custom_backward() {
     let forward = derived::tiled_product(derived::PRODUCT);
     let derived_pass = derive(&forward, &Derive::new()).expect("derives");
     let custom = derived::product_backward(derived::PRODUCT);
-    let case = derived::all()
-        .into_iter()
-        .find(|c| c.name == "tiled_product_13x11x7")
-        .expect("the case");
+    let case = case_named("tiled_product_13x11x7");
     let (data, grid) = (case.data)(&mut derived::rng(11));
     let derived::Shape { m, n, .. } = derived::PRODUCT;
     let mut r = derived::rng(12);

@@ -7,9 +7,14 @@ use mlp::config::MlpConfig;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
 use mlp::schedule::LrSchedule;
-use mlp_verified::training::{ADAM, COSINE, Data, Run, SGD, STEP};
+use mlp_verified::training::{ADAM, COSINE, SGD, STEP};
 use wgsl_dsl::runtime::Gpu;
 use wgsl_gemm::tiled::Target;
+
+#[path = "common/reference_run.rs"]
+mod reference_run;
+
+use reference_run::gpu_matches_reference;
 
 fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: LrSchedule) {
     let gpu = Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)");
@@ -21,29 +26,29 @@ fn fused_steps_match_reference(opt: OptimizerConfig, target: Target, schedule: L
         classes: 7,
         ..MlpConfig::default()
     };
-    let (n, batch) = (41, 16);
-    let d = Data::random(&config, n, 11);
-    let params = Params::init(&config, 4);
-    let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, batch).expect("model");
-    assert!(model.set_fused(&gpu, Some(target)).expect("fused kernels"));
-    let splits = model.fused_config().expect("fused").splits;
-    if target == Target::Cpu {
-        assert_eq!(splits, 1);
-    } else {
-        assert!(splits > 1, "K split");
-    }
-    let run = Run {
-        config: &config,
-        params: &params,
-        optimizer: opt,
-        schedule,
-        data: &d,
-        batch,
+    let prepare = |gpu: &Gpu, model: &mut GpuMlp| {
+        assert!(model.set_fused(gpu, Some(target)).expect("fused kernels"));
+        let splits = model.fused_config().expect("fused").splits;
+        if target == Target::Cpu {
+            assert_eq!(splits, 1);
+        } else {
+            assert!(splits > 1, "K split");
+        }
     };
-    run.matches_reference(&gpu, &mut model, &[0..2, 2..3, 0..3], |rec, steps| {
-        // begin_chunk, then 3 dispatches per step.
-        assert_eq!(rec.dispatches(), 1 + 3 * steps);
-    });
+    let chunks = [0..2, 2..3, 0..3];
+    gpu_matches_reference(
+        &gpu,
+        &config,
+        [11, 4],
+        opt,
+        schedule,
+        &chunks,
+        prepare,
+        |rec, steps| {
+            // begin_chunk, then 3 dispatches per step.
+            assert_eq!(rec.dispatches(), 1 + 3 * steps);
+        },
+    );
 }
 
 const GPU: Target = Target::gpu(512);

@@ -7,8 +7,13 @@ use mlp::model::{GpuMlp, OptimizerConfig, OptimizerState};
 use mlp::params::Params;
 use mlp::reference::{self, RefModel};
 use mlp::schedule::LrSchedule;
-use mlp_verified::training::{ADAM, COSINE, Data, Run, SGD, STEP, assert_close};
+use mlp_verified::training::{ADAM, COSINE, Data, SGD, STEP, assert_close};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+
+#[path = "common/reference_run.rs"]
+mod reference_run;
+
+use reference_run::gpu_matches_reference;
 
 fn gpu() -> Gpu {
     Gpu::new().expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
@@ -32,19 +37,16 @@ fn train_matches_reference(
 ) {
     let gpu = gpu();
     let config = config();
-    let (n, batch) = (41, 16); // steps 0, 1 full; step 2 has 9 examples
-    let d = Data::random(&config, n, 5);
-    let params = Params::init(&config, 3);
-    let mut model = GpuMlp::new(&gpu, &config, &params, &opt, None, batch).expect("model");
-    let run = Run {
-        config: &config,
-        params: &params,
-        optimizer: opt,
+    gpu_matches_reference(
+        &gpu,
+        &config,
+        [5, 3],
+        opt,
         schedule,
-        data: &d,
-        batch,
-    };
-    run.matches_reference(&gpu, &mut model, chunks, |_, _| {});
+        chunks,
+        |_, _| {},
+        |_, _| {},
+    );
 }
 
 #[test]

@@ -29,6 +29,19 @@ fn adam(lr: f32) -> OptimizerConfig {
     }
 }
 
+/// Pipelined training with no checkpoint written and a constant learning rate.
+fn pipelined(epochs: usize, batch_size: usize, seed: u64, steps_per_chunk: usize) -> TrainSettings {
+    TrainSettings {
+        epochs,
+        batch_size,
+        seed,
+        steps_per_chunk,
+        pipeline: true,
+        save: None,
+        schedule: None,
+    }
+}
+
 fn fresh(optimizer: OptimizerConfig) -> Start {
     Start::Fresh {
         config: MlpConfig::default(),
@@ -47,13 +60,8 @@ fn two_epochs_on_a_subset_then_reload() {
     // Batches of 16 (250 steps in all): with 2,000 images, more small steps beat fewer large
     // ones; Adam's learning rate is doubled for the same reason (measured in README).
     let settings = TrainSettings {
-        epochs: 2,
-        batch_size: 16,
-        seed: 0,
-        steps_per_chunk: 50,
-        pipeline: true,
         save: Some(path.clone()),
-        schedule: None,
+        ..pipelined(2, 16, 0, 50)
     };
     let mut events = Vec::new();
     let mut observer = |e: &Event<'_>| {
@@ -143,13 +151,8 @@ fn divergence_in_the_last_update_is_reported_and_nothing_saved() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
     let settings = TrainSettings {
-        epochs: 1,
-        batch_size: 32,
-        seed: 0,
-        steps_per_chunk: 1,
-        pipeline: true,
         save: Some(path.clone()),
-        schedule: None,
+        ..pipelined(1, 32, 0, 1)
     };
     let start = Start::Resume(Box::new(checkpoint));
     match train(&gpu, &data, start, &settings, &mut ()) {
@@ -168,15 +171,7 @@ fn divergence_in_the_last_update_is_reported_and_nothing_saved() {
 fn resume_continues_exactly() {
     let gpu = Gpu::new().expect("a GPU or software adapter");
     let data = mnist(301, 53);
-    let settings = |epochs| TrainSettings {
-        epochs,
-        batch_size: 32,
-        seed: 5,
-        steps_per_chunk: 4,
-        pipeline: true,
-        save: None,
-        schedule: None,
-    };
+    let settings = |epochs| pipelined(epochs, 32, 5, 4);
     let straight = train(&gpu, &data, fresh(adam(1e-3)), &settings(2), &mut ()).unwrap();
     let first = train(&gpu, &data, fresh(adam(1e-3)), &settings(1), &mut ()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -212,13 +207,9 @@ fn resume_continues_the_schedule() {
         decay: DecaySpec::Cosine { final_factor: 0.0 },
     };
     let settings = |epochs, schedule, save| TrainSettings {
-        epochs,
-        batch_size: 16,
-        seed: 2,
-        steps_per_chunk: 4,
-        pipeline: true,
         save,
         schedule,
+        ..pipelined(epochs, 16, 2, 4)
     };
     let sgd = OptimizerConfig::Sgd {
         lr: 0.1,
@@ -290,13 +281,8 @@ fn pipelined_chunks_train_exactly_as_serial_ones() {
     for optimizer in [sgd, adam(1e-3)] {
         let run = |pipeline| {
             let settings = TrainSettings {
-                epochs: 2,
-                batch_size: 16,
-                seed: 3,
-                steps_per_chunk: 4,
                 pipeline,
-                save: None,
-                schedule: None,
+                ..pipelined(2, 16, 3, 4)
             };
             let mut chunks = Vec::new();
             let mut observer = |e: &Event<'_>| {
@@ -353,15 +339,7 @@ fn old_checkpoints_resume_as_they_did() {
         let then =
             Checkpoint::load(&fixtures.join(format!("v1-{kind}-784-16-10-resumed.safetensors")))
                 .unwrap();
-        let settings = TrainSettings {
-            epochs: 1,
-            batch_size: old.batch_size,
-            seed: old.seed,
-            steps_per_chunk: 40,
-            pipeline: true,
-            save: None,
-            schedule: None,
-        };
+        let settings = pipelined(1, old.batch_size, old.seed, 40);
         let now = train(
             &gpu,
             &data,

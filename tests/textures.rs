@@ -20,6 +20,17 @@ use wgsl_dsl_workspace_tests::{Rng, gpu, random_f32, random_u32};
 const W: u32 = 7;
 const H: u32 = 5;
 
+/// The texel the outputs are filled with before a dispatch: no result equals it.
+const POISON: [f32; 4] = [f32::NAN, -7.5e30, f32::INFINITY, 1.0e-30];
+
+/// `n` random `Rgba8Unorm` texels.
+fn random_rgba8(rng: &mut Rng, n: usize) -> Vec<[u8; 4]> {
+    random_u32(rng, 4 * n, 256)
+        .chunks(4)
+        .map(|c| [c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8])
+        .collect()
+}
+
 /// The shared GPU and `texture_ops` compiled for it, or `None` when GPU tests are off.
 fn gpu_and_kernel() -> Option<(&'static Gpu, Kernel)> {
     let gpu = gpu()?;
@@ -36,17 +47,13 @@ fn texture_loads_stores_and_dimensions_match_a_cpu_loop() {
     };
     let n = (W * H) as usize;
     let mut rng = Rng::seed_from_u64(13);
-    let src: Vec<[u8; 4]> = random_u32(&mut rng, 4 * n, 256)
-        .chunks(4)
-        .map(|c| [c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8])
-        .collect();
+    let src = random_rgba8(&mut rng, n);
     let gain = random_f32(&mut rng, n, -2.0, 2.0);
     let counts = random_u32(&mut rng, n, 1 << 20);
-    let poison = [f32::NAN, -7.5e30, f32::INFINITY, 1.0e-30];
     let src_t = GpuTexture::<Rgba8Unorm>::from_texels(gpu, [W, H], &src).unwrap();
     let gain_t = GpuTexture::<R32Float>::from_texels(gpu, [W, H], &gain).unwrap();
     let counts_t = GpuTexture::<R32Uint>::from_texels(gpu, [W, H], &counts).unwrap();
-    let out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![poison; n]).unwrap();
+    let out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![POISON; n]).unwrap();
     let dims = GpuBuffer::from_slice(gpu, &[u32::MAX; 6]).unwrap();
     let groups = [W.div_ceil(WG[0]), H.div_ceil(WG[1]), 1];
     gpu.dispatch(
@@ -235,16 +242,12 @@ fn a_kernel_with_textures_matches_a_cpu_loop() {
     };
     let n = (W * H) as usize;
     let mut rng = Rng::seed_from_u64(26);
-    let src: Vec<[u8; 4]> = random_u32(&mut rng, 4 * n, 256)
-        .chunks(4)
-        .map(|c| [c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8])
-        .collect();
+    let src = random_rgba8(&mut rng, n);
     let weight = random_f32(&mut rng, n, -3.0, 3.0);
     let gain = -1.75f32;
-    let poison = [f32::NAN, -7.5e30, f32::INFINITY, 1.0e-30];
     let src_t = GpuTexture::<Rgba8Unorm>::from_texels(gpu, [W, H], &src).unwrap();
     let weight_t = GpuTexture::<R32Float>::from_texels(gpu, [W, H], &weight).unwrap();
-    let mut out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![poison; n]).unwrap();
+    let mut out_t = GpuTexture::<Rgba32Float>::from_texels(gpu, [W, H], &vec![POISON; n]).unwrap();
     let gain_b = GpuBuffer::from_value(gpu, gain).unwrap();
     let check = |out: Vec<[f32; 4]>| {
         for y in 0..H {
@@ -279,7 +282,7 @@ fn a_kernel_with_textures_matches_a_cpu_loop() {
 
     // The same kernel written with the builder and `#[derive(Bindings)]`, through its own
     // argument struct.
-    out_t.write(gpu, &vec![poison; n]).unwrap();
+    out_t.write(gpu, &vec![POISON; n]).unwrap();
     let kernel = gpu.compile_typed(TintBuilderDef).unwrap();
     kernel
         .dispatch(

@@ -248,12 +248,7 @@ fn a_cosine_checkpoint_resumes_with_its_schedule_extended() {
 #[test]
 fn shifted_test_digits_predict_as_the_originals_after_centring() {
     let dir = tempfile::tempdir().unwrap();
-    // Saved again: the fixture has no digests, and its warning is not this test's.
-    let model = dir.path().join("model.safetensors");
-    Checkpoint::load(&fixture("v1-sgd-784-16-10-resumed.safetensors"))
-        .unwrap()
-        .save(&model)
-        .unwrap();
+    let model = resaved_fixture(dir.path());
     let m = model.to_str().unwrap();
     let test = Mnist::load(&repo_data()).unwrap().test;
     let n = 60;
@@ -922,6 +917,17 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The fixture `v1-sgd-784-16-10-resumed.safetensors` saved again as `dir/model.safetensors`:
+/// the fixture has no digests, and its warning is not the calling test's.
+fn resaved_fixture(dir: &Path) -> PathBuf {
+    let model = dir.join("model.safetensors");
+    Checkpoint::load(&fixture("v1-sgd-784-16-10-resumed.safetensors"))
+        .unwrap()
+        .save(&model)
+        .unwrap();
+    model
+}
+
 /// A checkpoint written before the digests loads in `eval`, `predict` and `train --resume`,
 /// which print one warning line saying that its damage could go unnoticed (issue 21); one
 /// with digests prints none.
@@ -977,12 +983,7 @@ fn checkpoints_without_digests_load_with_a_warning() {
 #[test]
 fn transparent_drawings_predict_as_opaque_ones() {
     let dir = tempfile::tempdir().unwrap();
-    // Saved again: the fixture has no digests, and its warning is not this test's.
-    let model = dir.path().join("model.safetensors");
-    Checkpoint::load(&fixture("v1-sgd-784-16-10-resumed.safetensors"))
-        .unwrap()
-        .save(&model)
-        .unwrap();
+    let model = resaved_fixture(dir.path());
     let test = Mnist::load(&repo_data()).unwrap().test;
     let file = |name: String| dir.path().join(name).to_str().unwrap().to_string();
     let (mut plain, mut inverted) = (Vec::new(), Vec::new());

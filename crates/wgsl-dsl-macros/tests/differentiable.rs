@@ -5,20 +5,7 @@ use wgsl_dsl::BuildError;
 use wgsl_dsl::autodiff::{Accumulation, Derive, Role, derive};
 use wgsl_dsl::prelude::*;
 
-/// `y[i] = log(exp(x[i] * s) + 1)`, for `i < len(y)`, with a Rust parameter `s` baked in.
-#[kernel(workgroup_size = 64, differentiable)]
-fn softplus_scaled(
-    s: f32,
-    #[storage(read)] x: &[f32],
-    #[storage(read_write)] y: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-) {
-    let i = gid.x;
-    if i < y.len() {
-        let v = x[i] * s;
-        y[i] = log(exp(v) + 1.0);
-    }
-}
+include!("../../wgsl-dsl/tests/kernels/softplus_scaled.rs");
 
 #[test]
 fn differentiable_generates_the_derived_backward_pass() {

@@ -5,6 +5,11 @@
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use wgsl_dsl::prelude::*;
 
+#[path = "../tests/autodiff_support/pairwise.rs"]
+mod pairwise;
+
+use pairwise::pairwise_sum;
+
 /// The kernel so far and `y = sum_j c_j s`, `s` a subtree of 30 nodes shared by `uses` uses
 /// (summed pairwise), with the variable `x`.
 fn setup(uses: usize) -> (KernelBuilder, Exp<f32>, Exp<f32>) {
@@ -15,19 +20,7 @@ fn setup(uses: usize) -> (KernelBuilder, Exp<f32>, Exp<f32>) {
     for _ in 0..10 {
         s = sin(&s) * &x + &s * 0.5f32;
     }
-    let mut terms: Vec<Exp<f32>> = (0..uses).map(|j| &s * (1.0 + j as f32)).collect();
-    while terms.len() > 1 {
-        let mut next = Vec::with_capacity(terms.len().div_ceil(2));
-        let mut it = terms.into_iter();
-        while let Some(a) = it.next() {
-            next.push(match it.next() {
-                Some(b) => a + b,
-                None => a,
-            });
-        }
-        terms = next;
-    }
-    let y = terms.pop().expect("uses > 0");
+    let y = pairwise_sum((0..uses).map(|j| &s * (1.0 + j as f32)).collect()).expect("uses > 0");
     (k, x, y)
 }
 

@@ -45,17 +45,10 @@ fn blur_rows(
     }
 }
 
-fn saxpy() -> KernelBuilder {
-    let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
-    let a = k.uniform::<f32>("a");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.store(&y.at(&i), fma(a.load(), x.at(&i).load(), y.at(&i).load()));
-    });
-    k
-}
+#[path = "kernels/saxpy.rs"]
+mod saxpy;
+
+use saxpy::saxpy;
 
 /// `bins[v % 16] += 1` for each value `v`.
 #[kernel(workgroup_size = 64)]

@@ -1,18 +1,11 @@
 //! Print the WGSL of the README's kernel: `cargo run -p wgsl-dsl --example print_wgsl`.
 use wgsl_dsl::prelude::*;
 
+#[path = "kernels/saxpy.rs"]
+mod saxpy;
+
 fn main() -> Result<(), BuildError> {
-    // y[i] = a * x[i] + y[i], for i < n
-    let mut k = KernelBuilder::new("saxpy", [64, 1, 1]);
-    let a = k.uniform::<f32>("a");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        let v = k.let_("v", fma(a.load(), x.at(&i).load(), y.at(&i).load()));
-        k.store(&y.at(&i), v);
-    });
-    let shader = k.build()?;
+    let shader = saxpy::saxpy().build()?;
     print!("{}", shader.wgsl);
     Ok(())
 }

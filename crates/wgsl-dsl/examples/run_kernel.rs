@@ -20,17 +20,10 @@ const BLOCK: u32 = 64;
 /// The problem size: not a multiple of the block, so the last block is partial.
 pub const N: u32 = 1001;
 
-fn saxpy() -> KernelBuilder {
-    let mut k = KernelBuilder::new("saxpy", [BLOCK, 1, 1]);
-    let a = k.uniform::<f32>("a");
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let i = k.let_("i", global_invocation_id().x());
-    k.if_(i.lt(y.len()), |k| {
-        k.store(&y.at(&i), fma(a.load(), x.at(&i).load(), y.at(&i).load()));
-    });
-    k
-}
+#[path = "kernels/saxpy.rs"]
+mod saxpy;
+
+use saxpy::saxpy;
 
 /// `sums[w] = y[w*64] + ... + y[w*64 + 63]` (missing elements count as 0).
 fn block_sums() -> KernelBuilder {

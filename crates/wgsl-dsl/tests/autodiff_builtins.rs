@@ -18,12 +18,14 @@ mod autodiff_support;
 use autodiff_support::{On, central_difference, close, run};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::f64::consts::{LN_2, PI};
+use std::ops::Range;
 use wgsl_dsl::prelude::*;
 
-type Dsl = fn(&[Exp<f32>]) -> Exp<f32>;
-type F64 = fn(&[f64]) -> f64;
-type Grad = fn(&[f64]) -> Vec<f64>;
-type Domain = fn(&mut StdRng) -> Vec<f64>;
+type Dsl = Box<dyn Fn(&[Exp<f32>]) -> Exp<f32>>;
+type F64 = Box<dyn Fn(&[f64]) -> f64>;
+type Grad = Box<dyn Fn(&[f64]) -> Vec<f64>>;
+type Domain = Box<dyn Fn(&mut StdRng) -> Vec<f64>>;
 
 struct Case {
     name: &'static str,
@@ -148,27 +150,90 @@ fn frexp_exp(x: f64) -> i32 {
     x.abs().log2().floor() as i32 + 1
 }
 
-fn cases() -> Vec<Case> {
-    let d = |name, arity, dsl: Dsl, f: F64, grad: Grad, domain: Domain| Case {
+/// A case with no kinks, the default step and tolerance.
+fn d(
+    name: &'static str,
+    arity: usize,
+    dsl: impl Fn(&[Exp<f32>]) -> Exp<f32> + 'static,
+    f: impl Fn(&[f64]) -> f64 + 'static,
+    grad: impl Fn(&[f64]) -> Vec<f64> + 'static,
+    domain: impl Fn(&mut StdRng) -> Vec<f64> + 'static,
+) -> Case {
+    Case {
         name,
         arity,
-        dsl,
-        f,
-        grad,
-        domain,
+        dsl: Box::new(dsl),
+        f: Box::new(f),
+        grad: Box::new(grad),
+        domain: Box::new(domain),
         kinks: &[],
         fd_step: 1e-6,
         tol: 1e-4,
+    }
+}
+
+/// A case of one argument drawn uniformly from `domain`, its derivative `df`.
+fn unary(
+    name: &'static str,
+    dsl: fn(&Exp<f32>) -> Exp<f32>,
+    f: fn(f64) -> f64,
+    df: fn(f64) -> f64,
+    domain: Range<f64>,
+) -> Case {
+    d(
+        name,
+        1,
+        move |a| dsl(&a[0]),
+        move |x| f(x[0]),
+        move |x| vec![df(x[0])],
+        move |r| vec![u(r, domain.start, domain.end)],
+    )
+}
+
+/// [`unary`] of the DSL's one-argument built-in `$f`, named after it.
+macro_rules! unary {
+    ($f:ident, $f64:expr, $df:expr, $domain:expr) => {
+        unary(stringify!($f), |a| $f(a), $f64, $df, $domain)
     };
+}
+
+fn cases() -> Vec<Case> {
     let with_kinks = |mut c: Case, kinks: &'static [&'static [f64]]| {
         c.kinks = kinks;
         c
     };
     // One argument in `[-3, 3)`, away from the integers (where these functions step).
-    let between_integers = |name, dsl: Dsl, f: F64, grad: Grad| {
+    let between_integers = |name,
+                            dsl: fn(&[Exp<f32>]) -> Exp<f32>,
+                            f: fn(&[f64]) -> f64,
+                            grad: fn(&[f64]) -> Vec<f64>| {
         d(name, 1, dsl, f, grad, |r| {
             vec![away(r, -3.0, 3.0, 0.0, 1e-3)]
         })
+    };
+    // `max` or `min` of two arguments in `[-2, 2)`: the gradient goes to the first where it is
+    // `picked` over the second, else (a tie included) to the second.
+    let extremum = |name,
+                    dsl: fn(&[Exp<f32>]) -> Exp<f32>,
+                    f: fn(f64, f64) -> f64,
+                    picked: fn(f64, f64) -> bool| {
+        with_kinks(
+            d(
+                name,
+                2,
+                dsl,
+                move |x| f(x[0], x[1]),
+                move |x| {
+                    if picked(x[0], x[1]) {
+                        vec![1.0, 0.0]
+                    } else {
+                        vec![0.0, 1.0]
+                    }
+                },
+                |r| vec![u(r, -2.0, 2.0), u(r, -2.0, 2.0)],
+            ),
+            &[&[0.5, 0.5]],
+        )
     };
     vec![
         // ---- operators (WGSL spec §8.7) ----
@@ -218,29 +283,14 @@ fn cases() -> Vec<Case> {
                 }
             },
         ),
-        d(
-            "neg",
-            1,
-            |a| -&a[0],
-            |x| -x[0],
-            |_| vec![-1.0],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "square",
-            1,
-            |a| square(&a[0]),
-            |x| x[0] * x[0],
-            |x| vec![2.0 * x[0]],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
+        unary("neg", |a| -a, |x| -x, |_| -1.0, -3.0..3.0),
+        unary!(square, |x| x * x, |x| 2.0 * x, -3.0..3.0),
+        unary(
             "powi5",
-            1,
-            |a| powi(&a[0], 5),
-            |x| x[0].powi(5),
-            |x| vec![5.0 * x[0].powi(4)],
-            |r| vec![u(r, -2.0, 2.0)],
+            |a| powi(a, 5),
+            |x| x.powi(5),
+            |x| 5.0 * x.powi(4),
+            -2.0..2.0,
         ),
         // a float through an integer: trunc(x) x, the integer part piecewise constant.
         d(
@@ -252,150 +302,34 @@ fn cases() -> Vec<Case> {
             |r| vec![away(r, -4.0, 4.0, 0.0, 1e-3)],
         ),
         // ---- one argument (WGSL spec §17.5) ----
-        d(
-            "exp",
-            1,
-            |a| exp(&a[0]),
-            |x| x[0].exp(),
-            |x| vec![x[0].exp()],
-            |r| vec![u(r, -3.0, 3.0)],
+        unary!(exp, f64::exp, |x| x.exp(), -3.0..3.0),
+        unary!(exp2, f64::exp2, |x| x.exp2() * LN_2, -3.0..3.0),
+        unary!(log, f64::ln, |x| 1.0 / x, 0.05..5.0),
+        unary!(log2, f64::log2, |x| 1.0 / (x * LN_2), 0.05..5.0),
+        unary!(sqrt, f64::sqrt, |x| 0.5 / x.sqrt(), 0.05..5.0),
+        unary!(
+            inverse_sqrt,
+            |x| 1.0 / x.sqrt(),
+            |x| -0.5 * x.powf(-1.5),
+            0.05..5.0
         ),
-        d(
-            "exp2",
-            1,
-            |a| exp2(&a[0]),
-            |x| x[0].exp2(),
-            |x| vec![x[0].exp2() * std::f64::consts::LN_2],
-            |r| vec![u(r, -3.0, 3.0)],
+        unary!(sin, f64::sin, |x| x.cos(), -3.0..3.0),
+        unary!(cos, f64::cos, |x| -x.sin(), -3.0..3.0),
+        unary!(tan, f64::tan, |x| 1.0 / (x.cos() * x.cos()), -1.2..1.2),
+        unary!(asin, f64::asin, |x| 1.0 / (1.0 - x * x).sqrt(), -0.95..0.95),
+        unary!(
+            acos,
+            f64::acos,
+            |x| -1.0 / (1.0 - x * x).sqrt(),
+            -0.95..0.95
         ),
-        d(
-            "log",
-            1,
-            |a| log(&a[0]),
-            |x| x[0].ln(),
-            |x| vec![1.0 / x[0]],
-            |r| vec![u(r, 0.05, 5.0)],
-        ),
-        d(
-            "log2",
-            1,
-            |a| log2(&a[0]),
-            |x| x[0].log2(),
-            |x| vec![1.0 / (x[0] * std::f64::consts::LN_2)],
-            |r| vec![u(r, 0.05, 5.0)],
-        ),
-        d(
-            "sqrt",
-            1,
-            |a| sqrt(&a[0]),
-            |x| x[0].sqrt(),
-            |x| vec![0.5 / x[0].sqrt()],
-            |r| vec![u(r, 0.05, 5.0)],
-        ),
-        d(
-            "inverse_sqrt",
-            1,
-            |a| inverse_sqrt(&a[0]),
-            |x| 1.0 / x[0].sqrt(),
-            |x| vec![-0.5 * x[0].powf(-1.5)],
-            |r| vec![u(r, 0.05, 5.0)],
-        ),
-        d(
-            "sin",
-            1,
-            |a| sin(&a[0]),
-            |x| x[0].sin(),
-            |x| vec![x[0].cos()],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "cos",
-            1,
-            |a| cos(&a[0]),
-            |x| x[0].cos(),
-            |x| vec![-x[0].sin()],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "tan",
-            1,
-            |a| tan(&a[0]),
-            |x| x[0].tan(),
-            |x| vec![1.0 / (x[0].cos() * x[0].cos())],
-            |r| vec![u(r, -1.2, 1.2)],
-        ),
-        d(
-            "asin",
-            1,
-            |a| asin(&a[0]),
-            |x| x[0].asin(),
-            |x| vec![1.0 / (1.0 - x[0] * x[0]).sqrt()],
-            |r| vec![u(r, -0.95, 0.95)],
-        ),
-        d(
-            "acos",
-            1,
-            |a| acos(&a[0]),
-            |x| x[0].acos(),
-            |x| vec![-1.0 / (1.0 - x[0] * x[0]).sqrt()],
-            |r| vec![u(r, -0.95, 0.95)],
-        ),
-        d(
-            "atan",
-            1,
-            |a| atan(&a[0]),
-            |x| x[0].atan(),
-            |x| vec![1.0 / (1.0 + x[0] * x[0])],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "sinh",
-            1,
-            |a| sinh(&a[0]),
-            |x| x[0].sinh(),
-            |x| vec![x[0].cosh()],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "cosh",
-            1,
-            |a| cosh(&a[0]),
-            |x| x[0].cosh(),
-            |x| vec![x[0].sinh()],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "tanh",
-            1,
-            |a| tanh(&a[0]),
-            |x| x[0].tanh(),
-            |x| vec![1.0 / (x[0].cosh() * x[0].cosh())],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "asinh",
-            1,
-            |a| asinh(&a[0]),
-            |x| x[0].asinh(),
-            |x| vec![1.0 / (x[0] * x[0] + 1.0).sqrt()],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
-        d(
-            "acosh",
-            1,
-            |a| acosh(&a[0]),
-            |x| x[0].acosh(),
-            |x| vec![1.0 / (x[0] * x[0] - 1.0).sqrt()],
-            |r| vec![u(r, 1.1, 5.0)],
-        ),
-        d(
-            "atanh",
-            1,
-            |a| atanh(&a[0]),
-            |x| x[0].atanh(),
-            |x| vec![1.0 / (1.0 - x[0] * x[0])],
-            |r| vec![u(r, -0.9, 0.9)],
-        ),
+        unary!(atan, f64::atan, |x| 1.0 / (1.0 + x * x), -3.0..3.0),
+        unary!(sinh, f64::sinh, |x| x.cosh(), -3.0..3.0),
+        unary!(cosh, f64::cosh, |x| x.sinh(), -3.0..3.0),
+        unary!(tanh, f64::tanh, |x| 1.0 / (x.cosh() * x.cosh()), -3.0..3.0),
+        unary!(asinh, f64::asinh, |x| 1.0 / (x * x + 1.0).sqrt(), -3.0..3.0),
+        unary!(acosh, f64::acosh, |x| 1.0 / (x * x - 1.0).sqrt(), 1.1..5.0),
+        unary!(atanh, f64::atanh, |x| 1.0 / (1.0 - x * x), -0.9..0.9),
         with_kinks(
             d(
                 "abs",
@@ -444,32 +378,16 @@ fn cases() -> Vec<Case> {
             |_| vec![1.0],
         ),
         with_kinks(
-            d(
-                "saturate",
-                1,
-                |a| saturate(&a[0]),
-                |x| x[0].clamp(0.0, 1.0),
-                |x| vec![if x[0] > 0.0 && x[0] < 1.0 { 1.0 } else { 0.0 }],
-                |r| vec![u(r, -0.5, 1.5)],
+            unary!(
+                saturate,
+                |x| x.clamp(0.0, 1.0),
+                |x| if x > 0.0 && x < 1.0 { 1.0 } else { 0.0 },
+                -0.5..1.5
             ),
             &[&[0.0], &[1.0]],
         ),
-        d(
-            "radians",
-            1,
-            |a| radians(&a[0]),
-            |x| x[0].to_radians(),
-            |_| vec![std::f64::consts::PI / 180.0],
-            |r| vec![u(r, -180.0, 180.0)],
-        ),
-        d(
-            "degrees",
-            1,
-            |a| degrees(&a[0]),
-            |x| x[0].to_degrees(),
-            |_| vec![180.0 / std::f64::consts::PI],
-            |r| vec![u(r, -3.0, 3.0)],
-        ),
+        unary!(radians, f64::to_radians, |_| PI / 180.0, -180.0..180.0),
+        unary!(degrees, f64::to_degrees, |_| 180.0 / PI, -3.0..3.0),
         Case {
             fd_step: 0.2,
             tol: 1e-2,
@@ -509,58 +427,24 @@ fn cases() -> Vec<Case> {
                 }
             },
         ),
-        d(
+        unary(
             "ldexp",
-            1,
-            |a| ldexp(&a[0], 3i32) + ldexp(&a[0], -2i32),
-            |x| x[0] * 8.0 + x[0] * 0.25,
-            |_| vec![8.25],
-            |r| vec![u(r, -3.0, 3.0)],
+            |a| ldexp(a, 3i32) + ldexp(a, -2i32),
+            |x| x * 8.0 + x * 0.25,
+            |_| 8.25,
+            -3.0..3.0,
         ),
         // ---- two and three arguments ----
-        with_kinks(
-            d(
-                "max",
-                2,
-                |a| max(&a[0], &a[1]),
-                |x| x[0].max(x[1]),
-                |x| {
-                    if x[0] > x[1] {
-                        vec![1.0, 0.0]
-                    } else {
-                        vec![0.0, 1.0]
-                    }
-                },
-                |r| vec![u(r, -2.0, 2.0), u(r, -2.0, 2.0)],
-            ),
-            &[&[0.5, 0.5]],
-        ),
-        with_kinks(
-            d(
-                "min",
-                2,
-                |a| min(&a[0], &a[1]),
-                |x| x[0].min(x[1]),
-                |x| {
-                    if x[0] < x[1] {
-                        vec![1.0, 0.0]
-                    } else {
-                        vec![0.0, 1.0]
-                    }
-                },
-                |r| vec![u(r, -2.0, 2.0), u(r, -2.0, 2.0)],
-            ),
-            &[&[0.5, 0.5]],
-        ),
+        extremum("max", |a| max(&a[0], &a[1]), f64::max, |a, b| a > b),
+        extremum("min", |a| min(&a[0], &a[1]), f64::min, |a, b| a < b),
         // ReLU: max(x, 0) passes 0 at x = 0.
         with_kinks(
-            d(
+            unary(
                 "relu",
-                1,
-                |a| max(&a[0], 0.0f32),
-                |x| x[0].max(0.0),
-                |x| vec![if x[0] > 0.0 { 1.0 } else { 0.0 }],
-                |r| vec![u(r, -2.0, 2.0)],
+                |a| max(a, 0.0f32),
+                |x| x.max(0.0),
+                |x| if x > 0.0 { 1.0 } else { 0.0 },
+                -2.0..2.0,
             ),
             &[&[0.0]],
         ),
@@ -977,7 +861,7 @@ fn check_case(case: &Case, executors: &[On]) -> Vec<String> {
                     ));
                 }
                 if !at_kink {
-                    let fd = central_difference(case.f, x, j, case.fd_step);
+                    let fd = central_difference(&case.f, x, j, case.fd_step);
                     if !close(got, fd, case.tol.max(1e-4)) {
                         failures.push(format!(
                             "{} ({ex:?}): d/dx{j} at {x:?} is {got}, central difference {fd}",
@@ -1032,7 +916,7 @@ fn the_closed_forms_agree_with_central_differences() {
             let x = (case.domain)(&mut rng);
             let closed = (case.grad)(&x);
             for (j, c) in closed.iter().enumerate() {
-                let fd = central_difference(case.f, &x, j, case.fd_step);
+                let fd = central_difference(&case.f, &x, j, case.fd_step);
                 assert!(
                     close(*c, fd, case.tol.max(1e-6)),
                     "{}: d/dx{j} at {x:?}: closed form {c}, central difference {fd}",

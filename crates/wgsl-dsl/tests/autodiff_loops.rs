@@ -9,7 +9,8 @@
 mod common;
 
 use common::kernel_ad::{
-    Case, TOLERANCE, assert_close, check_case, gradient, refused, run_backward, uniform,
+    Case, TOLERANCE, assert_close, check_case, check_one_workgroup, gradient, refused,
+    run_backward, uniform,
 };
 use wgsl_dsl::interp::Interpreter;
 
@@ -18,17 +19,29 @@ use rand::{Rng, SeedableRng};
 use wgsl_dsl::autodiff::{Accumulation, CheckError, CheckOptions, Data, Derive, check, derive};
 use wgsl_dsl::prelude::*;
 
-/// `y[row, :] = softmax(x[row, :])`, one invocation per row of the run-time length `n` (a
-/// uniform): three loops (max, sum of exponentials, the outputs), each bounded by `bound`.
-fn row_softmax(bound: u32) -> KernelBuilder {
-    let mut k = KernelBuilder::new("row_softmax", [16, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+/// The frame of the row kernels: the bindings `n` (a uniform: the run-time row length) and
+/// `y` (the output) declared, then `body(k, y, base, len)` for the row of each invocation
+/// (`row < len(y) / n`), `base = row * n` its first element and `len = n`.
+fn each_row(
+    k: &mut KernelBuilder,
+    body: impl FnOnce(&mut KernelBuilder, &Place<RuntimeArray<f32>, ReadWrite>, Exp<u32>, Exp<u32>),
+) {
     let n = k.uniform::<u32>("n");
     let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
     let row = k.let_("row", global_invocation_id().x());
     let len = k.let_("len", n.load());
     k.if_(row.lt(y.len() / &len), |k| {
         let base = k.let_("base", &row * &len);
+        body(k, &y, base, len)
+    });
+}
+
+/// `y[row, :] = softmax(x[row, :])`, one invocation per row of the run-time length `n` (a
+/// uniform): three loops (max, sum of exponentials, the outputs), each bounded by `bound`.
+fn row_softmax(bound: u32) -> KernelBuilder {
+    let mut k = KernelBuilder::new("row_softmax", [16, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    each_row(&mut k, |k, y, base, len| {
         let m = k.var("m", -3.0e38f32);
         k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
             k.store(&m, max(m.load(), x.at(&base + &j).load()))
@@ -54,12 +67,7 @@ fn layer_norm(bound: u32) -> KernelBuilder {
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
     let gamma = k.storage::<RuntimeArray<f32>, ReadOnly>("gamma");
     let beta = k.storage::<RuntimeArray<f32>, ReadOnly>("beta");
-    let n = k.uniform::<u32>("n");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let row = k.let_("row", global_invocation_id().x());
-    let len = k.let_("len", n.load());
-    k.if_(row.lt(y.len() / &len), |k| {
-        let base = k.let_("base", &row * &len);
+    each_row(&mut k, |k, y, base, len| {
         let s = k.var("s", 0.0f32);
         k.max_iterations(bound).for_range("j", 0u32, &len, |k, j| {
             k.store(&s, s.load() + x.at(&base + &j).load())
@@ -510,15 +518,8 @@ fn a_bound_belongs_to_its_loop_not_to_the_line_that_made_it() {
         ("n", Data::U32(vec![5])),
         ("y", Data::F32(vec![0.0])),
     ];
-    let report = check(
-        &k,
-        &backward,
-        &data,
-        [1, 1, 1],
-        &Interpreter::new(),
-        CheckOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let report = check_one_workgroup(&k, &backward, &data, CheckOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(report.passed(), "{report}");
     // y = sum_{j<3} x_j^2 + sum_{j<min(5, 2)} x_j^2: d y / d x = (4 x_0, 4 x_1, 2 x_2).
     let g = run_backward(

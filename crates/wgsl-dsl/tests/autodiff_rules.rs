@@ -5,10 +5,12 @@
 //! `select`, the names `Derive` is given, refusals at the author's line.
 
 mod autodiff_support;
+mod common;
 
 use autodiff_support::On;
+use common::kernel_ad::incoming_gradients;
 use wgsl_dsl::BuildError;
-use wgsl_dsl::autodiff::{Accumulation, Backward, Data, Derive, Role, derive};
+use wgsl_dsl::autodiff::{Accumulation, Backward, Data, Derive, derive};
 use wgsl_dsl::prelude::*;
 
 /// Runs the backward pass over `workgroups` (`autodiff::run_backward`: each gradient zeroed,
@@ -20,14 +22,7 @@ fn run_backward(
     data: &[(&str, Data)],
     workgroups: [u32; 3],
 ) -> Vec<(String, Vec<f32>)> {
-    let mut incoming = Vec::new();
-    for (name, role) in backward.kernels.iter().flat_map(|k| &k.roles) {
-        if let (Role::OutputGradient { output }, Some((_, Data::F32(u)))) =
-            (role, data.iter().find(|(n, _)| n == name))
-        {
-            incoming.push((output.as_str(), u.clone()));
-        }
-    }
+    let incoming = incoming_gradients(backward, data);
     on.run_backward(backward, data, &incoming, workgroups)
         .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
         .by_input

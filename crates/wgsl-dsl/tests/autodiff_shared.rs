@@ -10,6 +10,7 @@ mod common;
 use common::kernel_ad::{
     Case, TOLERANCE, assert_close, check_case, gradient, refused, run_backward, uniform,
 };
+use common::tiled_product::{TILE, tiled_product};
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -34,49 +35,6 @@ fn block_sum() -> KernelBuilder {
     let total = k.workgroup_reduce(&scratch, &lid, v.load(), |a, b| a + b);
     let total = k.let_("total", total);
     k.if_(lid.eq(0u32), |k| k.store(&y.at(workgroup_id().x()), &total));
-    k
-}
-
-const TILE: u32 = 4;
-
-/// `c = a b` (`m x k` by `k x n`, row-major) with `TILE x TILE` tiles of `a` and `b` staged
-/// in workgroup memory, a barrier after each staging and each use.
-fn tiled_product(m: u32, n: u32, kk: u32) -> KernelBuilder {
-    let mut k = KernelBuilder::new("tiled_product", [TILE, TILE, 1]);
-    let a = k.storage::<RuntimeArray<f32>, ReadOnly>("a");
-    let b = k.storage::<RuntimeArray<f32>, ReadOnly>("b");
-    let c = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
-    let ta = k.workgroup_array::<f32>("tile_a", TILE * TILE);
-    let tb = k.workgroup_array::<f32>("tile_b", TILE * TILE);
-    let local = local_invocation_id();
-    let (lx, ly) = (k.let_("lx", local.x()), k.let_("ly", local.y()));
-    let col = k.let_("col", workgroup_id().x() * TILE + &lx);
-    let row = k.let_("row", workgroup_id().y() * TILE + &ly);
-    let acc = k.var("acc", 0.0f32);
-    for t in 0..kk.div_ceil(TILE) {
-        let (ac, br) = (k.let_("ac", &lx + t * TILE), k.let_("br", &ly + t * TILE));
-        let a_val = k.var("a_val", 0.0f32);
-        k.if_(row.lt(m).and(ac.lt(kk)), |k| {
-            k.store(&a_val, a.at(&row * kk + &ac).load())
-        });
-        let b_val = k.var("b_val", 0.0f32);
-        k.if_(br.lt(kk).and(col.lt(n)), |k| {
-            k.store(&b_val, b.at(&br * n + &col).load())
-        });
-        k.store(&ta.at(&ly * TILE + &lx), a_val.load());
-        k.store(&tb.at(&ly * TILE + &lx), b_val.load());
-        k.workgroup_barrier();
-        for j in 0..TILE {
-            k.store(
-                &acc,
-                acc.load() + ta.at(&ly * TILE + j).load() * tb.at(&lx + j * TILE).load(),
-            );
-        }
-        k.workgroup_barrier();
-    }
-    k.if_(row.lt(m).and(col.lt(n)), |k| {
-        k.store(&c.at(&row * n + &col), acc.load())
-    });
     k
 }
 

@@ -5,6 +5,7 @@
 
 mod autodiff_support;
 
+use autodiff_support::pairwise::pairwise_sum;
 use autodiff_support::{On, close, run};
 use wgsl_dsl::prelude::*;
 
@@ -27,21 +28,12 @@ fn deep64(x: f64, depth: usize) -> f64 {
 
 /// `sum_j c_j s` over `uses` uses of the shared `s`, summed pairwise, `c_j = 1 + j / uses`.
 fn uses_of(s: &Exp<f32>, uses: usize) -> Exp<f32> {
-    let mut terms: Vec<Exp<f32>> = (0..uses)
-        .map(|j| s * (1.0 + j as f32 / uses as f32))
-        .collect();
-    while terms.len() > 1 {
-        let mut next = Vec::with_capacity(terms.len().div_ceil(2));
-        let mut it = terms.into_iter();
-        while let Some(a) = it.next() {
-            next.push(match it.next() {
-                Some(b) => a + b,
-                None => a,
-            });
-        }
-        terms = next;
-    }
-    terms.pop().expect("at least one use")
+    pairwise_sum(
+        (0..uses)
+            .map(|j| s * (1.0 + j as f32 / uses as f32))
+            .collect(),
+    )
+    .expect("at least one use")
 }
 
 /// (primal size, derivative size, the kernel) for `uses` uses of a shared subtree of

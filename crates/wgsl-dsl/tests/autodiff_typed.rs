@@ -11,20 +11,7 @@ use wgsl_dsl::autodiff::{Accumulation, Role};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DifferentiableDef, DispatchError, DispatchErrorKind, Gpu, GpuBuffer};
 
-/// `y[i] = log(exp(x[i] * s) + 1)` for `i < len(y)`: softplus of a scaled input, `s` baked in.
-#[kernel(workgroup_size = 64, differentiable)]
-fn softplus_scaled(
-    s: f32,
-    #[storage(read)] x: &[f32],
-    #[storage(read_write)] y: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-) {
-    let i = gid.x;
-    if i < y.len() {
-        let v = x[i] * s;
-        y[i] = log(exp(v) + 1.0);
-    }
-}
+include!("kernels/softplus_scaled.rs");
 
 /// `out[r * n + c] = x[c] * w[r]` on a 2-D grid: every row reads `x[c]` and every column
 /// `w[r]`, so both gradients are accumulated atomically (bound from `GpuBuffer<f32>`s).

@@ -219,6 +219,73 @@ fn case(c: &Caller, n: usize, seed: u64) -> Case {
     }
 }
 
+/// The caller's kernels' dispatch over `n` elements, in one of its compute passes.
+struct CallerDispatch<'a> {
+    pipeline: &'a wgpu::ComputePipeline,
+    group: wgpu::BindGroup,
+    groups: u32,
+}
+
+impl CallerDispatch<'_> {
+    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>) {
+        pass.set_pipeline(self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(self.groups, 1, 1);
+    }
+}
+
+impl Pipelines {
+    /// `before` (`x -> a`) and `after` (`x, b -> d`) bound to `case`'s buffers.
+    fn groups(&self, c: &Caller, case: &Case) -> (CallerDispatch<'_>, CallerDispatch<'_>) {
+        let groups = (case.n as u32).div_ceil(64);
+        let before = group(c, &self.before, &[(0, &case.x), (1, &case.a)]);
+        let after = group(c, &self.after, &[(0, &case.x), (1, &case.d), (2, &case.b)]);
+        (
+            CallerDispatch {
+                pipeline: &self.before,
+                group: before,
+                groups,
+            },
+            CallerDispatch {
+                pipeline: &self.after,
+                group: after,
+                groups,
+            },
+        )
+    }
+}
+
+/// The DSL kernel's buffers over `case`'s: its uniform, and `a` and `b` the caller's.
+struct DslBuffers {
+    shift: GpuBuffer<Shift>,
+    a: GpuBuffer<f32>,
+    b: GpuBuffer<f32>,
+}
+
+impl DslBuffers {
+    fn new(gpu: &Gpu, case: &Case) -> Self {
+        let uniform = Shift {
+            offset: case.offset,
+            len: case.n as u32,
+            _pad0: 0,
+            _pad1: 0,
+        };
+        Self {
+            shift: GpuBuffer::from_value(gpu, uniform).expect("uniform"),
+            a: GpuBuffer::<f32>::from_wgpu(gpu, case.a.clone()).expect("a"),
+            b: GpuBuffer::<f32>::from_wgpu(gpu, case.b.clone()).expect("b"),
+        }
+    }
+
+    fn args(&mut self) -> SquareShiftArgs<'_> {
+        SquareShiftArgs {
+            c: &self.shift,
+            a: &self.a,
+            b: &mut self.b,
+        }
+    }
+}
+
 #[track_caller]
 fn assert_close(got: &[f32], expected: &[f64]) {
     assert_eq!(got.len(), expected.len());
@@ -237,39 +304,15 @@ fn a_dsl_kernel_runs_between_two_passes_of_the_callers_encoder() {
     let kernel = gpu.compile_typed(SquareShift).expect("compiles");
     for (n, seed) in [(1037, 1), (45, 2)] {
         let case = case(&c, n, seed);
-        let uniform = Shift {
-            offset: case.offset,
-            len: n as u32,
-            _pad0: 0,
-            _pad1: 0,
-        };
-        let shift = GpuBuffer::from_value(&gpu, uniform).expect("uniform");
-        let a = GpuBuffer::<f32>::from_wgpu(&gpu, case.a.clone()).expect("a");
-        let mut b = GpuBuffer::<f32>::from_wgpu(&gpu, case.b.clone()).expect("b");
-        assert_eq!((a.len(), b.len()), (case.n, case.n));
-        let groups = (n as u32).div_ceil(64);
+        let mut dsl = DslBuffers::new(&gpu, &case);
+        assert_eq!((dsl.a.len(), dsl.b.len()), (case.n, case.n));
+        let (before, after) = p.groups(&c, &case);
         let mut encoder = c.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&p.before);
-            pass.set_bind_group(0, &group(&c, &p.before, &[(0, &case.x), (1, &case.a)]), &[]);
-            pass.dispatch_workgroups(groups, 1, 1);
-        }
-        let args = SquareShiftArgs {
-            c: &shift,
-            a: &a,
-            b: &mut b,
-        };
+        before.dispatch(&mut encoder.begin_compute_pass(&Default::default()));
         kernel
-            .record_in_encoder(&gpu, &mut encoder, args, [n as u32, 1, 1])
+            .record_in_encoder(&gpu, &mut encoder, dsl.args(), [n as u32, 1, 1])
             .expect("recorded");
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&p.after);
-            let entries = [(0, &case.x), (1, &case.d), (2, &case.b)];
-            pass.set_bind_group(0, &group(&c, &p.after, &entries), &[]);
-            pass.dispatch_workgroups(groups, 1, 1);
-        }
+        after.dispatch(&mut encoder.begin_compute_pass(&Default::default()));
         // Nothing ran yet: the caller submits.
         c.queue.submit([encoder.finish()]);
         assert_close(&read(&c, &case.d), &case.expected);
@@ -284,39 +327,17 @@ fn a_dsl_kernel_runs_inside_the_callers_compute_pass() {
     let kernel = gpu.compile_typed(SquareShift).expect("compiles");
     let n = 333;
     let case = case(&c, n, 7);
-    let shift = GpuBuffer::from_value(
-        &gpu,
-        Shift {
-            offset: case.offset,
-            len: n as u32,
-            _pad0: 0,
-            _pad1: 0,
-        },
-    )
-    .expect("uniform");
-    let a = GpuBuffer::<f32>::from_wgpu(&gpu, case.a.clone()).expect("a");
-    let mut b = GpuBuffer::<f32>::from_wgpu(&gpu, case.b.clone()).expect("b");
-    let before = group(&c, &p.before, &[(0, &case.x), (1, &case.a)]);
-    let after = group(&c, &p.after, &[(0, &case.x), (1, &case.d), (2, &case.b)]);
-    let groups = (n as u32).div_ceil(64);
+    let mut dsl = DslBuffers::new(&gpu, &case);
+    let (before, after) = p.groups(&c, &case);
     let mut encoder = c.device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&p.before);
-        pass.set_bind_group(0, &before, &[]);
-        pass.dispatch_workgroups(groups, 1, 1);
-        let args = SquareShiftArgs {
-            c: &shift,
-            a: &a,
-            b: &mut b,
-        };
+        before.dispatch(&mut pass);
         kernel
-            .record_in_pass(&gpu, &mut pass, args, [n as u32, 1, 1])
+            .record_in_pass(&gpu, &mut pass, dsl.args(), [n as u32, 1, 1])
             .expect("recorded");
         // The kernel set the pass's pipeline and bind group 0: the caller sets its own again.
-        pass.set_pipeline(&p.after);
-        pass.set_bind_group(0, &after, &[]);
-        pass.dispatch_workgroups(groups, 1, 1);
+        after.dispatch(&mut pass);
     }
     c.queue.submit([encoder.finish()]);
     assert_close(&read(&c, &case.d), &case.expected);
@@ -327,7 +348,7 @@ fn a_dsl_kernel_runs_inside_the_callers_compute_pass() {
         .zip(read(&c, &case.x))
         .map(|(d, x)| d - f64::from(x))
         .collect();
-    assert_close(&b.read(&gpu).expect("read"), &b_ref);
+    assert_close(&dsl.b.read(&gpu).expect("read"), &b_ref);
 }
 
 /// 4 KiB of workgroup memory.

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::kernel_ad::check_one_workgroup;
 use wgsl_dsl::autodiff::{
     Accumulation, Adjoint, Backward, BackwardKernel, CheckError, CheckOptions, Data, Derive,
     Executor, Role, Verdict, check, derive, derive_tangent, run_backward,
@@ -344,15 +345,7 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
             seed,
             ..CheckOptions::default()
         };
-        let report = check(
-            &k,
-            &backward,
-            &data,
-            [1, 1, 1],
-            &Interpreter::new(),
-            options,
-        )
-        .expect("checks");
+        let report = check_one_workgroup(&k, &backward, &data, options).expect("checks");
         assert!(
             report.passed() && report.identity_holds(),
             "seed {seed}: {report}"
@@ -366,12 +359,10 @@ fn small_gradients_are_not_blamed_and_overwriting_is_caught() {
         Accumulation::Exclusive,
         |_, x, dy, j| dy.at(j).load() * 2.0f32 * x.at(j).load(),
     );
-    let err = check(
+    let err = check_one_workgroup(
         &forward,
         &overwriting,
         &rows_data(random(9, 45)),
-        [1, 1, 1],
-        &Interpreter::new(),
         CheckOptions::default(),
     )
     .expect_err("it writes where it should add");

@@ -230,15 +230,7 @@ fn a_kernel_built_for_a_gpus_limits_runs_on_the_interpreter() {
     assert!(matches!(k.build(), Err(BuildError::WorkgroupSize { .. })));
 }
 
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
-#[repr(C)]
-#[wgsl(uniform)]
-struct Step {
-    lr: f32,
-    len: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+include!("kernels/step.rs");
 
 /// `params[i] -= lr * grads[i]` for `i < len`.
 #[kernel(workgroup_size = 64, grid = |len: usize| [(len as u32).div_ceil(64), 1, 1])]

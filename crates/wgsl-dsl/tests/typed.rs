@@ -6,15 +6,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DispatchError, DispatchErrorKind, Gpu, GpuBuffer, KernelDef};
 
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable, WgslStruct)]
-#[repr(C)]
-#[wgsl(uniform)]
-struct Step {
-    lr: f32,
-    len: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+include!("kernels/step.rs");
 
 /// `params[i] -= lr * grads[i]`, on a 2D grid of workgroups for any length.
 #[kernel(workgroup_size = 64, grid = |len: usize| [(len as u32).div_ceil(64).min(8), (len as u32).div_ceil(64 * 8), 1])]

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod pairwise;
+
 use std::sync::OnceLock;
 
 use wgsl_dsl::Shader;

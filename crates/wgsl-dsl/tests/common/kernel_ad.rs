@@ -5,7 +5,9 @@
 
 use rand::Rng;
 use rand::rngs::StdRng;
-use wgsl_dsl::autodiff::{self, Adjoint, Backward, CheckOptions, Data, Executor, Role, check};
+use wgsl_dsl::autodiff::{
+    self, Adjoint, Backward, CheckError, CheckOptions, Data, Executor, GradientReport, Role, check,
+};
 use wgsl_dsl::interp::Interpreter;
 use wgsl_dsl::prelude::*;
 
@@ -48,6 +50,24 @@ pub fn check_case<X: Executor>(c: &Case, on: &X) {
     }
 }
 
+/// `autodiff::check` of a kernel dispatched as one workgroup, on the interpreter (race, bounds
+/// and barrier checks on).
+pub fn check_one_workgroup(
+    forward: &KernelBuilder,
+    backward: &Backward,
+    data: &[(&str, Data)],
+    options: CheckOptions,
+) -> Result<GradientReport, CheckError> {
+    check(
+        forward,
+        backward,
+        data,
+        [1, 1, 1],
+        &Interpreter::new(),
+        options,
+    )
+}
+
 /// The backward pass run once on the interpreter (`autodiff::run_backward`: race, bounds and
 /// barrier checks on, gradients zeroed first, the iteration-limit flag checked) with `data`
 /// by the forward binding's name and each output's incoming gradient as `d_<output>` (the
@@ -57,6 +77,21 @@ pub fn run_backward(
     data: &[(&str, Data)],
     grid: [u32; 3],
 ) -> Vec<(String, Vec<f32>)> {
+    let incoming = incoming_gradients(backward, data);
+    autodiff::run_backward(backward, data, &incoming, grid, &Interpreter::new())
+        .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
+        .by_input
+        .into_iter()
+        .map(|(input, g)| (format!("d_{input}"), g))
+        .collect()
+}
+
+/// Each output's incoming gradient, by the output's name: the `f32` data of `data` bound to
+/// the backward kernels' `d_<output>` bindings.
+pub fn incoming_gradients<'a>(
+    backward: &'a Backward,
+    data: &[(&str, Data)],
+) -> Vec<(&'a str, Vec<f32>)> {
     let mut incoming = Vec::new();
     for (name, role) in backward.kernels.iter().flat_map(|k| &k.roles) {
         if let (Role::OutputGradient { output }, Some((_, Data::F32(u)))) =
@@ -65,12 +100,7 @@ pub fn run_backward(
             incoming.push((output.as_str(), u.clone()));
         }
     }
-    autodiff::run_backward(backward, data, &incoming, grid, &Interpreter::new())
-        .unwrap_or_else(|e| panic!("the backward pass runs: {e}"))
-        .by_input
-        .into_iter()
-        .map(|(input, g)| (format!("d_{input}"), g))
-        .collect()
+    incoming
 }
 
 /// The gradient named `name` of [`run_backward`]'s result.

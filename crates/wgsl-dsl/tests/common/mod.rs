@@ -3,6 +3,8 @@
 
 #[allow(dead_code)]
 pub mod kernel_ad;
+#[allow(dead_code)]
+pub mod tiled_product;
 
 use std::sync::OnceLock;
 

@@ -4,25 +4,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, TypedKernel};
 
-#[derive(Bindings)]
-struct GatherBindings {
-    images: Buffer<f32, ReadOnly>,
-    labels: Buffer<u32, ReadOnly>,
-    x: Buffer<f32, ReadWrite>,
-    batch_labels: Buffer<u32, ReadWrite>,
-}
-
-#[kernel(workgroup_size = 64)]
-fn sgd(
-    #[storage(read)] grads: &[f32],
-    #[storage(read_write)] params: &mut [f32],
-    #[builtin(global_invocation_id)] gid: Vec3<u32>,
-) {
-    let i = gid.x;
-    if i < params.len() {
-        params[i] -= 0.1 * grads[i];
-    }
-}
+include!("support/gather_sgd.rs");
 
 fn gather(
     images: &GpuBuffer<f32>,

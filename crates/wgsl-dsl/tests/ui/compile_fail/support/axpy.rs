@@ -1,5 +1,6 @@
-// `y = a x + y`: the kernel of the typed_* cases.
-#[kernel(workgroup_size = 64)]
+// `y = a x + y`: the kernel of the typed_* cases (and of `axpy_matches_builder` in
+// `crates/wgsl-dsl-macros/tests/kernels_match_builder.rs`).
+#[kernel(workgroup_size = [64, 1, 1])]
 fn axpy(
     #[uniform] a: f32,
     #[storage(read)] x: &[f32],
