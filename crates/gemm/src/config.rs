@@ -142,21 +142,11 @@ pub struct SimtConfig {
 /// neighbours of them.
 pub fn simt_sweep_tiles() -> Vec<Tiles> {
     let mut v = crate::tiled::LARGE_TILES.to_vec();
-    for (tm, tn, tk, rm, rn) in [
-        (128, 128, 32, 8, 8),
-        (64, 64, 32, 4, 4),
-        (256, 128, 8, 8, 8),
-    ] {
-        v.push(Tiles {
-            tm,
-            tn,
-            tk,
-            rm,
-            rn,
-            kg: 1,
-            vector: true,
-        });
-    }
+    v.extend([
+        Tiles::new([128, 128, 32], [8, 8], 1).in_vec4s(),
+        Tiles::new([64, 64, 32], [4, 4], 1).in_vec4s(),
+        Tiles::new([256, 128, 8], [8, 8], 1).in_vec4s(),
+    ]);
     v
 }
 

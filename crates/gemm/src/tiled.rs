@@ -123,30 +123,14 @@ pub struct Tiles {
 
 /// 32 x 32 tiles of 4 x 4 per invocation, 16 deep, one group: the CPU's (and the MLP's
 /// unfused linear kernels').
-pub const LARGE: Tiles = Tiles {
-    tm: 32,
-    tn: 32,
-    tk: 16,
-    rm: 4,
-    rn: 4,
-    kg: 1,
-    vector: false,
-};
+pub const LARGE: Tiles = Tiles::new([32, 32, 16], [4, 4], 1);
 /// [`LARGE`] with four groups of 64 invocations each taking 16 of a 64-deep step: the GPU's
 /// (256 invocations; the fastest of the configurations measured on an H200 at batch 128 and
 /// 1024, benches/NOTES.md).
 pub const GROUPED: Tiles = Tiles { kg: 4, ..LARGE };
 /// 16 x 16 tiles of 2 x 2 per invocation, four groups of 64 invocations each taking 16 of a
 /// 64-deep step: 4 times the workgroups of [`GROUPED`].
-pub const SMALL: Tiles = Tiles {
-    tm: 16,
-    tn: 16,
-    tk: 16,
-    rm: 2,
-    rn: 2,
-    kg: 4,
-    vector: false,
-};
+pub const SMALL: Tiles = Tiles::new([16, 16, 16], [2, 2], 4);
 
 /// The tiles of large products on a GPU, in the order [`Tiles::for_product`] tries them, each
 /// in `vec4`s ([`Tiles::vector`]) with one group: 128 x 128 outputs per workgroup, 8 x 8 per
@@ -157,42 +141,10 @@ pub const SMALL: Tiles = Tiles {
 /// benches/notes/issue29_simt.sh, BENCHMARKS.md): 35.0, 34.2, 32.4 and 28.2 TFLOP/s (32 deep:
 /// 32.4).
 pub const LARGE_TILES: [Tiles; 4] = [
-    Tiles {
-        tm: 128,
-        tn: 128,
-        tk: 16,
-        rm: 8,
-        rn: 8,
-        kg: 1,
-        vector: true,
-    },
-    Tiles {
-        tm: 128,
-        tn: 128,
-        tk: 8,
-        rm: 8,
-        rn: 8,
-        kg: 1,
-        vector: true,
-    },
-    Tiles {
-        tm: 128,
-        tn: 64,
-        tk: 16,
-        rm: 8,
-        rn: 4,
-        kg: 1,
-        vector: true,
-    },
-    Tiles {
-        tm: 64,
-        tn: 64,
-        tk: 16,
-        rm: 4,
-        rn: 4,
-        kg: 1,
-        vector: true,
-    },
+    Tiles::new([128, 128, 16], [8, 8], 1).in_vec4s(),
+    Tiles::new([128, 128, 8], [8, 8], 1).in_vec4s(),
+    Tiles::new([128, 64, 16], [8, 4], 1).in_vec4s(),
+    Tiles::new([64, 64, 16], [4, 4], 1).in_vec4s(),
 ];
 
 /// [`Tiles::for_product`] takes [`LARGE_TILES`] for a product of this many of their tiles or
@@ -203,6 +155,28 @@ pub const LARGE_PRODUCT_TILES: usize = 128;
 pub const MAX_SHARED_FLOATS: usize = 12288;
 
 impl Tiles {
+    /// `tm x tn` outputs per workgroup, `tk` deep per group (`[tm, tn, tk]`), `rm x rn` per
+    /// invocation (`[rm, rn]`), `kg` groups of invocations; scalar registers.
+    pub const fn new([tm, tn, tk]: [u32; 3], [rm, rn]: [u32; 2], kg: u32) -> Tiles {
+        Tiles {
+            tm,
+            tn,
+            tk,
+            rm,
+            rn,
+            kg,
+            vector: false,
+        }
+    }
+
+    /// The same tiles in `vec4`s ([`Tiles::vector`]).
+    pub const fn in_vec4s(self) -> Tiles {
+        Tiles {
+            vector: true,
+            ..self
+        }
+    }
+
     /// The workgroup size.
     pub fn workgroup(&self) -> [u32; 3] {
         [self.tn / self.rn, self.tm / self.rm, self.kg]

@@ -300,15 +300,7 @@ fn parse_tiles(s: &str) -> Result<Tiles, String> {
     };
     let n = parse_numbers(body, &['t', 'x', 'x', 'r', 'x']);
     match (n.as_deref(), kg) {
-        (Some(&[tm, tn, tk, rm, rn]), Some(kg)) => Ok(Tiles {
-            tm,
-            tn,
-            tk,
-            rm,
-            rn,
-            kg,
-            vector: false,
-        }),
+        (Some(&[tm, tn, tk, rm, rn]), Some(kg)) => Ok(Tiles::new([tm, tn, tk], [rm, rn], kg)),
         _ => Err(format!("`{s}`: expected tiles as t16x16x32r2x2g4")),
     }
 }
@@ -1145,15 +1137,7 @@ fn grad_update(
 pub fn verified_configs() -> [FusedConfig; 3] {
     let sizes = [(61, 45), (45, 11)];
     let cpu = FusedConfig::choose(&sizes, 37, Target::Cpu).expect("fusable");
-    let grad = Tiles {
-        tm: 16,
-        tn: 32,
-        tk: 8,
-        rm: 2,
-        rn: 4,
-        kg: 2,
-        vector: false,
-    };
+    let grad = Tiles::new([16, 32, 8], [2, 4], 2);
     let gpu = FusedConfig {
         forward: Tiles {
             tk: 4,
@@ -1168,15 +1152,7 @@ pub fn verified_configs() -> [FusedConfig; 3] {
         first_grad: grad,
         grad,
     };
-    let deep = Tiles {
-        tm: 16,
-        tn: 16,
-        tk: 4,
-        rm: 2,
-        rn: 4,
-        kg: 8,
-        vector: false,
-    };
+    let deep = Tiles::new([16, 16, 4], [2, 4], 8);
     let small_batch = FusedConfig {
         forward: Tiles {
             tk: 4,
