@@ -48,6 +48,44 @@ impl Shader {
         self.sites.lookup(span)
     }
 
+    /// The index in `module.entry_points` of the entry point named as the signature.
+    fn entry_index(&self) -> Option<usize> {
+        self.module
+            .entry_points
+            .iter()
+            .position(|e| e.name == self.signature.name)
+    }
+
+    /// The workgroup size of the module's entry point, as the WebGPU limits count it
+    /// (`maxComputeWorkgroupSize*`, `maxComputeInvocationsPerWorkgroup`); the signature's
+    /// where the module has no entry point of its name.
+    pub fn entry_workgroup_size(&self) -> [u32; 3] {
+        self.entry_index()
+            .map_or(self.signature.workgroup_size, |i| {
+                self.module.entry_points[i].workgroup_size
+            })
+    }
+
+    /// Bytes of `var<workgroup>` memory the kernel's entry point needs, as WebGPU counts them
+    /// against `maxComputeWorkgroupStorageSize` (WebGPU spec, `createComputePipeline`
+    /// validation: the sum of `roundUp(16, SizeOf(T))` over the type `T` of each variable in
+    /// the `workgroup` address space that the entry point statically uses; `SizeOf` as in
+    /// WGSL spec §14.4 "Memory Layout"). Every workgroup variable counts where the module has
+    /// no entry point of the signature's name.
+    ///
+    /// `layouter` must have laid out this shader's `module`
+    /// (`naga::proc::Layouter::update(module.to_ctx())`).
+    pub fn workgroup_bytes(&self, layouter: &naga::proc::Layouter) -> u64 {
+        let used = self.entry_index().map(|i| self.info.get_entry_point(i));
+        self.module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+            .filter(|(h, _)| used.is_none_or(|u| !u[*h].is_empty()))
+            .map(|(_, v)| u64::from(layouter[v.ty].size).next_multiple_of(16))
+            .sum()
+    }
+
     /// How many [`debug_print`](KernelBuilder::debug_print)s the kernel has. `module` and
     /// `wgsl` (what the GPU runs) have none of them; the interpreter runs a second module,
     /// built and validated with them (see [`crate::kernel::debug`]).

@@ -100,12 +100,7 @@ pub fn check_device(
     };
 
     let module = &shader.module;
-    let entry = module
-        .entry_points
-        .iter()
-        .enumerate()
-        .find(|(_, e)| e.name == sig.name);
-    let size = entry.map_or(sig.workgroup_size, |(_, e)| e.workgroup_size);
+    let size = shader.entry_workgroup_size();
     check(DeviceLimit::WorkgroupSizeX, None, size[0].into())?;
     check(DeviceLimit::WorkgroupSizeY, None, size[1].into())?;
     check(DeviceLimit::WorkgroupSizeZ, None, size[2].into())?;
@@ -117,15 +112,7 @@ pub fn check_device(
     let mut layouter = naga::proc::Layouter::default();
     let laid_out = layouter.update(module.to_ctx()).is_ok();
     if laid_out {
-        // The variables the entry point uses (WebGPU counts those statically used).
-        let used = entry.map(|(i, _)| shader.info.get_entry_point(i));
-        let bytes = module
-            .global_variables
-            .iter()
-            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-            .filter(|(h, _)| used.is_none_or(|u| !u[*h].is_empty()))
-            .map(|(_, v)| u64::from(layouter[v.ty].size).next_multiple_of(16))
-            .sum();
+        let bytes = shader.workgroup_bytes(&layouter);
         check(DeviceLimit::WorkgroupStorageSize, None, bytes)?;
     }
 

@@ -96,7 +96,25 @@ pub(crate) fn eval(op: &Op, regs: &mut [u32], ln: &Lanes<'_>) -> bool {
             a,
             b,
             dst,
-        } => matmul(kind, r, k, c, a, b, dst, regs, ln),
+        } => {
+            // `(r x k) * (k x c)`, column-major, products summed in order of `k` (WGSL spec
+            // §8.7.4 "Matrix Arithmetic").
+            let (r, k, c) = (u32::from(r), u32::from(k), u32::from(c));
+            for col in 0..c {
+                for row in 0..r {
+                    let d = dst as usize + (col * r + row) as usize * ln.n;
+                    ln.mask.for_each(ln.full, |l| {
+                        let mut acc = 0.0f32;
+                        for i in 0..k {
+                            let x = sem::to_f32(kind, regs[a.idx(i * r + row, l)]);
+                            let y = sem::to_f32(kind, regs[b.idx(col * k + i, l)]);
+                            acc = sem::to_f32(kind, sem::from_f32(kind, acc + x * y));
+                        }
+                        regs[d + l] = sem::from_f32(kind, acc);
+                    });
+                }
+            }
+        }
         Op::Math {
             fun,
             kind,
@@ -303,37 +321,6 @@ fn binary(op: B, kind: Kind, n: u8, a: Src, b: Src, dst: u32, regs: &mut [u32], 
         (B::ShiftLeft, _) => go!(sem::shl),
         (B::ShiftRight, Kind::I32) => go!(sem::i32_shr),
         (B::ShiftRight, _) => go!(sem::u32_shr),
-    }
-}
-
-/// `(r x k) * (k x c)`, column-major, products summed in order of `k` (WGSL spec §8.7.4
-/// "Matrix Arithmetic").
-#[allow(clippy::too_many_arguments)]
-fn matmul(
-    kind: Kind,
-    r: u8,
-    k: u8,
-    c: u8,
-    a: Src,
-    b: Src,
-    dst: u32,
-    regs: &mut [u32],
-    ln: &Lanes<'_>,
-) {
-    let (r, k, c) = (u32::from(r), u32::from(k), u32::from(c));
-    for col in 0..c {
-        for row in 0..r {
-            let d = dst as usize + (col * r + row) as usize * ln.n;
-            ln.mask.for_each(ln.full, |l| {
-                let mut acc = 0.0f32;
-                for i in 0..k {
-                    let x = sem::to_f32(kind, regs[a.idx(i * r + row, l)]);
-                    let y = sem::to_f32(kind, regs[b.idx(col * k + i, l)]);
-                    acc = sem::to_f32(kind, sem::from_f32(kind, acc + x * y));
-                }
-                regs[d + l] = sem::from_f32(kind, acc);
-            });
-        }
     }
 }
 

@@ -72,10 +72,7 @@ impl Gpu {
         let Some(group) = self.prepare(kernel, args, workgroups)? else {
             return Ok(());
         };
-        pass.set_pipeline(kernel.pipeline());
-        pass.set_bind_group(0, &group, &[]);
-        let [x, y, z] = workgroups;
-        pass.dispatch_workgroups(x, y, z);
+        kernel.record(pass, &group, workgroups);
         Ok(())
     }
 
@@ -103,10 +100,7 @@ impl Gpu {
                 label: Some(kernel.name()),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(kernel.pipeline());
-            pass.set_bind_group(0, &group, &[]);
-            let [x, y, z] = workgroups;
-            pass.dispatch_workgroups(x, y, z);
+            kernel.record(&mut pass, &group, workgroups);
         })
     }
 }

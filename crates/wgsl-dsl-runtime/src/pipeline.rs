@@ -57,6 +57,20 @@ impl Kernel {
     pub fn pipeline(&self) -> &wgpu::ComputePipeline {
         &self.compiled.pipeline
     }
+
+    /// Record into `pass` a dispatch of this kernel over `workgroups` with bind group 0
+    /// `group` (made for it by `Gpu::prepare`): sets the pass's pipeline and bind group 0.
+    pub(crate) fn record(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        workgroups: [u32; 3],
+    ) {
+        pass.set_pipeline(&self.compiled.pipeline);
+        pass.set_bind_group(0, group, &[]);
+        let [x, y, z] = workgroups;
+        pass.dispatch_workgroups(x, y, z);
+    }
 }
 
 impl Gpu {

@@ -97,10 +97,7 @@ impl Recorder<'_> {
             if let Some(t) = self.timing.as_mut() {
                 t.before_dispatch(device, pass);
             }
-            pass.set_pipeline(&kernel.compiled.pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            let [x, y, z] = workgroups;
-            pass.dispatch_workgroups(x, y, z);
+            kernel.record(pass, &group, workgroups);
             if let Some(t) = self.timing.as_mut() {
                 t.after_dispatch(device, pass, &kernel.signature.name, workgroups);
             }

@@ -40,7 +40,7 @@ use std::rc::Rc;
 
 use super::error::NotDifferentiable;
 
-use super::make::{At, Block, bind, load, local, node, u32_lit, u32_ty};
+use super::make::{At, Block, as_u32, bind, load, local, node, u32_lit, u32_ty};
 use crate::consteval::ConstValue;
 use crate::exp::{BuiltinValue, ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
@@ -372,21 +372,6 @@ fn unsupported(site: CallSite) -> NotDifferentiable {
         reason: "atomic accumulation takes reads of `x[i]` only".into(),
         site,
     }
-}
-
-fn as_u32(i: &NodeRef, site: CallSite) -> NodeRef {
-    if i.ty == Ty::Scalar(ScalarTy::U32) {
-        return i.clone();
-    }
-    node(
-        ExprKind::As {
-            value: i.clone(),
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        },
-        Ty::Scalar(ScalarTy::U32),
-        site,
-    )
 }
 
 /// `place` with its root global replaced by `global` (same indices).

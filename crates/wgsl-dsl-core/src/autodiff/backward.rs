@@ -472,7 +472,7 @@ impl Emit<'_> {
                 // not looked into either).
                 ExprKind::Bound(_) => {}
                 ExprKind::Load(place) if self.gradients.is_input(place) => out.push(n.clone()),
-                _ => stack.extend(super::subst::operands(&n)),
+                _ => stack.extend(crate::exp::operands(&n)),
             }
         }
         out

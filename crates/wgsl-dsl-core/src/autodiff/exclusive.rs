@@ -127,7 +127,7 @@ fn walk(items: &[Item], outer: &Rc<Vec<(usize, NodeRef)>>, input: usize, out: &m
             Item::Output { seed, value, .. } => {
                 visit(value, &here, input, out);
                 let mut idx = Vec::new();
-                super::subst::place_indices(seed, &mut idx);
+                crate::exp::place_indices(seed, &mut idx);
                 for i in &idx {
                     visit(i, &here, input, out);
                 }
@@ -189,6 +189,6 @@ fn visit(n: &NodeRef, stored: &Rc<Vec<(usize, NodeRef)>>, input: usize, out: &mu
                 stored: stored.clone(),
             });
         }
-        stack.extend(super::subst::operands(&n));
+        stack.extend(crate::exp::operands(&n));
     }
 }

@@ -22,7 +22,7 @@ use crate::kernel::KernelBuilder;
 use crate::kernel::stmt::Stmt;
 use crate::kernel::values::ValueDef;
 
-use super::subst::place_indices;
+use crate::exp::place_indices;
 use crate::site::CallSite;
 
 /// A node's identity: its `Rc`, or the value it names.

@@ -535,7 +535,7 @@ fn reads_value(items: &[Item], id: ValueId, skip: *const Loop) -> bool {
         Item::Let { value, .. } => reads(value),
         Item::Output { seed, value, .. } => {
             let mut v = vec![value.clone()];
-            super::subst::place_indices(seed, &mut v);
+            crate::exp::place_indices(seed, &mut v);
             v.iter().any(reads)
         }
         Item::If {

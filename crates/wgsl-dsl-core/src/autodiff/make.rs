@@ -380,6 +380,22 @@ pub(crate) fn u32_ty() -> Ty {
     Ty::Scalar(ScalarTy::U32)
 }
 
+/// `i` as a `u32` (`u32(i)`; `i` itself if it is one).
+pub(crate) fn as_u32(i: &NodeRef, site: CallSite) -> NodeRef {
+    if i.ty == u32_ty() {
+        return i.clone();
+    }
+    node(
+        ExprKind::As {
+            value: i.clone(),
+            kind: naga::ScalarKind::Uint,
+            convert: None,
+        },
+        u32_ty(),
+        site,
+    )
+}
+
 /// The `u32` literal `v`.
 pub(crate) fn u32_lit(v: u32, site: CallSite) -> NodeRef {
     node(ExprKind::Literal(Lit::U32(v)), u32_ty(), site)

@@ -27,9 +27,9 @@ use std::rc::Rc;
 
 use super::element::{Relation, element, relation};
 use super::error::NotDifferentiable;
-use super::make::{At, Block, node};
+use super::make::{At, Block, as_u32, load, local, node, u32_ty};
 use super::program::{Item, Loop};
-use crate::exp::{ExprKind, Lit, NodeRef, PlaceKind, PlaceNode, PlaceRef};
+use crate::exp::{ExprKind, Lit, NodeRef, PlaceNode, PlaceRef};
 use crate::handle::ValueId;
 use crate::kernel::stmt::{Stmt, VarInit};
 use crate::site::CallSite;
@@ -114,33 +114,6 @@ fn collect<'i>(
             Item::Let { .. } | Item::Shared(_) => {}
         }
     }
-}
-
-fn u32_ty() -> Ty {
-    Ty::Scalar(ScalarTy::U32)
-}
-
-fn as_u32(i: &NodeRef, site: CallSite) -> NodeRef {
-    if i.ty == u32_ty() {
-        return i.clone();
-    }
-    node(
-        ExprKind::As {
-            value: i.clone(),
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        },
-        u32_ty(),
-        site,
-    )
-}
-
-fn local(id: ValueId, ty: Ty, site: CallSite) -> PlaceRef {
-    Rc::new(PlaceNode {
-        kind: PlaceKind::Local(id),
-        ty,
-        site,
-    })
 }
 
 impl Overwrites {
@@ -317,7 +290,7 @@ impl Overwrites {
         if let Some((flag, index, s)) = self.flags.get(&key) {
             flag_stores.push((
                 Stmt::Store {
-                    place: local(flag.ran, bool_ty.clone(), *s),
+                    place: local(flag.ran, &bool_ty, *s),
                     value: node(ExprKind::Literal(Lit::Bool(true)), bool_ty.clone(), *s),
                 },
                 *s,
@@ -325,7 +298,7 @@ impl Overwrites {
             if let Some(at) = flag.at {
                 flag_stores.push((
                     Stmt::Store {
-                        place: local(at, u32_ty(), *s),
+                        place: local(at, &u32_ty(), *s),
                         value: as_u32(index, *s),
                     },
                     *s,
@@ -346,14 +319,10 @@ impl Overwrites {
         let mut killed: Option<NodeRef> = None;
         for (later, same) in killers {
             let (flag, _, _) = &self.flags[later];
-            let ran = node(
-                ExprKind::Load(local(flag.ran, bool_ty.clone(), site)),
-                bool_ty.clone(),
-                site,
-            );
+            let ran = load(&local(flag.ran, &bool_ty, site), site);
             let this = match (same, flag.at, &index) {
                 (false, Some(v), Some(i)) => {
-                    let at_later = node(ExprKind::Load(local(v, u32_ty(), site)), u32_ty(), site);
+                    let at_later = load(&local(v, &u32_ty(), site), site);
                     at.and(
                         &ran,
                         &at.cmp(naga::BinaryOperator::Equal, &at_later, &as_u32(i, site)),

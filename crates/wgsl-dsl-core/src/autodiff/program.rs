@@ -161,9 +161,9 @@ impl Shared {
     pub(crate) fn roots(&self) -> Vec<NodeRef> {
         let mut v = Vec::new();
         match self {
-            Shared::Load { place, .. } => super::subst::place_indices(place, &mut v),
+            Shared::Load { place, .. } => crate::exp::place_indices(place, &mut v),
             Shared::Store { place, value, .. } => {
-                super::subst::place_indices(place, &mut v);
+                crate::exp::place_indices(place, &mut v);
                 v.push(value.clone());
             }
             Shared::Barrier { .. } => {}

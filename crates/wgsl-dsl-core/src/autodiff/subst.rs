@@ -140,19 +140,7 @@ pub(crate) fn rebuild<R: Rewrite + ?Sized>(r: &mut R, n: &NodeRef) -> Result<Nod
     }))
 }
 
-/// The index expressions of a place (outermost last).
-pub(crate) fn place_indices(place: &PlaceRef, out: &mut Vec<NodeRef>) {
-    match &place.kind {
-        PlaceKind::Index(base, index) => {
-            place_indices(base, out);
-            out.push(index.clone());
-        }
-        PlaceKind::Field(base, _) => place_indices(base, out),
-        PlaceKind::Global(_) | PlaceKind::Local(_) => {}
-    }
-}
-
-/// True if a node of `n`'s DAG (`n` included, through [`operands`], each node once)
+/// True if a node of `n`'s DAG (`n` included, through [`operands`](crate::exp::operands), each node once)
 /// satisfies `pred`.
 pub(crate) fn any_node(n: &NodeRef, mut pred: impl FnMut(&NodeRef) -> bool) -> bool {
     let mut seen = std::collections::HashSet::new();
@@ -164,50 +152,9 @@ pub(crate) fn any_node(n: &NodeRef, mut pred: impl FnMut(&NodeRef) -> bool) -> b
         if pred(&n) {
             return true;
         }
-        stack.extend(operands(&n));
+        stack.extend(crate::exp::operands(&n));
     }
     false
-}
-
-/// The operands of a node, the indices of the places it reads included.
-pub(crate) fn operands(n: &NodeRef) -> Vec<NodeRef> {
-    let mut v = Vec::new();
-    let place = |p: &PlaceRef, v: &mut Vec<NodeRef>| place_indices(p, v);
-    match &n.kind {
-        ExprKind::Binary(_, a, b) | ExprKind::Access(a, b) => v.extend([a.clone(), b.clone()]),
-        ExprKind::Unary(_, a)
-        | ExprKind::Relational(_, a)
-        | ExprKind::As { value: a, .. }
-        | ExprKind::Splat(_, a)
-        | ExprKind::Swizzle(_, _, a)
-        | ExprKind::AccessIndex(a, _) => v.push(a.clone()),
-        ExprKind::Math(_, args) | ExprKind::Compose(args) => v.extend(args.iter().cloned()),
-        ExprKind::Select {
-            condition,
-            accept,
-            reject,
-        } => v.extend([condition.clone(), accept.clone(), reject.clone()]),
-        ExprKind::Load(p) | ExprKind::ArrayLength(p) => place(p, &mut v),
-        ExprKind::CoopLoad {
-            place: p, stride, ..
-        } => {
-            v.push(stride.clone());
-            place(p, &mut v);
-        }
-        ExprKind::CoopMultiplyAdd(a, b, c) => v.extend([a.clone(), b.clone(), c.clone()]),
-        ExprKind::TextureLoad { coords, level, .. } => {
-            v.push(coords.clone());
-            v.extend(level.iter().cloned());
-        }
-        ExprKind::TextureDimensions { level, .. } => v.extend(level.iter().cloned()),
-        ExprKind::Literal(_)
-        | ExprKind::Builtin(_)
-        | ExprKind::Bound(_)
-        | ExprKind::Param { .. }
-        | ExprKind::ZeroValue
-        | ExprKind::Invalid(_) => {}
-    }
-    v
 }
 
 /// `p` with `r` applied to its indices; `p` itself where none changed.

@@ -32,9 +32,9 @@ use super::make::{At, Block, bind, node};
 use crate::error::BuildError;
 use crate::exp::{ExprKind, NodeRef, PlaceKind, PlaceNode, PlaceRef};
 use crate::handle::{GlobalHandle, ValueId};
-use crate::kernel::stmt::{Stmt, SwitchArm, VarInit};
+use crate::kernel::stmt::{Stmt, VarInit};
 use crate::kernel::values::ValueDef;
-use crate::kernel::{BindingKind, FunctionDecl, GlobalDecl, GlobalKind, KernelBuilder};
+use crate::kernel::{BindingKind, GlobalDecl, GlobalKind, KernelBuilder};
 use crate::site::CallSite;
 use crate::types::{ScalarTy, Ty};
 
@@ -273,14 +273,7 @@ fn tangent_kernel(
             )
             .at(site));
         }
-        b.functions.push(FunctionDecl {
-            id: f.id,
-            name: f.name.clone(),
-            params: f.params.clone(),
-            result: f.result.clone(),
-            body: copy_block(&f.body),
-            site: f.site,
-        });
+        b.functions.push(f.clone());
     }
 
     let mut t = Transform {
@@ -299,156 +292,6 @@ fn tangent_kernel(
         b.push(stmt, at);
     }
     Ok(TangentKernel { kernel: b, roles })
-}
-
-/// A verbatim copy of a block.
-fn copy_block(stmts: &[(Stmt, CallSite)]) -> Block {
-    stmts
-        .iter()
-        .map(|(s, at)| (copy(s, copy_block), *at))
-        .collect()
-}
-
-/// A copy of `s`, its nested blocks made by `blocks`.
-fn copy(s: &Stmt, mut blocks: impl FnMut(&[(Stmt, CallSite)]) -> Block) -> Stmt {
-    match s {
-        Stmt::Let { id, name, value } => Stmt::Let {
-            id: *id,
-            name: name.clone(),
-            value: value.clone(),
-        },
-        Stmt::Var { id, name, ty, init } => Stmt::Var {
-            id: *id,
-            name: name.clone(),
-            ty: ty.clone(),
-            init: copy_init(init),
-        },
-        Stmt::Store { place, value } => Stmt::Store {
-            place: place.clone(),
-            value: value.clone(),
-        },
-        Stmt::If {
-            condition,
-            accept,
-            reject,
-        } => Stmt::If {
-            condition: condition.clone(),
-            accept: blocks(accept),
-            reject: blocks(reject),
-        },
-        Stmt::Loop {
-            body,
-            continuing,
-            bound,
-        } => Stmt::Loop {
-            body: blocks(body),
-            continuing: blocks(continuing),
-            bound: *bound,
-        },
-        Stmt::LoopBreakIf {
-            body,
-            continuing,
-            break_if,
-            bound,
-        } => Stmt::LoopBreakIf {
-            body: blocks(body),
-            continuing: blocks(continuing),
-            break_if: break_if.clone(),
-            bound: *bound,
-        },
-        Stmt::Switch { selector, cases } => Stmt::Switch {
-            selector: selector.clone(),
-            cases: cases
-                .iter()
-                .map(|arm| SwitchArm {
-                    values: arm.values.clone(),
-                    default: arm.default,
-                    body: blocks(&arm.body),
-                    site: arm.site,
-                })
-                .collect(),
-        },
-        Stmt::Break => Stmt::Break,
-        Stmt::Continue => Stmt::Continue,
-        Stmt::Return(v) => Stmt::Return(v.clone()),
-        Stmt::Barrier(b) => Stmt::Barrier(*b),
-        Stmt::Call {
-            result,
-            function,
-            args,
-        } => Stmt::Call {
-            result: *result,
-            function: *function,
-            args: args.clone(),
-        },
-        Stmt::Atomic {
-            result,
-            place,
-            fun,
-            value,
-            compare,
-        } => Stmt::Atomic {
-            result: *result,
-            place: place.clone(),
-            fun: *fun,
-            value: value.clone(),
-            compare: compare.clone(),
-        },
-        Stmt::AtomicAddF32 { place, value } => Stmt::AtomicAddF32 {
-            place: place.clone(),
-            value: value.clone(),
-        },
-        Stmt::CoopStore {
-            value,
-            place,
-            stride,
-            row_major,
-        } => Stmt::CoopStore {
-            value: value.clone(),
-            place: place.clone(),
-            stride: stride.clone(),
-            row_major: *row_major,
-        },
-        Stmt::Invalid(m) => Stmt::Invalid(m.clone()),
-        Stmt::TextureStore {
-            texture,
-            coords,
-            value,
-        } => Stmt::TextureStore {
-            texture: texture.clone(),
-            coords: coords.clone(),
-            value: value.clone(),
-        },
-        Stmt::WorkgroupUniformLoad { result, place } => Stmt::WorkgroupUniformLoad {
-            result: *result,
-            place: place.clone(),
-        },
-        Stmt::DebugPrint { pieces, args } => Stmt::DebugPrint {
-            pieces: pieces.clone(),
-            args: args.clone(),
-        },
-        Stmt::Subgroup {
-            result,
-            op,
-            arg,
-            index,
-            ty,
-        } => Stmt::Subgroup {
-            result: *result,
-            op: *op,
-            arg: arg.clone(),
-            index: index.clone(),
-            ty: ty.clone(),
-        },
-    }
-}
-
-fn copy_init(init: &VarInit) -> VarInit {
-    match init {
-        VarInit::Value(v) => VarInit::Value(v.clone()),
-        VarInit::Zero => VarInit::Zero,
-        VarInit::Declared => VarInit::Declared,
-    }
 }
 
 struct Transform {
@@ -478,7 +321,7 @@ impl Transform {
         match s {
             Stmt::Let { id, name, value } => {
                 let t = self.tangent(value, out)?;
-                out.push((copy(s, copy_block), at));
+                out.push((s.clone(), at));
                 if let Some(t) = t {
                     let t = bind(out, &format!("t_{name}"), t, at);
                     self.lets.insert(*id, t);
@@ -489,7 +332,7 @@ impl Transform {
                     VarInit::Value(v) if has_tangent(ty) => self.tangent(v, out)?,
                     _ => None,
                 };
-                out.push((copy(s, copy_block), at));
+                out.push((s.clone(), at));
                 if has_tangent(ty) {
                     let tid = ValueId::fresh();
                     self.vars.insert(*id, tid);
@@ -511,7 +354,7 @@ impl Transform {
             }
             Stmt::AtomicAddF32 { place, value } => {
                 let (tangent_place, t) = self.store_tangent(place, value, at, out)?;
-                out.push((copy(s, copy_block), at));
+                out.push((s.clone(), at));
                 // The tangent of a sum is the sum of the tangents, added the same way.
                 if let (Some(tp), Some(t)) = (tangent_place, t) {
                     out.push((
@@ -535,79 +378,18 @@ impl Transform {
             }
             Stmt::Store { place, value } => {
                 let (tangent_place, t) = self.store_tangent(place, value, at, out)?;
-                out.push((copy(s, copy_block), at));
+                out.push((s.clone(), at));
                 if let Some(tp) = tangent_place {
                     let value = t.unwrap_or_else(|| At(at).zero(&place.ty));
                     out.push((Stmt::Store { place: tp, value }, at));
                 }
             }
-            Stmt::If {
-                condition,
-                accept,
-                reject,
-            } => {
-                let accept = self.block(accept)?;
-                let reject = self.block(reject)?;
-                out.push((
-                    Stmt::If {
-                        condition: condition.clone(),
-                        accept,
-                        reject,
-                    },
-                    at,
-                ));
-            }
-            Stmt::Loop {
-                body,
-                continuing,
-                bound,
-            } => {
-                let body = self.block(body)?;
-                let continuing = self.block(continuing)?;
-                out.push((
-                    Stmt::Loop {
-                        body,
-                        continuing,
-                        bound: *bound,
-                    },
-                    at,
-                ));
-            }
-            Stmt::LoopBreakIf {
-                body,
-                continuing,
-                break_if,
-                bound,
-            } => {
-                let body = self.block(body)?;
-                let continuing = self.block(continuing)?;
-                out.push((
-                    Stmt::LoopBreakIf {
-                        body,
-                        continuing,
-                        break_if: break_if.clone(),
-                        bound: *bound,
-                    },
-                    at,
-                ));
-            }
-            Stmt::Switch { selector, cases } => {
-                let mut arms = Vec::new();
-                for arm in cases {
-                    arms.push(SwitchArm {
-                        values: arm.values.clone(),
-                        default: arm.default,
-                        body: self.block(&arm.body)?,
-                        site: arm.site,
-                    });
-                }
-                out.push((
-                    Stmt::Switch {
-                        selector: selector.clone(),
-                        cases: arms,
-                    },
-                    at,
-                ));
+            Stmt::If { .. }
+            | Stmt::Loop { .. }
+            | Stmt::LoopBreakIf { .. }
+            | Stmt::Switch { .. } => {
+                let s = s.try_map_blocks(|b| self.block(b))?;
+                out.push((s, at));
             }
             Stmt::Subgroup { arg, ty, .. } => {
                 if has_tangent(ty) && self.tangent(arg, &mut Vec::new())?.is_some() {
@@ -618,7 +400,7 @@ impl Transform {
                         at,
                     ));
                 }
-                out.push((copy(s, copy_block), at));
+                out.push((s.clone(), at));
             }
             Stmt::WorkgroupUniformLoad { place, .. } if self.tangent_place(place).is_some() => {
                 return Err(refuse(
@@ -636,7 +418,7 @@ impl Transform {
                     at,
                 ));
             }
-            _ => out.push((copy(s, copy_block), at)),
+            _ => out.push((s.clone(), at)),
         }
         Ok(())
     }

@@ -32,7 +32,8 @@ use std::rc::Rc;
 
 pub use node::BuiltinValue;
 pub(crate) use node::{
-    ExprKind, Lit, MAX_DEPTH, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef, is_pure,
+    ExprKind, Lit, MAX_DEPTH, Node, NodeRef, PlaceKind, PlaceNode, PlaceRef, is_pure, operands,
+    place_indices,
 };
 pub use ops::{
     AddOperand, BitOperand, DivOperand, MulOperand, RemOperand, ShiftOperand, SubOperand,

@@ -210,3 +210,56 @@ pub(crate) fn is_pure(node: &NodeRef) -> bool {
     }
     true
 }
+
+/// The index expressions of a place (outermost last).
+pub(crate) fn place_indices(place: &PlaceRef, out: &mut Vec<NodeRef>) {
+    match &place.kind {
+        PlaceKind::Index(base, index) => {
+            place_indices(base, out);
+            out.push(index.clone());
+        }
+        PlaceKind::Field(base, _) => place_indices(base, out),
+        PlaceKind::Global(_) | PlaceKind::Local(_) => {}
+    }
+}
+
+/// The operands of a node, the indices of the places it reads included.
+pub(crate) fn operands(n: &NodeRef) -> Vec<NodeRef> {
+    let mut v = Vec::new();
+    let place = |p: &PlaceRef, v: &mut Vec<NodeRef>| place_indices(p, v);
+    match &n.kind {
+        ExprKind::Binary(_, a, b) | ExprKind::Access(a, b) => v.extend([a.clone(), b.clone()]),
+        ExprKind::Unary(_, a)
+        | ExprKind::Relational(_, a)
+        | ExprKind::As { value: a, .. }
+        | ExprKind::Splat(_, a)
+        | ExprKind::Swizzle(_, _, a)
+        | ExprKind::AccessIndex(a, _) => v.push(a.clone()),
+        ExprKind::Math(_, args) | ExprKind::Compose(args) => v.extend(args.iter().cloned()),
+        ExprKind::Select {
+            condition,
+            accept,
+            reject,
+        } => v.extend([condition.clone(), accept.clone(), reject.clone()]),
+        ExprKind::Load(p) | ExprKind::ArrayLength(p) => place(p, &mut v),
+        ExprKind::CoopLoad {
+            place: p, stride, ..
+        } => {
+            v.push(stride.clone());
+            place(p, &mut v);
+        }
+        ExprKind::CoopMultiplyAdd(a, b, c) => v.extend([a.clone(), b.clone(), c.clone()]),
+        ExprKind::TextureLoad { coords, level, .. } => {
+            v.push(coords.clone());
+            v.extend(level.iter().cloned());
+        }
+        ExprKind::TextureDimensions { level, .. } => v.extend(level.iter().cloned()),
+        ExprKind::Literal(_)
+        | ExprKind::Builtin(_)
+        | ExprKind::Bound(_)
+        | ExprKind::Param { .. }
+        | ExprKind::ZeroValue
+        | ExprKind::Invalid(_) => {}
+    }
+    v
+}

@@ -271,21 +271,12 @@ pub fn manifest(shader: &Shader) -> Result<Manifest, ExportError> {
         kernel: sig.name.clone(),
         entry_point: sig.entry_point.clone(),
         wgsl: format!("{}.wgsl", sig.name),
-        workgroup_size: entry_workgroup_size(shader),
+        workgroup_size: shader.entry_workgroup_size(),
         capabilities,
         features,
         limits: limits(shader, &layouter, &bindings),
         bindings,
     })
-}
-
-fn entry_workgroup_size(shader: &Shader) -> [u32; 3] {
-    shader
-        .module
-        .entry_points
-        .iter()
-        .find(|e| e.name == shader.signature.name)
-        .map_or(shader.signature.workgroup_size, |e| e.workgroup_size)
 }
 
 /// The WebGPU feature a naga capability needs (WebGPU spec §24 "Feature Index").
@@ -317,20 +308,8 @@ fn limits(
     layouter: &naga::proc::Layouter,
     bindings: &[Binding],
 ) -> BTreeMap<String, u64> {
-    let module = &shader.module;
-    let size = entry_workgroup_size(shader);
-    let entry = module
-        .entry_points
-        .iter()
-        .position(|e| e.name == shader.signature.name);
-    let used = entry.map(|i| shader.info.get_entry_point(i));
-    let workgroup_bytes: u64 = module
-        .global_variables
-        .iter()
-        .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-        .filter(|(h, _)| used.is_none_or(|u| !u[*h].is_empty()))
-        .map(|(_, v)| u64::from(layouter[v.ty].size).next_multiple_of(16))
-        .sum();
+    let size = shader.entry_workgroup_size();
+    let workgroup_bytes = shader.workgroup_bytes(layouter);
     let count = |r: Resource| bindings.iter().filter(|b| b.resource == r).count() as u64;
     let largest = |rs: &[Resource]| {
         bindings

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::KernelBuilder;
 use super::stmt::{Stmt, VarInit};
-use crate::exp::{ExprKind, Node, NodeRef, PlaceKind, PlaceRef};
+use crate::exp::{ExprKind, Node, NodeRef, PlaceRef};
 use crate::site::CallSite;
 
 /// Every expression kind's name, as [`KernelBuilder::node_kinds`] writes it (`expr::` and the
@@ -131,69 +131,17 @@ impl Walk {
             return;
         }
         self.kinds.insert(expr_kind(&node.kind));
-        match &node.kind {
-            ExprKind::Literal(_)
-            | ExprKind::Builtin(_)
-            | ExprKind::Bound(_)
-            | ExprKind::Param { .. }
-            | ExprKind::ZeroValue
-            | ExprKind::Invalid(_) => {}
-            ExprKind::Binary(_, a, b) | ExprKind::Access(a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Unary(_, a)
-            | ExprKind::Relational(_, a)
-            | ExprKind::As { value: a, .. }
-            | ExprKind::Splat(_, a)
-            | ExprKind::Swizzle(_, _, a)
-            | ExprKind::AccessIndex(a, _) => self.expr(a),
-            ExprKind::Math(_, args) | ExprKind::Compose(args) => {
-                args.iter().for_each(|a| self.expr(a))
-            }
-            ExprKind::Select {
-                condition,
-                accept,
-                reject,
-            } => {
-                self.expr(condition);
-                self.expr(accept);
-                self.expr(reject);
-            }
-            ExprKind::Load(p) | ExprKind::ArrayLength(p) => self.place(p),
-            ExprKind::CoopLoad { place, stride, .. } => {
-                self.place(place);
-                self.expr(stride);
-            }
-            ExprKind::CoopMultiplyAdd(a, b, c) => {
-                self.expr(a);
-                self.expr(b);
-                self.expr(c);
-            }
-            ExprKind::TextureLoad {
-                texture,
-                coords,
-                level,
-            } => {
-                self.place(texture);
-                self.expr(coords);
-                level.iter().for_each(|l| self.expr(l));
-            }
-            ExprKind::TextureDimensions { texture, level } => {
-                self.place(texture);
-                level.iter().for_each(|l| self.expr(l));
-            }
+        for operand in crate::exp::operands(node) {
+            self.expr(&operand);
         }
     }
 
+    /// The index expressions of `place` (places themselves have no kinds).
     fn place(&mut self, place: &PlaceRef) {
-        match &place.kind {
-            PlaceKind::Global(_) | PlaceKind::Local(_) => {}
-            PlaceKind::Index(base, index) => {
-                self.place(base);
-                self.expr(index);
-            }
-            PlaceKind::Field(base, _) => self.place(base),
+        let mut indices = Vec::new();
+        crate::exp::place_indices(place, &mut indices);
+        for index in &indices {
+            self.expr(index);
         }
     }
 

@@ -136,7 +136,7 @@ pub(crate) struct GlobalDecl {
     pub site: CallSite,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct FunctionDecl {
     /// Carried by the function's parameters.
     pub id: FunctionId,

@@ -5,7 +5,7 @@ use crate::handle::{FunctionHandle, ValueId};
 use crate::site::CallSite;
 use crate::types::Ty;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Stmt {
     /// `let name = value;` bound to id.
     Let {
@@ -114,8 +114,66 @@ pub(crate) enum Stmt {
     },
 }
 
+impl Stmt {
+    /// A copy of this statement with each of its nested blocks (an `if`'s branches, a loop's
+    /// body and continuing block, a `switch`'s arms) replaced by `f` of it; a statement with
+    /// no nested block is cloned.
+    pub(crate) fn try_map_blocks<E>(
+        &self,
+        mut f: impl FnMut(&[(Stmt, CallSite)]) -> Result<Vec<(Stmt, CallSite)>, E>,
+    ) -> Result<Stmt, E> {
+        Ok(match self {
+            Stmt::If {
+                condition,
+                accept,
+                reject,
+            } => Stmt::If {
+                condition: condition.clone(),
+                accept: f(accept)?,
+                reject: f(reject)?,
+            },
+            Stmt::Loop {
+                body,
+                continuing,
+                bound,
+            } => Stmt::Loop {
+                body: f(body)?,
+                continuing: f(continuing)?,
+                bound: *bound,
+            },
+            Stmt::LoopBreakIf {
+                body,
+                continuing,
+                break_if,
+                bound,
+            } => Stmt::LoopBreakIf {
+                body: f(body)?,
+                continuing: f(continuing)?,
+                break_if: break_if.clone(),
+                bound: *bound,
+            },
+            Stmt::Switch { selector, cases } => Stmt::Switch {
+                selector: selector.clone(),
+                cases: cases
+                    .iter()
+                    .map(|arm| {
+                        Ok(SwitchArm {
+                            values: arm.values.clone(),
+                            default: arm.default,
+                            body: f(&arm.body)?,
+                            site: arm.site,
+                        })
+                    })
+                    .collect::<Result<_, E>>()?,
+            },
+            // No nested block (a new statement with one adds its arm above).
+            other => other.clone(),
+        })
+    }
+}
+
 /// The store a [`Stmt::Var`] makes where it is declared.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum VarInit {
     /// `name = value;`
     Value(NodeRef),
@@ -127,7 +185,7 @@ pub(crate) enum VarInit {
 }
 
 /// One arm of a [`Stmt::Switch`]: its case values (empty for `default`), and its body.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct SwitchArm {
     pub values: Vec<crate::exp::Lit>,
     pub default: bool,

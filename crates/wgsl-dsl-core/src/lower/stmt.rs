@@ -155,6 +155,25 @@ impl<'a, 'k> FnLower<'a, 'k> {
         self.declare(id, name);
     }
 
+    /// Close the running emitter into `block`, append the expression `result` (a call's,
+    /// an atomic's, ... result), push the statement `stmt` makes with it, and bind the value
+    /// `id` (named `name`) to it.
+    fn push_with_result(
+        &mut self,
+        block: &mut Block,
+        site: CallSite,
+        (id, name): (ValueId, &str),
+        result: Expression,
+        stmt: impl FnOnce(Handle<Expression>) -> Result<Statement, BuildError>,
+    ) -> Result<(), BuildError> {
+        self.flush(block);
+        let span = self.span(site);
+        let h = self.func.expressions.append(result, span);
+        block.push(stmt(h)?, span);
+        self.bind(id, h, site, name);
+        Ok(())
+    }
+
     fn block(&mut self, stmts: &[(Stmt, CallSite)]) -> Result<Block, BuildError> {
         self.scopes.push(Vec::new());
         let mut block = Block::new();
@@ -493,15 +512,13 @@ impl<'a, 'k> FnLower<'a, 'k> {
             Stmt::WorkgroupUniformLoad { result, place } => {
                 let pointer = self.place(place, block)?;
                 let ty = self.cx.ty(&place.ty, site)?;
-                self.flush(block);
-                let span = self.span(site);
-                let h = self
-                    .func
-                    .expressions
-                    .append(Expression::WorkGroupUniformLoadResult { ty }, span);
-                block.push(Statement::WorkGroupUniformLoad { pointer, result: h }, span);
-                self.bound.insert(*result, (h, site));
-                self.declare(*result, "workgroupUniformLoad result");
+                self.push_with_result(
+                    block,
+                    site,
+                    (*result, "workgroupUniformLoad result"),
+                    Expression::WorkGroupUniformLoadResult { ty },
+                    |h| Ok(Statement::WorkGroupUniformLoad { pointer, result: h }),
+                )?;
             }
             Stmt::Invalid(message) => {
                 return Err(BuildError::Invalid {
@@ -533,21 +550,19 @@ impl<'a, 'k> FnLower<'a, 'k> {
                         site,
                     });
                 };
-                block.extend(self.emitter.finish(&self.func.expressions));
-                let span = self.span(site);
-                let h = self
-                    .func
-                    .expressions
-                    .append(Expression::CallResult(function), span);
-                block.push(
-                    Statement::Call {
-                        function,
-                        arguments,
-                        result: Some(h),
+                self.push_with_result(
+                    block,
+                    site,
+                    (*result, "call result"),
+                    Expression::CallResult(function),
+                    |h| {
+                        Ok(Statement::Call {
+                            function,
+                            arguments,
+                            result: Some(h),
+                        })
                     },
-                    span,
-                );
-                self.bind(*result, h, site, "call result");
+                )?;
             }
             Stmt::Atomic {
                 result,
@@ -576,25 +591,23 @@ impl<'a, 'k> FnLower<'a, 'k> {
                     self.cx
                         .ty(&crate::types::Ty::Scalar(scalar_ty(scalar)), site)?
                 };
-                block.extend(self.emitter.finish(&self.func.expressions));
-                let span = self.span(site);
-                let h = self.func.expressions.append(
+                self.push_with_result(
+                    block,
+                    site,
+                    (*result, "atomic result"),
                     Expression::AtomicResult {
                         ty,
                         comparison: compare.is_some(),
                     },
-                    span,
-                );
-                block.push(
-                    Statement::Atomic {
-                        pointer,
-                        fun: fun.naga(compare_h),
-                        value,
-                        result: Some(h),
+                    |h| {
+                        Ok(Statement::Atomic {
+                            pointer,
+                            fun: fun.naga(compare_h),
+                            value,
+                            result: Some(h),
+                        })
                     },
-                    span,
-                );
-                self.bind(*result, h, site, "atomic result");
+                )?;
             }
             Stmt::AtomicAddF32 { place, value } => {
                 let expanded = crate::kernel::collective::atomic_add_f32_loop(
@@ -682,62 +695,69 @@ impl<'a, 'k> FnLower<'a, 'k> {
                 let argument = self.expr(arg, block)?;
                 let index = self.opt_expr(index.as_ref(), block)?;
                 let ty = self.cx.ty(ty, site)?;
-                block.extend(self.emitter.finish(&self.func.expressions));
-                let span = self.span(site);
-                let result_h = self.func.expressions.append(
-                    match op {
-                        SubgroupOp::Ballot => Expression::SubgroupBallotResult,
-                        _ => Expression::SubgroupOperationResult { ty },
-                    },
-                    span,
-                );
-                let gather = |mode| Statement::SubgroupGather {
-                    mode,
-                    argument,
-                    result: result_h,
+                let result_expr = match op {
+                    SubgroupOp::Ballot => Expression::SubgroupBallotResult,
+                    _ => Expression::SubgroupOperationResult { ty },
                 };
-                let lane = |site| {
-                    index.ok_or_else(|| BuildError::Invalid {
-                        message: "a subgroup gather without its lane".into(),
-                        site,
-                    })
-                };
-                let stmt = match op {
-                    SubgroupOp::Collective(op, collective_op) => {
-                        Statement::SubgroupCollectiveOperation {
-                            op: *op,
-                            collective_op: *collective_op,
-                            argument,
-                            result: result_h,
-                        }
-                    }
-                    SubgroupOp::BroadcastFirst => gather(naga::GatherMode::BroadcastFirst),
-                    SubgroupOp::Shuffle => gather(naga::GatherMode::Shuffle(lane(site)?)),
-                    SubgroupOp::Gather(kind) => {
-                        use crate::kernel::stmt::GatherKind as G;
-                        let i = lane(site)?;
-                        gather(match kind {
-                            G::Broadcast => naga::GatherMode::Broadcast(i),
-                            G::ShuffleXor => naga::GatherMode::ShuffleXor(i),
-                            G::ShuffleUp => naga::GatherMode::ShuffleUp(i),
-                            G::ShuffleDown => naga::GatherMode::ShuffleDown(i),
-                            G::QuadBroadcast => naga::GatherMode::QuadBroadcast(i),
-                        })
-                    }
-                    SubgroupOp::QuadSwap(direction) => {
-                        gather(naga::GatherMode::QuadSwap(*direction))
-                    }
-                    SubgroupOp::Ballot => Statement::SubgroupBallot {
-                        result: result_h,
-                        predicate: Some(argument),
-                    },
-                };
-                block.push(stmt, span);
-                self.bind(*result, result_h, site, "subgroup result");
+                self.push_with_result(
+                    block,
+                    site,
+                    (*result, "subgroup result"),
+                    result_expr,
+                    |result| subgroup_statement(*op, argument, index, result, site),
+                )?;
             }
         }
         Ok(())
     }
+}
+
+/// The statement of the subgroup operation `op` of `argument` (`index`: the lane of a
+/// shuffle or broadcast), its value `result`.
+fn subgroup_statement(
+    op: SubgroupOp,
+    argument: Handle<Expression>,
+    index: Option<Handle<Expression>>,
+    result: Handle<Expression>,
+    site: CallSite,
+) -> Result<Statement, BuildError> {
+    let gather = |mode| Statement::SubgroupGather {
+        mode,
+        argument,
+        result,
+    };
+    let lane = || {
+        index.ok_or_else(|| BuildError::Invalid {
+            message: "a subgroup gather without its lane".into(),
+            site,
+        })
+    };
+    Ok(match op {
+        SubgroupOp::Collective(op, collective_op) => Statement::SubgroupCollectiveOperation {
+            op,
+            collective_op,
+            argument,
+            result,
+        },
+        SubgroupOp::BroadcastFirst => gather(naga::GatherMode::BroadcastFirst),
+        SubgroupOp::Shuffle => gather(naga::GatherMode::Shuffle(lane()?)),
+        SubgroupOp::Gather(kind) => {
+            use crate::kernel::stmt::GatherKind as G;
+            let i = lane()?;
+            gather(match kind {
+                G::Broadcast => naga::GatherMode::Broadcast(i),
+                G::ShuffleXor => naga::GatherMode::ShuffleXor(i),
+                G::ShuffleUp => naga::GatherMode::ShuffleUp(i),
+                G::ShuffleDown => naga::GatherMode::ShuffleDown(i),
+                G::QuadBroadcast => naga::GatherMode::QuadBroadcast(i),
+            })
+        }
+        SubgroupOp::QuadSwap(direction) => gather(naga::GatherMode::QuadSwap(direction)),
+        SubgroupOp::Ballot => Statement::SubgroupBallot {
+            result,
+            predicate: Some(argument),
+        },
+    })
 }
 
 fn scalar_ty(s: naga::Scalar) -> crate::types::ScalarTy {
