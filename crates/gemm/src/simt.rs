@@ -4,7 +4,7 @@
 //! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage, `array<vec4<f32>>` where
 //! the stored rows are multiples of 4 long ([`SimtConfig::vector_a`]), else `array<f32>`,
 //! stored as the [`Layout`](crate::Layout) says), `c` (read-write storage, `array<f32>`). Grid:
-//! [`TileConfig::grid`], one workgroup per `tm x tn` tile of `C`, handed out in groups of
+//! [`TileConfig::grid`](crate::config::TileConfig::grid), one workgroup per `tm x tn` tile of `C`, handed out in groups of
 //! [`GROUP_M`](crate::config::GROUP_M) tile rows (as the tensor-core kernel does), so that
 //! workgroups running together share rows of `A` and columns of `B` in the L2 cache.
 //!
@@ -23,7 +23,7 @@ use crate::tiled::{self, Output, Source, TileMemory, store_only};
 use crate::{GemmDims, Problem};
 
 /// Build the kernel for `config` (see the [module docs](self)). Check the configuration first
-/// with [`SimtConfig::valid`]; an invalid one panics (a bug in the configuration, not user
+/// with [`TileConfig::valid`](crate::config::TileConfig::valid); an invalid one panics (a bug in the configuration, not user
 /// input).
 pub fn build(config: &SimtConfig) -> KernelBuilder {
     let c = *config;

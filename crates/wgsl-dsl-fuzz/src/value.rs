@@ -2,7 +2,7 @@
 //! to code generic in the Rust type, so that one generic function per operation covers every
 //! type WGSL allows it on. Everything here comes from one table: the scalars (with
 //! [`__scalar!`](crate::__scalar) their Rust types) and the matrix sizes, crossed with the
-//! vector widths 2, 3 and 4 by [`values!`] and [`__dispatch!`](crate::__dispatch).
+//! vector widths 2, 3 and 4 by `values!` and [`__dispatch!`](crate::__dispatch).
 
 use wgsl_dsl::prelude::*;
 
