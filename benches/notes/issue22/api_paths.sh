@@ -13,10 +13,13 @@ tmp="$(mktemp -d)"
 example="$root/crates/wgsl-dsl/examples/api_paths_of_${rev}.rs"
 trap 'git -C "$root" worktree remove --force "$tmp/tree" 2>/dev/null || true; rm -rf "$tmp" "$example"' EXIT
 git -C "$root" worktree add -q "$tmp/tree" "$rev"
-# Reuse the working tree's build of the dependencies where it has one.
-if [[ -d "$root/target/debug" ]]; then mkdir -p "$tmp/tree/target" && cp -r "$root/target/debug" "$tmp/tree/target/"; fi
-(cd "$tmp/tree" && cargo doc -q -p wgsl-dsl --no-deps)
-python3 - "$tmp/tree/target/doc" "$rev" > "$example" <<'PY'
+# The working tree's target directory, for its build of the dependencies (copying it took tens
+# of GB); REV's rustdoc goes to a directory of its own.
+target="${CARGO_TARGET_DIR:-$root/target}"
+rm -rf "$target/doc"
+(cd "$tmp/tree" && CARGO_TARGET_DIR="$target" cargo doc -q -p wgsl-dsl --no-deps)
+mv "$target/doc" "$tmp/doc"
+python3 - "$tmp/doc" "$rev" > "$example" <<'PY'
 import os, sys
 doc, rev = sys.argv[1], sys.argv[2]
 paths = set()
