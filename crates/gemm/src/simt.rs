@@ -18,7 +18,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::SimtConfig;
-use crate::stage::Start;
+use crate::stage::{Global, Start};
 use crate::tiled::{self, Output, Source, TileMemory, store_only};
 use crate::{GemmDims, Problem};
 
@@ -29,14 +29,14 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     let c = *config;
     let mut k = KernelBuilder::new(c.kernel_name(), c.tiles.workgroup());
     let dims = k.uniform::<GemmDims>("dims");
-    let a = Operand::declare(&mut k, "a", c.vector_a);
-    let b = Operand::declare(&mut k, "b", c.vector_b);
+    let a = Global::<f32>::declare(&mut k, "a", c.vector_a);
+    let b = Global::<f32>::declare(&mut k, "b", c.vector_b);
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
     let start = Start::new(&mut k, &dims);
     let (m, n, depth) = (start.m.clone(), start.n.clone(), start.depth.clone());
     // op(A) [M, K] is stored [M, K] row-major, or [K, M] when transposed; op(B) likewise.
-    let a = a.source(m.clone(), depth.clone(), !c.layout.a_transposed());
-    let b = b.source(depth.clone(), n.clone(), !c.layout.b_transposed());
+    let a = source(&a, m.clone(), depth.clone(), !c.layout.a_transposed());
+    let b = source(&b, depth.clone(), n.clone(), !c.layout.b_transposed());
     let memory = TileMemory::declare(&mut k, &[c.tiles]);
     tiled::product_at(
         &mut k,
@@ -56,28 +56,16 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     k
 }
 
-/// An operand's storage buffer, `array<vec4<f32>>` or `array<f32>`.
-enum Operand {
-    Scalar(Buffer<f32, ReadOnly>),
-    Vec4(Buffer<Vec4<f32>, ReadOnly>),
-}
-
-impl Operand {
-    /// Declare the next binding, `array<vec4<f32>>` if `vector`, else `array<f32>`.
-    fn declare(k: &mut KernelBuilder, name: &str, vector: bool) -> Operand {
-        if vector {
-            Operand::Vec4(k.storage::<RuntimeArray<Vec4<f32>>, ReadOnly>(name))
-        } else {
-            Operand::Scalar(k.storage::<RuntimeArray<f32>, ReadOnly>(name))
-        }
-    }
-
-    /// The operand `[rows, cols]`, row-major if `cols_contiguous`, else transposed.
-    fn source(&self, rows: Exp<u32>, cols: Exp<u32>, cols_contiguous: bool) -> Source<'_> {
-        match self {
-            Operand::Scalar(b) => Source::buffer(b, rows, cols, None, cols_contiguous),
-            Operand::Vec4(b) => Source::buffer_vec4(b, rows, cols, cols_contiguous),
-        }
+/// The operand `[rows, cols]` in `global`, row-major if `cols_contiguous`, else transposed.
+fn source(
+    global: &Global<f32>,
+    rows: Exp<u32>,
+    cols: Exp<u32>,
+    cols_contiguous: bool,
+) -> Source<'_> {
+    match global {
+        Global::Scalar(b) => Source::buffer(b, rows, cols, None, cols_contiguous),
+        Global::Vec4(b) => Source::buffer_vec4(b, rows, cols, cols_contiguous),
     }
 }
 

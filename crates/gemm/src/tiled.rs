@@ -22,6 +22,8 @@
 
 use wgsl_dsl::prelude::*;
 
+use crate::stage::component;
+
 /// Where the product runs: what [`Tiles::for_product`] optimises for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -1094,16 +1096,6 @@ impl Registers {
                     .collect(),
             )
         }
-    }
-}
-
-/// Component `j` (0..4) of a `vec4`.
-fn component(v: &Exp<Vec4<f32>>, j: u32) -> Exp<f32> {
-    match j {
-        0 => v.x(),
-        1 => v.y(),
-        2 => v.z(),
-        _ => v.w(),
     }
 }
 
