@@ -7,6 +7,7 @@ use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
 use crate::config::{Blocks, GROUP_M, TileConfig};
+use crate::tiled::component;
 use crate::{GemmDims, GemmDimsFields};
 
 /// The tile `(tile_m, tile_n)` of `C` this workgroup computes. The grid is
@@ -455,15 +456,5 @@ impl<'k, E: Scalar + Literal0, S: Scalar> Pipeline<'k, E, S> {
             self.store(k, &next, &other);
             k.workgroup_barrier();
         });
-    }
-}
-
-/// Component `j` (0..4) of a `vec4`.
-pub(crate) fn component<S: Scalar>(v: &Exp<Vec4<S>>, j: u32) -> Exp<S> {
-    match j {
-        0 => v.x(),
-        1 => v.y(),
-        2 => v.z(),
-        _ => v.w(),
     }
 }

@@ -21,8 +21,7 @@
 //! not stored, so any sizes work. Every barrier is in uniform control flow.
 
 use wgsl_dsl::prelude::*;
-
-use crate::stage::component;
+use wgsl_dsl::types::Scalar;
 
 /// Where the product runs: what [`Tiles::for_product`] optimises for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1107,6 +1106,16 @@ pub const H200: Target = Target::Gpu {
     max_invocations: 1024,
     shared_bytes: 49152,
 };
+
+/// Component `j` (0..4) of a `vec4`.
+pub(crate) fn component<S: Scalar>(v: &Exp<Vec4<S>>, j: u32) -> Exp<S> {
+    match j {
+        0 => v.x(),
+        1 => v.y(),
+        2 => v.z(),
+        _ => v.w(),
+    }
+}
 
 #[cfg(test)]
 mod tests {
