@@ -18,6 +18,8 @@ Peers (--peers, comma-separated; `all` is every one below except torch-eager):
 - jax-u1, jax-u2, jax-u4, jax-u8, jax-u16: JAX, the epoch as one jitted lax.scan with
   unroll=N (`jax` is jax-u1, the repository's peer before the sweep).
 - burn: Burn on wgpu (fusion, autotune), benches/peer/burn.
+- meganeura: kvark/meganeura 0.3 on Vulkan (op-level autodiff, e-graph fusion), its own Trainer,
+  benches/peer/meganeura (no SGD momentum: the momentum setting shows `-`).
 
 --repeats N (the way to measure: BENCHMARKS.md's figures since 2026-12-03) runs every program
 alone, one after another, N times interleaved (ours, peer 1, peer 2, ..., ours, peer 1, ...): each
@@ -71,7 +73,8 @@ UNROLLS = (1, 2, 4, 8, 16)
 JAX_PEERS = {f"jax-u{u}": ["--unroll", str(u)] for u in UNROLLS}
 JAX_PEERS.update({f"jax-u{u}-tf32": ["--unroll", str(u), "--precision", "default"] for u in UNROLLS})
 JAX_PEERS["jax"] = ["--unroll", "1"]
-ALL = [q for q in TORCH_PEERS if q != "torch-eager"] + [f"jax-u{u}" for u in UNROLLS] + ["burn"]
+RUST_PEERS = ("burn", "meganeura")
+ALL = [q for q in TORCH_PEERS if q != "torch-eager"] + [f"jax-u{u}" for u in UNROLLS] + list(RUST_PEERS)
 PEERS = ["mnist"] + ALL
 PYTHON_PEERS = tuple(TORCH_PEERS) + tuple(JAX_PEERS)
 # With --prepare-together, a peer starts preparing only once the peer named here (same setting)
@@ -110,8 +113,8 @@ def command(peer, a, opt, batch, lr, mom):
                 *peer_opts]
     if peer in JAX_PEERS:
         return [sys.executable, str(HERE / "mnist_jax.py"), *JAX_PEERS[peer], *common, *peer_opts]
-    if peer == "burn":
-        return [a.burn, *common, *peer_opts]
+    if peer in RUST_PEERS:
+        return [getattr(a, peer), *common, *peer_opts]
     raise ValueError(peer)
 
 
@@ -235,6 +238,8 @@ def main():
     p.add_argument("--mnist", default=str(ROOT / "target" / "release" / "mnist"))
     p.add_argument("--data", default=str(ROOT / "data" / "mnist"), help="the MNIST files")
     p.add_argument("--burn", default=str(HERE / "burn" / "target" / "release" / "mnist-burn"))
+    p.add_argument("--meganeura",
+                   default=str(HERE / "meganeura" / "target" / "release" / "mnist-meganeura"))
     p.add_argument("--baseline", default=None,
                    help="another mnist binary, shown as the column mnist-baseline")
     p.add_argument("--epochs", type=int, default=5)
@@ -396,7 +401,8 @@ def print_tables(a, settings, ours_columns, others, results):
     families = {"PyTorch": [q for q in others if q.startswith("torch")],
                 "JAX": [q for q in others if q.startswith("jax") and not q.endswith("-tf32")],
                 "JAX TF32": [q for q in others if q.startswith("jax") and q.endswith("-tf32")],
-                "Burn": [q for q in others if q == "burn"]}
+                "Burn": [q for q in others if q == "burn"],
+                "meganeura": [q for q in others if q == "meganeura"]}
     families = {f: qs for f, qs in families.items() if qs}
     print("| setting | ours | " + " | ".join(f"best {f}" for f in families)
           + " | best peer | ours / best |")
