@@ -10,10 +10,8 @@
 //! 1. A permutation of the training samples is drawn with ChaCha8 seeded from `(seed, epoch)`
 //!    (so a resumed run shuffles exactly as an uninterrupted one) and written to a
 //!    `GpuBuffer<u32>`.
-//! 2. The epoch's `ceil(len / batch_size)` steps are recorded in chunks into one
-//!    [`Recorder`](wgsl_dsl::runtime::Recorder) each and submitted; no host round trip between
-//!    steps. The chunks ramp up from [`FIRST_CHUNK_STEPS`] steps to `steps_per_chunk`
-//!    ([`chunk_plan`]), so that the GPU starts the epoch after a few steps are recorded.
+//! 2. The epoch's `ceil(len / batch_size)` steps are recorded `steps_per_chunk` at a time into one
+//!    [`Recorder`](wgsl_dsl::runtime::Recorder) and submitted; no host round trip between steps.
 //! 3. Each chunk's per-step losses are read back asynchronously
 //!    ([`GpuMlp::read_losses_async`]): with [`TrainSettings::pipeline`] the host records and
 //!    submits chunk n + 1 before it waits for the losses of chunk n, so the GPU has the next
@@ -44,7 +42,7 @@ pub mod shard;
 
 pub use error::TrainError;
 pub use events::{ChunkReport, EpochReport, Event, Observer, Started};
-pub use shard::{FIRST_CHUNK_STEPS, chunk_plan, epoch_order, evaluate, shard_len, upload};
+pub use shard::{chunk_plan, epoch_order, evaluate, shard_len, upload};
 
 /// Where training starts.
 #[derive(Clone, Debug)]
@@ -70,8 +68,7 @@ pub struct TrainSettings {
     pub batch_size: usize,
     /// Seed of initialisation and shuffling.
     pub seed: u64,
-    /// The most steps recorded into one submit (an epoch's first chunks have fewer:
-    /// [`chunk_plan`]); the losses are read back once per chunk.
+    /// Steps recorded into one submit; the losses are read back once per chunk.
     pub steps_per_chunk: usize,
     /// Record and submit chunk n + 1 before waiting for the losses of chunk n, so the GPU never
     /// idles while the host records (`false`: wait for each chunk before recording the next,

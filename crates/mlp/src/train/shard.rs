@@ -85,32 +85,19 @@ pub fn evaluate(
     Ok(all)
 }
 
-/// Steps in a shard's first chunk of an epoch ([`chunk_plan`]).
-pub const FIRST_CHUNK_STEPS: usize = 4;
-
-/// The epoch's chunks: `(shard, steps of that shard)`, every step of every shard exactly once,
-/// in order, the shards' chunks interleaved round-robin.
-///
-/// A shard's chunks ramp up: the first has [`FIRST_CHUNK_STEPS`] steps, each next one a quarter
-/// more (rounded up), up to `per_chunk`. The GPU cannot start an epoch before its first chunk is
-/// recorded, so a short first chunk keeps that wait short; after it, the host records chunk
-/// n + 1 while the GPU runs chunk n, which keeps the GPU fed as long as recording a step takes
-/// less than 4/5 of the GPU's time for it (measured on the H200, issue 32: 13 us of recording
-/// against 17.8 us of GPU time at batch 128, 18 us against 59 us at batch 1024). Where one
-/// chunk of `per_chunk` steps is recorded before the GPU starts, the whole recording of that
-/// chunk (0.7 ms at batch 1024: 15% of the epoch) was on the critical path.
+/// The epoch's chunks: `(shard, steps of that shard)`, at most `per_chunk` steps each, the
+/// shards' chunks interleaved round-robin; every step of every shard exactly once, in order.
 pub fn chunk_plan(shard_steps: &[usize], per_chunk: usize) -> Vec<(usize, Range<usize>)> {
     let per_chunk = per_chunk.max(1);
     let mut out = Vec::new();
     let mut next = vec![0; shard_steps.len()];
-    let mut size = vec![FIRST_CHUNK_STEPS.min(per_chunk); shard_steps.len()];
-    while next.iter().zip(shard_steps).any(|(n, s)| n < s) {
+    let total: usize = shard_steps.iter().map(|s| s.div_ceil(per_chunk)).sum();
+    while out.len() < total {
         for (k, &steps) in shard_steps.iter().enumerate() {
             if next[k] < steps {
-                let end = (next[k] + size[k]).min(steps);
+                let end = (next[k] + per_chunk).min(steps);
                 out.push((k, next[k]..end));
                 next[k] = end;
-                size[k] = (size[k] + size[k].div_ceil(4)).min(per_chunk);
             }
         }
     }
@@ -126,18 +113,9 @@ mod tests {
         let s = chunk_plan(&[7, 3], 3);
         assert_eq!(s, vec![(0, 0..3), (1, 0..3), (0, 3..6), (0, 6..7)]);
         let one = chunk_plan(&[938], 40);
+        assert_eq!(one.len(), 24);
         assert!(one.windows(2).all(|w| w[0].1.end == w[1].1.start));
-        assert_eq!(one.first(), Some(&(0, 0..FIRST_CHUNK_STEPS)));
-        assert_eq!(one.last().map(|c| c.1.end), Some(938));
-        let sizes: Vec<usize> = one.iter().map(|c| c.1.len()).collect();
-        assert_eq!(sizes[..11], [4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 40]);
-        assert!(sizes[11..sizes.len() - 1].iter().all(|&n| n == 40));
-        // Two shards ramp each on its own, interleaved.
-        let two = chunk_plan(&[10, 6], 8);
-        assert_eq!(
-            two,
-            vec![(0, 0..4), (1, 0..4), (0, 4..9), (1, 4..6), (0, 9..10)]
-        );
+        assert_eq!(one.last(), Some(&(0, 920..938)));
     }
 
     #[test]

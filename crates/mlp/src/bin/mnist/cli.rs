@@ -125,8 +125,7 @@ pub struct TrainArgs {
     /// (.png, .jpg or .jpeg) names the format.
     #[arg(long, value_name = "PATH")]
     pub plot: Option<PathBuf>,
-    /// The most training steps recorded per GPU submit (the loss is read back once per chunk;
-    /// an epoch starts with chunks of 4 steps, each a quarter longer than the one before).
+    /// Training steps recorded per GPU submit (the loss is read back once per chunk).
     #[arg(long, value_name = "N", default_value_t = defaults::STEPS_PER_CHUNK,
           value_parser = positive_usize, allow_hyphen_values = true)]
     pub steps_per_chunk: usize,
