@@ -9,7 +9,8 @@
 //! # One epoch
 //! 1. A permutation of the training samples is drawn with ChaCha8 seeded from `(seed, epoch)`
 //!    (so a resumed run shuffles exactly as an uninterrupted one) and written to a
-//!    `GpuBuffer<u32>`.
+//!    `GpuBuffer<u32>`. It is drawn while the GPU runs the previous epoch's last chunks (the
+//!    first epoch's at its start).
 //! 2. The epoch's `ceil(len / batch_size)` steps are recorded `steps_per_chunk` at a time into one
 //!    [`Recorder`](wgsl_dsl::runtime::Recorder) and submitted; no host round trip between steps.
 //! 3. Each chunk's per-step losses are read back asynchronously
@@ -187,13 +188,20 @@ pub fn train(
 
     let (mut train_time, mut eval_time) = (Duration::ZERO, Duration::ZERO);
     let mut test_accuracy = None;
+    // Each shard's permutation for `epoch`.
+    let shuffle = |epoch: usize| -> Vec<Vec<u32>> {
+        let seeds = (0u64..).map(|k| settings.seed.wrapping_add(k));
+        (train_shards.iter().zip(seeds))
+            .map(|(shard, seed)| epoch_order(shard.len(), seed, epoch))
+            .collect()
+    };
+    // The next epoch's permutations, drawn while the GPU runs this epoch's last chunks.
+    let mut next_orders = None;
     for epoch in first_epoch..=last_epoch {
         let epoch_start = Instant::now();
-        for (k, (order, shard)) in orders.iter().zip(&train_shards).enumerate() {
-            let seed = settings.seed.wrapping_add(k as u64);
-            order
-                .write(gpu, &epoch_order(shard.len(), seed, epoch))
-                .map_err(MlpError::from)?;
+        let epoch_orders = next_orders.take().unwrap_or_else(|| shuffle(epoch));
+        for (order, host) in orders.iter().zip(&epoch_orders) {
+            order.write(gpu, host).map_err(MlpError::from)?;
         }
         observer.event(&Event::EpochStarted {
             epoch,
@@ -230,6 +238,13 @@ pub fn train(
             {
                 progress.finish(gpu, done, observer)?;
             }
+        }
+        // The GPU has this epoch's last chunks, the host nothing until their losses are back:
+        // draw the next epoch's permutations now. Drawn at the next epoch's start instead, they
+        // kept the GPU idle for as long (0.35-0.67 ms for MNIST's 60,000 samples on the 2-core
+        // development machine, where an H200 epoch at batch 1024 takes 4.6 ms).
+        if epoch < last_epoch {
+            next_orders = Some(shuffle(epoch + 1));
         }
         if let Some(done) = in_flight.take() {
             progress.finish(gpu, done, observer)?;
