@@ -8,7 +8,7 @@
 //! follows it; the device is synchronised before each clock read).
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use burn::nn::loss::CrossEntropyLossConfig;
@@ -42,44 +42,7 @@ impl Mlp {
     }
 }
 
-struct Args {
-    data: PathBuf,
-    epochs: usize,
-    batch_size: usize,
-    lr: f64,
-    momentum: f64,
-    adam: bool,
-    seed: u64,
-}
-
-fn parse() -> Args {
-    let mut a = Args {
-        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/mnist"),
-        epochs: 3,
-        batch_size: 128,
-        lr: 0.1,
-        momentum: 0.0,
-        adam: false,
-        seed: 0,
-    };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < argv.len() {
-        let value = argv.get(i + 1).cloned().unwrap_or_default();
-        match argv[i].as_str() {
-            "--data" => a.data = value.into(),
-            "--epochs" => a.epochs = value.parse().expect("--epochs N"),
-            "--batch-size" => a.batch_size = value.parse().expect("--batch-size N"),
-            "--lr" => a.lr = value.parse().expect("--lr X"),
-            "--momentum" => a.momentum = value.parse().expect("--momentum X"),
-            "--optimizer" => a.adam = value == "adam",
-            "--seed" => a.seed = value.parse().expect("--seed N"),
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
-    }
-    a
-}
+include!("../../rust_peer_args.rs");
 
 /// An IDX file (gzip): its dimensions and bytes.
 fn idx(path: &Path) -> (Vec<usize>, Vec<u8>) {
@@ -132,8 +95,7 @@ fn main() {
     for epoch in 1..=a.epochs {
         let t0 = Instant::now();
         order.shuffle(&mut rng);
-        let perm: Tensor<1, Int> =
-            Tensor::from_data(TensorData::new(order.clone(), [n]), &device);
+        let perm: Tensor<1, Int> = Tensor::from_data(TensorData::new(order.clone(), [n]), &device);
         for start in (0..n).step_by(a.batch_size) {
             let end = (start + a.batch_size).min(n);
             let idx = perm.clone().slice(start..end);

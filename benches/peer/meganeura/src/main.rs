@@ -14,50 +14,13 @@
 //! Prints one line per epoch: `epoch E ms M acc A` (epoch time without the evaluation, which
 //! follows it on the CPU from the parameters read back).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use meganeura::{Graph, MnistDataset, Optimizer, TrainConfig, Trainer};
 use rand::{Rng, SeedableRng};
 
-struct Args {
-    data: PathBuf,
-    epochs: usize,
-    batch_size: usize,
-    lr: f32,
-    momentum: f32,
-    adam: bool,
-    seed: u64,
-}
-
-fn parse() -> Args {
-    let mut a = Args {
-        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/mnist"),
-        epochs: 3,
-        batch_size: 128,
-        lr: 0.1,
-        momentum: 0.0,
-        adam: false,
-        seed: 0,
-    };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < argv.len() {
-        let value = argv.get(i + 1).cloned().unwrap_or_default();
-        match argv[i].as_str() {
-            "--data" => a.data = value.into(),
-            "--epochs" => a.epochs = value.parse().expect("--epochs N"),
-            "--batch-size" => a.batch_size = value.parse().expect("--batch-size N"),
-            "--lr" => a.lr = value.parse().expect("--lr X"),
-            "--momentum" => a.momentum = value.parse().expect("--momentum X"),
-            "--optimizer" => a.adam = value == "adam",
-            "--seed" => a.seed = value.parse().expect("--seed N"),
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
-    }
-    a
-}
+include!("../../rust_peer_args.rs");
 
 fn load(dir: &Path, prefix: &str) -> MnistDataset {
     MnistDataset::load_gz(
@@ -140,14 +103,15 @@ fn main() {
     session.set_parameter("w2", &uniform(&mut rng, 128, 128 * 10));
     session.set_parameter("b2", &uniform(&mut rng, 128, 10));
 
+    let lr = a.lr as f32;
     let optimizer = if a.adam {
-        Optimizer::adam(a.lr)
+        Optimizer::adam(lr)
     } else {
-        Optimizer::sgd(a.lr)
+        Optimizer::sgd(lr)
     };
     let config = TrainConfig {
         optimizer,
-        learning_rate: a.lr,
+        learning_rate: lr,
         log_interval: 0,
     };
     let mut trainer = Trainer::new(session, config);
@@ -165,7 +129,10 @@ fn main() {
         s.read_param("w2", &mut w2v);
         s.read_param("b2", &mut b2v);
         let acc = accuracy(&test, &w1v, &b1v, &w2v, &b2v);
-        eprintln!("epoch {epoch}: {} steps, mean loss {:.4}", stats.steps, stats.avg_loss);
+        eprintln!(
+            "epoch {epoch}: {} steps, mean loss {:.4}",
+            stats.steps, stats.avg_loss
+        );
         println!("epoch {epoch} ms {ms:.1} acc {acc:.4}");
     }
 }
