@@ -69,6 +69,18 @@ pub enum BuildError {
         /// Where it was declared.
         declared: CallSite,
     },
+    /// Two globals of one kernel (bindings, workgroup variables) have the same name. WGSL
+    /// would rename one, but a binding is found by its name: by typed arguments, by the
+    /// gradient checker's data, and by a derived kernel's `d_` bindings.
+    #[error("{site}: `{name}` is declared twice in this kernel (first at {first})")]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// The second declaration.
+        site: CallSite,
+        /// The first declaration.
+        first: CallSite,
+    },
     /// An entry-point-only value (a built-in such as `global_invocation_id`) was used in a
     /// helper function.
     #[error(

@@ -103,6 +103,43 @@ fn a_let_used_outside_its_block_is_out_of_scope() {
 }
 
 #[test]
+fn a_global_declared_twice_names_both_lines() {
+    // Found by a newcomer's trial (2026-12-04): WGSL renamed the second `x` to `x_1`, the
+    // signature kept `x` twice, and the derived backward pass had two `d_x` bindings.
+    let mut k = KernelBuilder::new("twice", [1, 1, 1]);
+    let first_line = line!() + 1;
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let second_line = line!() + 1;
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("x");
+    k.store(&out.at(0u32), x.at(0u32).load());
+    match k.build() {
+        Err(err @ BuildError::DuplicateName { .. }) => {
+            let BuildError::DuplicateName { name, site, first } = &err else {
+                unreachable!()
+            };
+            assert_eq!(name, "x");
+            assert_eq!((site.file, site.line), (file!(), second_line));
+            assert_eq!((first.file, first.line), (file!(), first_line));
+            assert!(
+                err.to_string()
+                    .contains("`x` is declared twice in this kernel"),
+                "{err}"
+            );
+        }
+        other => panic!("expected DuplicateName, got {other:?}"),
+    }
+    // A workgroup variable is a global too.
+    let mut k = KernelBuilder::new("twice_shared", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("tile");
+    let tile = k.workgroup::<Array<f32, 4>>("tile");
+    k.store(&out.at(0u32), tile.at(0u32).load());
+    assert!(
+        matches!(k.build(), Err(BuildError::DuplicateName { .. })),
+        "a workgroup variable named as a binding"
+    );
+}
+
+#[test]
 fn builtins_are_rejected_in_helper_functions() {
     let mut k = KernelBuilder::new("builtin_in_helper", [1, 1, 1]);
     let line = line!() + 1;

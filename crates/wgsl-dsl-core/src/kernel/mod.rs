@@ -343,6 +343,7 @@ impl KernelBuilder {
         let binding = self.next_binding;
         self.next_binding += 1;
         self.capabilities |= ty.capabilities();
+        self.check_unique_global(name, site);
         self.globals.push(GlobalDecl {
             name: name.to_string(),
             ty,
@@ -355,6 +356,17 @@ impl KernelBuilder {
         }
     }
 
+    /// [`BuildError::DuplicateName`] (reported by `build`) if a global named `name` exists.
+    fn check_unique_global(&mut self, name: &str, site: CallSite) {
+        if let Some(first) = self.globals.iter().find(|g| g.name == name) {
+            self.errors.push(BuildError::DuplicateName {
+                name: name.to_string(),
+                site,
+                first: first.site,
+            });
+        }
+    }
+
     fn global<T: WgslType, A: Access>(
         &mut self,
         name: &str,
@@ -362,6 +374,7 @@ impl KernelBuilder {
         site: CallSite,
     ) -> Place<T, A> {
         self.capabilities |= T::ty().capabilities();
+        self.check_unique_global(name, site);
         self.globals.push(GlobalDecl {
             name: name.to_string(),
             ty: T::ty(),
