@@ -225,6 +225,17 @@ pub enum CheckError {
     /// An output of the forward kernel has no incoming gradient ([`run_backward`]).
     #[error("no incoming gradient for output `{0}`")]
     MissingGradient(String),
+    /// An incoming gradient's length is not its output's ([`run_backward`], where the output's
+    /// contents are among the data).
+    #[error("the incoming gradient of `{output}` holds {found} elements, `{output}` {expected}")]
+    GradientLength {
+        /// The output.
+        output: String,
+        /// The output's length.
+        expected: usize,
+        /// The gradient's.
+        found: usize,
+    },
     /// A binding's data is not of its type.
     #[error(
         "binding `{binding}` holds {ty}; its data is not of that element type (the checker takes f32, u32 and i32 scalars and arrays)"
@@ -538,7 +549,9 @@ impl Gradients {
 /// bound by its [`Role`]: the forward kernel's data from `data` (by the forward binding's
 /// name: the bindings the roles read, and each differentiated input, whose length is its
 /// gradient's), the incoming gradient of each output from `output_gradients` (by the
-/// output's name, of its length), each gradient buffer zeroed first (an `Atomic` one as
+/// output's name, of its length: a derived pass takes the output's length from it, so a
+/// shorter one gives a part of the gradients without an error; give the output's contents in
+/// `data` too to have the lengths compared), each gradient buffer zeroed first (an `Atomic` one as
 /// `u32` bits) and shared by name between the kernels, each iteration-limit flag zeroed and
 /// read back after. Returns each input's gradient as `f32`s, whatever the accumulation
 /// scheme. On the interpreter every kernel also passes the race, bounds and
@@ -547,6 +560,8 @@ impl Gradients {
 /// # Errors
 /// [`CheckError::MissingData`] for a forward binding a role needs without data;
 /// [`CheckError::MissingGradient`] for an output without an incoming gradient;
+/// [`CheckError::GradientLength`] for an incoming gradient of another length than its
+/// output's contents in `data`;
 /// [`CheckError::IterationLimit`] when a bounded loop ran past its `max_iterations` (the
 /// gradients are then not computed); [`CheckError::Build`], [`CheckError::Interp`] (an
 /// argument of the wrong type or length, a race), [`CheckError::Dispatch`],
@@ -558,6 +573,20 @@ pub fn run_backward<E: Executor>(
     workgroups: [u32; 3],
     on: &E,
 ) -> Result<Gradients, CheckError> {
+    // A derived pass reads an output's length from its incoming gradient (`arrayLength(&d_y)`
+    // where the forward kernel read `arrayLength(&y)`), so a shorter gradient computes a part
+    // of the gradients without any error: compare where the output is among the data.
+    for (output, gradient) in output_gradients {
+        if let Some((_, y)) = data.iter().find(|(n, _)| n == output)
+            && y.len() != gradient.len()
+        {
+            return Err(CheckError::GradientLength {
+                output: output.to_string(),
+                expected: y.len(),
+                found: gradient.len(),
+            });
+        }
+    }
     let named = Named {
         data,
         output_gradients,

@@ -464,5 +464,23 @@ fn run_backward_returns_each_inputs_gradient() {
             matches!(&err, CheckError::MissingGradient(o) if o == "out"),
             "{err}"
         );
+        // An incoming gradient shorter than its output (given among the data) would give a
+        // part of the gradients (the pass takes the output's length from it): refused.
+        let with_out = [
+            data[0].clone(),
+            data[1].clone(),
+            ("out", Data::F32(vec![0.0; u.len()])),
+        ];
+        let short = u[..u.len() - 3].to_vec();
+        let err = run_backward(&backward, &with_out, &[("out", short)], [2, 1, 1], on)
+            .expect_err("a short gradient");
+        assert!(
+            matches!(
+                &err,
+                CheckError::GradientLength { output, expected, found }
+                    if output == "out" && *expected == u.len() && *found == u.len() - 3
+            ),
+            "{err}"
+        );
     });
 }

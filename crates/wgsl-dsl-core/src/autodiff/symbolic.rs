@@ -311,7 +311,7 @@ impl<'k> Symbolic<'k> {
                 // A second exit inside a bounded loop (its first is its exit test).
                 return Err(refuse(
                     "a `break` under a condition known only at run time",
-                    "in a loop bounded by `k.max_iterations(n)` only its first statement, \
+                    "in a loop bounded by `k.max_iterations(n)` (`#[max_iterations(n)]`) only its first statement, \
                      `if c { break; }`, may leave it",
                     site,
                 ));
@@ -324,7 +324,7 @@ impl<'k> Symbolic<'k> {
                     "a `break` or `continue` under a condition known only at run time",
                     "a loop without a stated bound is unrolled when the kernel is derived, so its \
                      trip count must be known when it is built (state the most iterations it \
-                     runs with `k.max_iterations(n)` before it); in a bounded loop only its \
+                     runs with `k.max_iterations(n)` before it, `#[max_iterations(n)]` in a `#[kernel]`); in a bounded loop only its \
                      first statement, `if c { break; }`, may leave it",
                     site,
                 ));
@@ -764,7 +764,8 @@ fn unknown_trip_count(site: CallSite) -> NotDifferentiable {
         "kernel AD unrolls loops that end on values known when the kernel is built (bounds \
          that are Rust constants or literals); for a loop that ends on a value read at run time \
          (a uniform, a buffer element, a value computed from them), state the most iterations \
-         it runs: `k.max_iterations(n)` before it (a tape per loop), or give the kernel a custom \
+         it runs: `k.max_iterations(n)` before it (`#[max_iterations(n)]` on the loop in a \
+         `#[kernel]`; a tape per loop), or give the kernel a custom \
          derivative (`Backward::custom`)",
         site,
     )

@@ -52,11 +52,9 @@ impl FnLower<'_, '_> {
 
     fn out_of_scope(&self, id: ValueId, declared: CallSite) -> BuildError {
         BuildError::OutOfScope {
-            name: self
-                .names
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| "a value from another function".into()),
+            name: self.names.get(&id).cloned().unwrap_or_else(|| {
+                "a value from another function or another kernel builder".into()
+            }),
             site: self.site,
             declared,
         }
