@@ -589,32 +589,25 @@ impl<'p> Analyzer<'p> {
                 r.konst = false;
                 self.bind(*id, r)?;
             }
-            Stmt::Loop {
-                counter,
-                scalar,
-                start,
-                end,
-                form,
-                body,
-            } => {
-                if !scalar.is_int() {
+            Stmt::Loop(l) => {
+                if !l.scalar.is_int() {
                     return Err("a loop counter that is not an integer".into());
                 }
-                if *scalar == Scalar::U32 && *start < 0 {
+                if l.scalar == Scalar::U32 && l.start < 0 {
                     return Err("a negative u32 start".into());
                 }
-                if reads_memory(end) {
+                if reads_memory(&l.end) {
                     return Err("a loop bound that reads a var or memory".into());
                 }
-                let ei = self.expr(end, ctx)?;
-                let Some((elo, ehi)) = ei.range().filter(|_| ei.ty == Ty::S(*scalar)) else {
+                let ei = self.expr(&l.end, ctx)?;
+                let Some((elo, ehi)) = ei.range().filter(|_| ei.ty == Ty::S(l.scalar)) else {
                     return Err("a loop bound of another type".into());
                 };
-                let start = i64::from(*start);
+                let start = i64::from(l.start);
                 if ehi - start > MAX_TRIPS {
                     return Err(format!("a loop of up to {} trips", ehi - start));
                 }
-                match form {
+                match l.form {
                     LoopForm::InclusiveIn { .. } if elo < start + 1 => {
                         return Err("an inclusive range whose end may precede its start".into());
                     }
@@ -624,7 +617,7 @@ impl<'p> Analyzer<'p> {
                     _ => {}
                 }
                 let cinfo = Info {
-                    ty: Ty::S(*scalar),
+                    ty: Ty::S(l.scalar),
                     num: int(start.min(ehi - 1), (ehi - 1).max(start)),
                     konst: false,
                     uniform: ei.uniform && ctx.uniform_cf,
@@ -635,14 +628,14 @@ impl<'p> Analyzer<'p> {
                     ..ctx
                 };
                 let mark = (self.values.len(), self.vars.len());
-                self.bind(*counter, cinfo)?;
+                self.bind(l.counter, cinfo)?;
                 let snapshot = self.out.slots.clone();
-                let mut r = self.block(body, inner);
+                let mut r = self.block(&l.body, inner);
                 if let Ok((true, _)) = r {
                     // A non-uniform exit: every iteration after it is non-uniform.
                     self.out.slots = snapshot;
                     r = self.block(
-                        body,
+                        &l.body,
                         Ctx {
                             uniform_cf: false,
                             ..inner

@@ -570,22 +570,8 @@ pub enum Stmt {
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// `let v = k.if_value("v", c, |k| {..; a}, |k| {..; b});`, of type `Ty`
     IfValue(Id, Ty, Expr, (Vec<Stmt>, Expr), (Vec<Stmt>, Expr)),
-    /// A counted loop: `counter` from `start` while below `end` (an expression, at most
-    /// `max_trips` iterations by construction), with `body`.
-    Loop {
-        /// The counter's id (its value inside the body).
-        counter: Id,
-        /// `i32` or `u32`.
-        scalar: Scalar,
-        /// The first value.
-        start: i32,
-        /// The bound (exclusive), an expression of the counter's type.
-        end: Expr,
-        /// The form.
-        form: LoopForm,
-        /// The body.
-        body: Vec<Stmt>,
-    },
+    /// A counted loop ([`CountedLoop`]).
+    Loop(CountedLoop),
     /// `k.break_()`
     Break,
     /// `k.continue_()`
@@ -610,6 +596,24 @@ pub enum Stmt {
     Return(Expr),
     /// A deliberate mistake.
     Mistake(Mistake),
+}
+
+/// A counted loop: `counter` from `start` while below `end` (an expression, at most
+/// `max_trips` iterations by construction), with `body`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountedLoop {
+    /// The counter's id (its value inside the body).
+    pub counter: Id,
+    /// `i32` or `u32`.
+    pub scalar: Scalar,
+    /// The first value.
+    pub start: i32,
+    /// The bound (exclusive), an expression of the counter's type.
+    pub end: Expr,
+    /// The form.
+    pub form: LoopForm,
+    /// The body.
+    pub body: Vec<Stmt>,
 }
 
 /// A helper function `fN(p0: T, ..) -> T`: parameters and result of one type (the DSL's
@@ -718,7 +722,7 @@ pub fn for_each_block(body: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Vec<Stmt>)) {
                 for_each_block(a, f);
                 for_each_block(b, f);
             }
-            Stmt::Loop { body, .. } => for_each_block(body, f),
+            Stmt::Loop(l) => for_each_block(&mut l.body, f),
             Stmt::Switch(_, arms, default) => {
                 for (_, b) in arms {
                     for_each_block(b, f);

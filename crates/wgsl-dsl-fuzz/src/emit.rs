@@ -410,16 +410,9 @@ impl Em<'_> {
                 )));
                 self.set(*id, v);
             }
-            Stmt::Loop {
-                counter,
-                scalar,
-                start,
-                end,
-                form,
-                body,
-            } => match scalar {
-                Scalar::I32 => self.counted::<i32>(k, *counter, *start, end, form, body),
-                _ => self.counted::<u32>(k, *counter, *start, end, form, body),
+            Stmt::Loop(l) => match l.scalar {
+                Scalar::I32 => self.counted::<i32>(k, l),
+                _ => self.counted::<u32>(k, l),
             },
             Stmt::Break => k.break_(),
             Stmt::Continue => k.continue_(),
@@ -504,27 +497,21 @@ impl Em<'_> {
         }
     }
 
-    fn counted<S>(
-        &self,
-        k: &mut KernelBuilder,
-        counter: Id,
-        start: i32,
-        end: &Expr,
-        form: &LoopForm,
-        body: &[Stmt],
-    ) where
+    fn counted<S>(&self, k: &mut KernelBuilder, l: &CountedLoop)
+    where
         S: IntegerScalar + Dyn + Numeric + ScalarOrVector<Bool = bool> + Constructible,
         S: TryFrom<i32> + From<u8>,
         <S as TryFrom<i32>>::Error: std::fmt::Debug,
     {
+        let counter = l.counter;
         let name = format!("i{counter}");
-        let start = lit(S::try_from(start).expect("fuzzer bug: start"));
-        let end_v = S::get(&self.expr(end));
+        let start = lit(S::try_from(l.start).expect("fuzzer bug: start"));
+        let end_v = S::get(&self.expr(&l.end));
         let body_fn = |k: &mut KernelBuilder, i: Exp<S>| {
             self.set(counter, S::wrap(i));
-            self.block(k, body);
+            self.block(k, &l.body);
         };
-        match form {
+        match &l.form {
             LoopForm::Range => k.for_range(&name, start, end_v, body_fn),
             LoopForm::Step(s) => {
                 let step = lit(S::try_from(*s as i32).expect("step"));

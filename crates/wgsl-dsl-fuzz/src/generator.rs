@@ -1386,14 +1386,14 @@ impl<'p> Gen<'p> {
             g.an.push_value(counter, cinfo);
             g.block(depth + 1)
         });
-        Some(vec![Stmt::Loop {
+        Some(vec![Stmt::Loop(CountedLoop {
             counter,
             scalar,
             start,
             end,
             form,
             body,
-        }])
+        })])
     }
 
     fn switch(&mut self, depth: u32) -> Option<Vec<Stmt>> {

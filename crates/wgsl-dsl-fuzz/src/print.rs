@@ -358,15 +358,9 @@ impl Printer<'_> {
                 self.indent -= 1;
                 self.line("});");
             }
-            Stmt::Loop {
-                counter,
-                scalar,
-                start,
-                end,
-                form,
-                body,
-            } => {
-                let t = scalar.rust();
+            Stmt::Loop(l) => {
+                let (counter, start, end, form, body) = (l.counter, l.start, &l.end, &l.form, &l.body);
+                let t = l.scalar.rust();
                 let st = format!("lit({start}{t})");
                 let e = expr(end);
                 let head = match form {

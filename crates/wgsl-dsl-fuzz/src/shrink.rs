@@ -241,9 +241,9 @@ pub fn for_each_expr(p: &mut Program, f: &mut dyn FnMut(&mut Expr)) {
                     stmts(b, f);
                     replace(vb, f);
                 }
-                Stmt::Loop { end, body, .. } => {
-                    replace(end, f);
-                    stmts(body, f);
+                Stmt::Loop(l) => {
+                    replace(&mut l.end, f);
+                    stmts(&mut l.body, f);
                 }
                 Stmt::Switch(sel, arms, d) => {
                     replace(sel, f);
