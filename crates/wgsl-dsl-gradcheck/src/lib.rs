@@ -910,14 +910,18 @@ pub fn check<E: Executor>(
             &mut gradients,
         )?;
     }
-    backward_pass(
-        backward,
-        &setup,
-        on,
-        workgroups,
-        &mut random_initial,
-        &mut gradients,
-    )?;
+    // The pass on `on`, from the gradient buffers' `initial` contents.
+    let mut pass_on = |gradients: &mut Vec<GradientBuffer>| {
+        backward_pass(
+            backward,
+            &setup,
+            on,
+            workgroups,
+            &mut random_initial,
+            gradients,
+        )
+    };
+    pass_on(&mut gradients)?;
     // Again from zeroed gradient buffers: the gradient itself at full precision (what a pass
     // adds to random contents of magnitude ~1 keeps only the bits above their last place: a
     // gradient of 1e-5 would keep 6 of its 24, and the adjoint identity would then blame a
@@ -933,14 +937,7 @@ pub fn check<E: Executor>(
             };
         }
     }
-    backward_pass(
-        backward,
-        &setup,
-        on,
-        workgroups,
-        &mut random_initial,
-        &mut gradients,
-    )?;
+    pass_on(&mut gradients)?;
     for ((g, acc), before) in gradients.iter().zip(&accumulated).zip(&initial) {
         check_accumulation(g, acc, before)?;
     }
