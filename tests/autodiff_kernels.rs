@@ -254,21 +254,6 @@ fn the_tiled_products_derived_backward_matches_its_custom_backward() {
 }
 
 #[test]
-fn a_loop_whose_trip_count_is_known_only_at_run_time_is_refused() {
-    let mut k = KernelBuilder::new("runtime_loop", [64, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let n = k.uniform::<u32>("n");
-    let acc = k.var("acc", 0.0f32);
-    let line = line!() + 1;
-    k.for_range("j", 0u32, n.load(), |k, j| {
-        k.store(&acc, acc.load() + x.at(&j).load())
-    });
-    k.store(&y.at(0u32), acc.load());
-    refused(&k, "trip count", line);
-}
-
-#[test]
 fn reading_an_output_is_refused() {
     let mut k = KernelBuilder::new("read_output", [64, 1, 1]);
     let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");

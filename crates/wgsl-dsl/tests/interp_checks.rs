@@ -120,25 +120,10 @@ fn two_invocations_writing_one_element_is_a_race_with_both_sites() {
     assert!(memory.contains("byte 0 of buffer `out`"), "{msg}");
 }
 
-/// A shift in workgroup memory: `tile[l] = x[l]`, then `y[l] = tile[l + 1]`; with the
-/// barrier between it is correct, without it a race.
-fn shift_kernel(barrier: bool) -> (KernelBuilder, u32, u32) {
-    let mut k = KernelBuilder::new("shift_left", [64, 1, 1]);
-    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
-    let y = k.storage::<RuntimeArray<f32>, ReadWrite>("y");
-    let tile = k.workgroup::<Array<f32, 65>>("tile");
-    let l = k.let_("l", local_invocation_index());
-    let g = k.let_("g", global_invocation_id().x());
-    let write = line!() + 1;
-    k.store(&tile.at(&l), x.at(&g).load());
-    if barrier {
-        k.workgroup_barrier();
-    }
-    let read = line!() + 1;
-    let next = tile.at(&l + 1u32).load();
-    k.if_(l.lt(63u32), |k| k.store(&y.at(&g), next));
-    (k, write, read)
-}
+/// The `race` example's kernel: `shift_kernel(barrier)` and the file its lines are in.
+#[path = "../examples/kernels/shift.rs"]
+mod shift;
+use shift::shift_kernel;
 
 #[test]
 fn a_missing_workgroup_barrier_is_a_race_between_the_store_and_the_load() {
@@ -162,12 +147,12 @@ fn a_missing_workgroup_barrier_is_a_race_between_the_store_and_the_load() {
     // Invocation 1 wrote tile[1]; invocation 0 reads it with no barrier between.
     assert_eq!(
         (first.kind, at(first.site)),
-        (AccessKind::Write, this(write)),
+        (AccessKind::Write, Some((shift::FILE, write))),
         "{msg}"
     );
     assert_eq!(
         (second.kind, at(second.site)),
-        (AccessKind::Read, this(read)),
+        (AccessKind::Read, Some((shift::FILE, read))),
         "{msg}"
     );
     assert_eq!(first.invocation.local_id, [1, 0, 0], "{msg}");
