@@ -130,6 +130,22 @@ pub struct GradientReport {
     pub forward_dispatches: usize,
     /// [`CheckOptions::tolerance`].
     pub difference_tolerance: f64,
+    /// The outputs the forward kernel left partly NaN over the grid, in binding order: an
+    /// element still NaN after the run was not written (outputs are poisoned with NaN first),
+    /// or was written NaN. Neither side of the check sees those elements, so their
+    /// derivatives are not checked; a grid that covers too few invocations shows here.
+    pub unwritten: Vec<Unwritten>,
+}
+
+/// An output the forward run left partly NaN ([`GradientReport::unwritten`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unwritten {
+    /// The output binding.
+    pub output: String,
+    /// Its elements still NaN after the forward run.
+    pub elements: usize,
+    /// Its length.
+    pub len: usize,
 }
 
 impl GradientReport {
@@ -190,6 +206,13 @@ impl fmt::Display for GradientReport {
                 w.error,
                 w.uncertainty,
                 w.verdict
+            )?;
+        }
+        for u in &self.unwritten {
+            writeln!(
+                f,
+                "  note: {} of the {} elements of `{}` are NaN after the forward run (not written over this grid, or written NaN): their derivatives are not checked",
+                u.elements, u.len, u.output
             )?;
         }
         Ok(())
@@ -943,6 +966,7 @@ pub fn check<E: Executor>(
     }
 
     let adjoint = adjoint_identity(forward, &setup, &gradients, on, workgroups, &mut rng)?;
+    let unwritten = unwritten_outputs(&setup, &fwd.run(on, &setup.base, workgroups)?);
 
     // Central differences, element by element.
     let mut worst = Vec::new();
@@ -1023,7 +1047,27 @@ pub fn check<E: Executor>(
         worst,
         forward_dispatches: dispatches,
         difference_tolerance: options.tolerance,
+        unwritten,
     })
+}
+
+/// The outputs of `after` (a forward run from `setup.base`) with elements still NaN.
+fn unwritten_outputs(setup: &Setup<'_>, after: &[Data]) -> Vec<Unwritten> {
+    setup
+        .outputs
+        .iter()
+        .filter_map(|(i, _)| {
+            let Data::F32(y) = &after[*i] else {
+                return None;
+            };
+            let elements = y.iter().filter(|v| v.is_nan()).count();
+            (elements > 0).then(|| Unwritten {
+                output: setup.sig.bindings[*i].name.clone(),
+                elements,
+                len: y.len(),
+            })
+        })
+        .collect()
 }
 
 /// `<u, J v>` from the tangent kernel against `<J^T u, v>` from the backward pass's

@@ -75,7 +75,7 @@ pub mod autodiff {
     #[doc(inline)]
     pub use wgsl_dsl_gradcheck::{
         Adjoint, AdjointCheck, CheckError, CheckOptions, Data, Executor, GradientReport, Gradients,
-        IDENTITY_ULPS, Verdict, WorstError, check, run_backward,
+        IDENTITY_ULPS, Unwritten, Verdict, WorstError, check, run_backward,
     };
 }
 /// The executor contract both executors implement ([`wgsl_dsl_exec`]): the [`Executor`](exec::Executor)

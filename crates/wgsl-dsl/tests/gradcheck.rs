@@ -9,7 +9,7 @@ mod common;
 use common::kernel_ad::check_one_workgroup;
 use wgsl_dsl::autodiff::{
     Accumulation, Adjoint, Backward, BackwardKernel, CheckError, CheckOptions, Data, Derive,
-    Executor, Role, Verdict, check, derive, derive_tangent, run_backward,
+    Executor, Role, Unwritten, Verdict, check, derive, derive_tangent, run_backward,
 };
 use wgsl_dsl::interp::InterpError;
 use wgsl_dsl::interp::Interpreter;
@@ -233,6 +233,46 @@ fn a_wrong_custom_backward_is_blamed_by_the_identity_and_the_differences() {
             "{report}"
         );
     });
+}
+
+/// A grid that covers too few invocations (one workgroup of 64 over 100 elements): the check
+/// still passes, for the elements written, and the report says how many were not (a newcomer
+/// found it silent).
+#[test]
+fn outputs_left_unwritten_by_the_grid_are_reported() {
+    let forward = square();
+    let backward = forward.derive_backward().expect("derives");
+    let data = rows_data(random(11, 100));
+    let cover = |grid| {
+        check(
+            &forward,
+            &backward,
+            &data,
+            grid,
+            &Interpreter::new(),
+            CheckOptions::default(),
+        )
+        .expect("checks")
+    };
+    let short = cover([1, 1, 1]);
+    assert!(short.passed(), "{short}");
+    assert_eq!(
+        short.unwritten,
+        [Unwritten {
+            output: "y".into(),
+            elements: 36,
+            len: 100
+        }],
+        "{short}"
+    );
+    assert!(
+        short
+            .to_string()
+            .contains("36 of the 100 elements of `y` are NaN"),
+        "{short}"
+    );
+    let whole = cover([2, 1, 1]);
+    assert!(whole.passed() && whole.unwritten.is_empty(), "{whole}");
 }
 
 /// The outer product `out[r * n + c] = x[c] * s[r]` over a 2-D grid (`c = x`, `r = y`) of
