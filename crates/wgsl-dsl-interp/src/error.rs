@@ -198,7 +198,7 @@ pub enum InterpError {
     /// A loop ran more iterations than [`InterpOptions::max_loop_iterations`](super::InterpOptions)
     /// in one execution (probably endless).
     #[error(
-        "kernel `{kernel}`: the loop at {} ran {iterations} iterations in {invocation} without ending",
+        "kernel `{kernel}`: the loop at {} ran {iterations} iterations in {invocation} without ending (the limit is InterpOptions::max_loop_iterations)",
         Site(*site)
     )]
     LoopLimit {

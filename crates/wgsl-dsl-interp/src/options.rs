@@ -11,7 +11,9 @@ pub struct InterpOptions {
     /// 48 bytes per 4-byte word of read-write storage and workgroup memory). Default on.
     pub checks: bool,
     /// Iterations after which one execution of a loop is reported as endless
-    /// ([`InterpError::LoopLimit`](super::InterpError::LoopLimit)). Default 2^24.
+    /// ([`InterpError::LoopLimit`](super::InterpError::LoopLimit)). Default 2^20: an endless
+    /// loop is then reported within seconds in a debug build (2^24 took 122 s); a kernel whose
+    /// loops run longer in one invocation raises it.
     pub max_loop_iterations: u64,
     /// Limits [`Interpreter::compile`](super::Interpreter::compile) checks kernels against and the argument checks use
     /// (binding counts and sizes, workgroup counts). Default
@@ -34,7 +36,7 @@ impl Default for InterpOptions {
         InterpOptions {
             subgroup_size: 32,
             checks: true,
-            max_loop_iterations: 1 << 24,
+            max_loop_iterations: 1 << 20,
             limits: wgsl_dsl_exec::interpreter_limits(),
             echo_debug_prints: false,
         }

@@ -2,8 +2,8 @@
 //! `build()`'s uniformity check) with the Rust line that built the offending node.
 
 use wgsl_dsl::interp::{
-    AccessKind, HostArg, HostBuffer, InterpError, Interpreter, Invocation, MemoryAccess, Program,
-    Report, Warning,
+    AccessKind, HostArg, HostBuffer, InterpError, InterpOptions, Interpreter, Invocation,
+    MemoryAccess, Program, Report, Warning,
 };
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::{BuildError, CallSite};
@@ -308,6 +308,30 @@ fn an_endless_loop_is_reported() {
         panic!("expected a loop limit, got {err}")
     };
     assert_eq!((at(site), iterations), (this(line), 1000));
+}
+
+/// With the default options an endless loop is reported too (a newcomer waited 122 s in a
+/// debug build for the former default of 2^24 iterations), and the message names the option.
+#[test]
+fn an_endless_loop_is_reported_soon_with_the_default_options() {
+    let mut k = KernelBuilder::new("spins", [1, 1, 1]);
+    let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
+    k.loop_(|k| k.update(&out.at(0u32), |v| v + 1u32));
+    let (cpu, program) = interpret(&k);
+    let started = std::time::Instant::now();
+    let err = cpu
+        .dispatch(&program, &[&HostBuffer::from_slice(&[0u32])], [1, 1, 1])
+        .unwrap_err();
+    eprintln!("reported after {:?}: {err}", started.elapsed());
+    assert!(
+        err.to_string()
+            .contains("InterpOptions::max_loop_iterations"),
+        "{err}"
+    );
+    let InterpError::LoopLimit { iterations, .. } = err else {
+        panic!("expected a loop limit, got {err}")
+    };
+    assert_eq!(iterations, InterpOptions::default().max_loop_iterations);
 }
 
 #[test]
