@@ -13,6 +13,10 @@
 //!    first epoch's at its start).
 //! 2. The epoch's `ceil(len / batch_size)` steps are recorded `steps_per_chunk` at a time into one
 //!    [`Recorder`](wgsl_dsl::runtime::Recorder) and submitted; no host round trip between steps.
+//!    With [`TrainSettings::pipeline`], the first chunk is recorded (not submitted) while the GPU
+//!    runs the previous epoch's last chunks, after that epoch's last submit (the permutation is
+//!    written then: `write_buffer` takes effect before the next submit, after the ones made),
+//!    so that the GPU does not wait at each epoch's start for a chunk to be recorded.
 //! 3. Each chunk's per-step losses are read back asynchronously
 //!    ([`GpuMlp::read_losses_async`]): with [`TrainSettings::pipeline`] the host records and
 //!    submits chunk n + 1 before it waits for the losses of chunk n, so the GPU has the next
@@ -27,7 +31,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer};
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::{Checkpoint, EpochRecord};
 use crate::config::MlpConfig;
@@ -195,13 +199,18 @@ pub fn train(
             .map(|(shard, seed)| epoch_order(shard.len(), seed, epoch))
             .collect()
     };
-    // The next epoch's permutations, drawn while the GPU runs this epoch's last chunks.
+    // The next epoch's permutations, drawn while the GPU runs this epoch's last chunks, and,
+    // pipelined, its first chunk recorded then too (with the permutations already written).
     let mut next_orders = None;
+    let mut prerecorded: Option<Recorder<'_>> = None;
+    let plan = chunk_plan(&shard_steps, settings.steps_per_chunk);
     for epoch in first_epoch..=last_epoch {
         let epoch_start = Instant::now();
-        let epoch_orders = next_orders.take().unwrap_or_else(|| shuffle(epoch));
-        for (order, host) in orders.iter().zip(&epoch_orders) {
-            order.write(gpu, host).map_err(MlpError::from)?;
+        if prerecorded.is_none() {
+            let epoch_orders = next_orders.take().unwrap_or_else(|| shuffle(epoch));
+            for (order, host) in orders.iter().zip(&epoch_orders) {
+                order.write(gpu, host).map_err(MlpError::from)?;
+            }
         }
         observer.event(&Event::EpochStarted {
             epoch,
@@ -218,10 +227,23 @@ pub fn train(
         // Pipelined, chunk n + 1 is recorded and submitted before the losses of chunk n are
         // waited for, so the GPU runs chunk n while the host records the next one.
         let mut in_flight: Option<InFlight> = None;
-        for (k, chunk) in chunk_plan(&shard_steps, settings.steps_per_chunk) {
+        for (k, chunk) in plan.iter().cloned() {
             let shard = &train_shards[k];
-            let mut rec = gpu.recorder();
-            model.record_train_steps(gpu, &mut rec, shard, &orders[k], batch, chunk.clone())?;
+            let rec = match prerecorded.take() {
+                Some(rec) => rec,
+                None => {
+                    let mut rec = gpu.recorder();
+                    model.record_train_steps(
+                        gpu,
+                        &mut rec,
+                        shard,
+                        &orders[k],
+                        batch,
+                        chunk.clone(),
+                    )?;
+                    rec
+                }
+            };
             rec.submit().map_err(MlpError::from)?;
             let losses = model.read_losses_async(gpu, chunk.len())?;
             let samples = (chunk.end * batch).min(shard.len()) - chunk.start * batch;
@@ -244,7 +266,27 @@ pub fn train(
         // kept the GPU idle for as long (0.35-0.67 ms for MNIST's 60,000 samples on the 2-core
         // development machine, where an H200 epoch at batch 1024 takes 4.6 ms).
         if epoch < last_epoch {
-            next_orders = Some(shuffle(epoch + 1));
+            let next = shuffle(epoch + 1);
+            match plan.first() {
+                // Every chunk of this epoch is submitted: the writes land after them.
+                Some((k, chunk)) if settings.pipeline => {
+                    for (order, host) in orders.iter().zip(&next) {
+                        order.write(gpu, host).map_err(MlpError::from)?;
+                    }
+                    let mut rec = gpu.recorder();
+                    let shard = &train_shards[*k];
+                    model.record_train_steps(
+                        gpu,
+                        &mut rec,
+                        shard,
+                        &orders[*k],
+                        batch,
+                        chunk.clone(),
+                    )?;
+                    prerecorded = Some(rec);
+                }
+                _ => next_orders = Some(next),
+            }
         }
         if let Some(done) = in_flight.take() {
             progress.finish(gpu, done, observer)?;
