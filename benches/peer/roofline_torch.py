@@ -6,6 +6,9 @@ GB/s counted as `gemm roofline` counts them: the bytes each operation must move 
 (x read once, y written once; y also read for y = a x + y; a row sum writes `rows` floats).
 
     python3 benches/peer/roofline_torch.py --rows 8192 --cols 4096
+    python3 benches/peer/roofline_torch.py --ops transpose --show-code   # one operation, and
+        # the Triton code torch.compile generates for it, with the configuration its
+        # autotuning chose (Inductor's `.best_config` files in TORCHINDUCTOR_CACHE_DIR)
 
 Operations (ours in crates/gemm/src/memory.rs):
   copy        y.copy_(x)
@@ -30,6 +33,9 @@ def main():
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--samples", type=int, default=7)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--ops", help="comma-separated operations to time (default: all)")
+    p.add_argument("--show-code", action="store_true",
+                   help="print torch.compile's generated code and chosen configurations")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     rows, cols = a.rows, a.cols
@@ -46,6 +52,12 @@ def main():
         "layer_norm": (lambda: F.layer_norm(x, (cols,)), 2 * n),
         "transpose": (lambda: x.t().contiguous(), 2 * n),
     }
+    if a.ops:
+        wanted = a.ops.split(",")
+        unknown = [o for o in wanted if o not in ops]
+        if unknown:
+            raise SystemExit(f"unknown operations {unknown}; known: {list(ops)}")
+        ops = {k: v for k, v in ops.items() if k in wanted}
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, x [{rows}, {cols}] f32")
     print("| operation | eager us | eager GB/s | compiled us | compiled GB/s |")
     print("|---|---|---|---|---|")
@@ -71,6 +83,30 @@ def main():
         if a.no_compile:
             cells += ["-", "-"]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    if a.show_code and not a.no_compile:
+        show_code(ops)
+
+
+def show_code(ops):
+    """Each operation's code as torch.compile generates it (a fresh compile, the same mode),
+    then every configuration Inductor's autotuning recorded in its cache."""
+    import glob
+    import os
+
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    for name, (fn, _) in ops.items():
+        f = torch.compile(fn, mode="max-autotune-no-cudagraphs")
+        _, codes = run_and_get_code(f)
+        print(f"== torch.compile's code for {name}")
+        for code in codes:
+            print(code)
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if cache:
+        for path in sorted(glob.glob(f"{cache}/**/*.best_config", recursive=True)):
+            with open(path) as fh:
+                print(f"== {os.path.relpath(path, cache)}: {fh.read()}")
 
 
 if __name__ == "__main__":

@@ -86,9 +86,10 @@ fn cases() -> Vec<Case> {
 fn every_configuration_is_tested_on_several_shapes() {
     let cases = cases();
     // 3 element-wise kernels x 4; 3 row kernels x 5 (scalar, vec4, the row held in 2, 4 and
-    // 8 vec4s); the transpose x 6 (16 x 16, 32 x 32 by 32 x 8 and 32 x 4 invocations, vec4
-    // with a tile of 32 by 256, 128 and 64 invocations).
-    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 6);
+    // 8 vec4s); the transpose x 10 (16 x 16, 32 x 32 by 32 x 8 and 32 x 4 invocations, vec4
+    // with a tile of 32 by 256, 128 and 64 invocations, by 256 with the grid's order swapped,
+    // the swizzled tiles 32 and 64 wide, the 64-wide one in the other order).
+    assert_eq!(cases.len(), 3 * 4 + 3 * 5 + 10);
     for (kind, config, shapes) in &cases {
         assert!(
             shapes.len() >= 4,
@@ -199,6 +200,7 @@ fn configurations_follow_the_shape() {
     let held = MemConfig {
         vec4: true,
         per_invocation: 2,
+        ..MemConfig::SCALAR
     };
     assert!(held.valid(MemKernel::RowSoftmax, 3, 2048));
     assert!(!held.valid(MemKernel::RowSoftmax, 3, 2052));
@@ -211,7 +213,11 @@ fn configurations_follow_the_shape() {
         [
             "mem_transpose_vec4_32",
             "mem_transpose_vec4_32_x2",
-            "mem_transpose_vec4_32_x4"
+            "mem_transpose_vec4_32_x4",
+            "mem_transpose_vec4_32_yx",
+            "mem_transpose_vec4_32_swz",
+            "mem_transpose_vec4_64_swz",
+            "mem_transpose_vec4_64_swz_yx"
         ]
     );
     // The transposes' workgroups are what their names say.
@@ -224,11 +230,37 @@ fn configurations_follow_the_shape() {
             [256, 1, 1],
             [128, 1, 1],
             [64, 1, 1],
+            [256, 1, 1],
+            [64, 1, 1],
+            [256, 1, 1],
+            [256, 1, 1],
         ])
     {
         let shader = MemKernel::Transpose.build_for(c).build().expect("builds");
         assert_eq!(shader.signature.workgroup_size, size, "{c:?}");
     }
+    // The 64-wide swizzled tile is WebGPU's default limit of workgroup memory exactly.
+    let swizzled = |side| MemConfig {
+        vec4: true,
+        swizzled: side,
+        ..MemConfig::SCALAR
+    };
+    for (side, bytes) in [(32, 4096), (64, 16384)] {
+        let shader = MemKernel::Transpose.build_for(swizzled(side)).build();
+        assert_eq!(shader.expect("builds").signature.workgroup_memory, bytes);
+    }
+    // The swapped grid covers the same tiles, transposed.
+    let yx = MemConfig {
+        grid_yx: true,
+        ..swizzled(64)
+    };
+    assert_eq!(MemKernel::Transpose.grid_for(yx, 100, 132), [2, 3, 1]);
+    assert_eq!(
+        MemKernel::Transpose.grid_for(swizzled(64), 100, 132),
+        [3, 2, 1]
+    );
+    assert!(!swizzled(64).valid(MemKernel::Transpose, 100, 130));
+    assert!(!swizzled(64).valid(MemKernel::Copy, 4, 4));
 }
 
 /// The bytes each kernel must move, against a hand count for `[3, 5]`.

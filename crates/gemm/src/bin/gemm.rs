@@ -67,6 +67,9 @@ enum Command {
         /// Columns of the matrix.
         #[arg(long, default_value_t = 4096)]
         cols: u32,
+        /// Only the kernels whose name contains this (e.g. `mem_transpose`).
+        #[arg(long)]
+        only: Option<String>,
         #[command(flatten)]
         timing: TimingArgs,
     },
@@ -138,7 +141,12 @@ fn run(cli: Cli) -> Result<(), Error> {
             json,
             timing,
         } => bench(&gpu, &sizes, !no_mlp, &kernels, json.as_deref(), timing),
-        Command::Roofline { rows, cols, timing } => roofline(&gpu, rows, cols, timing),
+        Command::Roofline {
+            rows,
+            cols,
+            only,
+            timing,
+        } => roofline(&gpu, rows, cols, only.as_deref(), timing),
         Command::Ceiling {
             size,
             check_samples,
@@ -606,7 +614,13 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
 /// passes of back-to-back dispatches; wgpu puts a barrier between two dispatches that write
 /// the same storage buffer, so they do not overlap); GB/s = the bytes the kernel must move at
 /// least (`MemKernel::bytes`) / the median time.
-fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error> {
+fn roofline(
+    gpu: &Gpu,
+    rows: u32,
+    cols: u32,
+    only: Option<&str>,
+    t: TimingArgs,
+) -> Result<(), Error> {
     use wgsl_dsl::runtime::BindArg;
     use wgsl_gemm::memory::{MemConfig, MemDims, MemKernel};
     println!("{}", adapter_line(gpu));
@@ -633,6 +647,9 @@ fn roofline(gpu: &Gpu, rows: u32, cols: u32, t: TimingArgs) -> Result<(), Error>
             _ => vec![f32::NAN; len],
         };
         for config in MemConfig::candidates(kind, rows, cols) {
+            if only.is_some_and(|o| !kind.kernel_name(config).contains(o)) {
+                continue;
+            }
             let shader = kind.build_for(config).build()?;
             let kernel = gpu.compile(&shader)?;
             let yb = GpuBuffer::from_slice(gpu, &y0)?;
