@@ -296,6 +296,37 @@ pub struct CoopConfig {
     /// barriers (NVIDIA's `vk_cooperative_matrix_perf` technique), so a step can be twice as
     /// deep in the same workgroup memory. Not with [`CoopConfig::direct`].
     pub single: bool,
+    /// `A` and `B` are read sixteen bytes (eight `f16`) at a time, by one load each, instead
+    /// of eight (`vec4<f16>`); `None`: as [`CoopConfig::vector_a`] and
+    /// [`CoopConfig::vector_b`] say. Needs `f16` inputs, both operands' stored rows multiples
+    /// of 8 long, and not [`CoopConfig::direct`].
+    pub wide: Option<WideLoad>,
+}
+
+/// How the cooperative kernel reads sixteen bytes (eight `f16`) of `A` or `B` with one load
+/// ([`CoopConfig::wide`]); WGSL has no eight-component vector, and naga's `bitcast` keeps the
+/// component width, so it cannot turn a `vec2<u32>` into a `vec4<f16>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WideLoad {
+    /// The buffer binds as `array<array<vec4<f16>, 2>>` (the `f16` buffer through
+    /// `GpuBuffer::view`): one load of a 16-byte array value, its two halves taken apart.
+    /// No conversion; whether the driver emits one 16-byte load is its choice (the elements are
+    /// only 8-byte aligned in WGSL).
+    Pairs,
+    /// The buffer binds as `array<vec4<u32>>` (NVIDIA's `shmem.comp` loads `uvec4`s): one
+    /// 16-byte-aligned load, each word unpacked by `unpack2x16float` to two `f32` and the
+    /// four halves of each `vec4<f32>` converted back to `f16` (exact: every `f16` is an `f32`).
+    Words,
+}
+
+impl WideLoad {
+    /// The letter standing for an operand read this way in a kernel name (`v` is `vec4`).
+    fn letter(self) -> char {
+        match self {
+            WideLoad::Pairs => 'p',
+            WideLoad::Words => 'u',
+        }
+    }
 }
 
 /// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel, largest first.
@@ -410,6 +441,16 @@ impl CoopConfig {
             vector_c,
             direct: false,
             single: false,
+            wide: None,
+        }
+    }
+
+    /// This configuration reading `A` and `B` sixteen bytes at a time as `wide` says
+    /// ([`CoopConfig::wide`]); check it with [`CoopConfig::accepts`] against the problem.
+    pub fn with_wide(self, wide: WideLoad) -> CoopConfig {
+        CoopConfig {
+            wide: Some(wide),
+            ..self
         }
     }
 
@@ -484,6 +525,11 @@ impl CoopConfig {
         if self.direct {
             return self.layout == problem.layout && self.divides(problem);
         }
+        if self.wide.is_some()
+            && !(problem.a_row_len().is_multiple_of(8) && problem.b_row_len().is_multiple_of(8))
+        {
+            return false;
+        }
         accepts(
             self.layout,
             [self.vector_a, self.vector_b, self.vector_c],
@@ -500,16 +546,18 @@ impl CoopConfig {
     }
 
     /// The kernel's name:
-    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, then `_single`
+    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>` (each of `a`, `b`,
+    /// `c`: `s` scalar, `v` `vec4`, `p` or `u` sixteen bytes, [`WideLoad`]), then `_single`
     /// for [`CoopConfig::single`]; or `..._direct` for [`CoopConfig::direct`].
     pub fn kernel_name(&self) -> String {
         let (input, accesses) = if self.direct {
             ("f16", "direct".to_string())
         } else {
-            (
-                self.input.name(),
-                vector_letters(self.vector_a, self.vector_b, self.vector_c),
-            )
+            let mut letters = vector_letters(self.vector_a, self.vector_b, self.vector_c);
+            if let Some(wide) = self.wide {
+                letters.replace_range(0..2, &String::from_iter([wide.letter(); 2]));
+            }
+            (self.input.name(), letters)
         };
         format!(
             "coop_{input}_{}_w{}x{}_s{}_{accesses}{}",
@@ -564,7 +612,12 @@ impl TileConfig for CoopConfig {
             && self.block_k > 0
             && self.subgroup_size.is_power_of_two()
             && self.subgroup_size <= 256
-            && (!self.direct || (self.input == CoopInput::F16 && !self.single));
+            && (!self.direct || (self.input == CoopInput::F16 && !self.single))
+            && (self.wide.is_none()
+                || (self.input == CoopInput::F16
+                    && !self.direct
+                    && self.vector_a
+                    && self.vector_b));
         if ok {
             Ok(())
         } else {

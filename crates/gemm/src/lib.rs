@@ -66,7 +66,9 @@ pub use run::{Gemm, GemmError};
 /// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, the
 /// tensor-core configurations through two buffers that those were before one buffer
 /// ([`CoopConfig::single`]) was preferred (128x256x16 for every layout, 128x128x32 of eight
-/// 64x32 subgroups for the forward), and both kernels with scalar accesses for odd sizes; and
+/// 64x32 subgroups for the forward), the tensor-core kernel at 4096^3 reading sixteen bytes
+/// a load both ways ([`CoopConfig::wide`]), and both kernels with scalar accesses for odd
+/// sizes; and
 /// the memory-bound kernels of
 /// [`memory`] (`gemm roofline`) in every configuration.
 pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimits)> {
@@ -85,6 +87,10 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
     let square = Problem::new(4096, 4096, 4096, Layout::AB);
     if let Some(direct) = CoopConfig::choose_direct(&square, &target, 32) {
         v.push((coop::build(&direct), target));
+    }
+    let chosen = CoopConfig::choose(&square, CoopInput::F16, &target, 32);
+    for wide in [config::WideLoad::Pairs, config::WideLoad::Words] {
+        v.push((coop::build(&chosen.with_wide(wide)), target));
     }
     let forward = Problem::new(60000, 128, 784, Layout::ABt);
     v.push((

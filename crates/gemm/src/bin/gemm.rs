@@ -17,8 +17,9 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
+use wgsl_gemm::config::WideLoad;
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
-use wgsl_gemm::harness::{direct_checks, random, run_and_check, single_checks};
+use wgsl_gemm::harness::{direct_checks, random, run_and_check, single_checks, wide_checks};
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
@@ -44,7 +45,8 @@ enum Command {
         /// Leave out the MLP's shapes.
         #[arg(long)]
         no_mlp: bool,
-        /// Kernels: simt, coop-f16, coop-f32.
+        /// Kernels: simt, coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (what
+        /// coop-f16 picks, reading sixteen bytes at a time), coop-f32.
         #[arg(
             long,
             value_delimiter = ',',
@@ -197,6 +199,8 @@ fn kernels_for(
             let gemm = match name.as_str() {
                 "coop-f16" => Gemm::coop(gpu, problem, CoopInput::F16),
                 "coop-f16-direct" => Gemm::coop_direct(gpu, problem),
+                "coop-f16-pairs" => coop_wide(gpu, problem, WideLoad::Pairs),
+                "coop-f16-words" => coop_wide(gpu, problem, WideLoad::Words),
                 "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
                 _ => Gemm::simt(gpu, problem),
             };
@@ -205,10 +209,32 @@ fn kernels_for(
         .collect()
 }
 
+/// The configuration `CoopConfig::choose` picks for `f16` buffers, reading `A` and `B` sixteen
+/// bytes at a time as `wide` says.
+fn coop_wide(gpu: &Gpu, problem: &Problem, wide: WideLoad) -> Result<Gemm, GemmError> {
+    let subgroup = gpu.adapter_info().subgroup_min_size;
+    let config =
+        CoopConfig::choose(problem, CoopInput::F16, &gpu.target_limits(), subgroup).with_wide(wide);
+    if config.valid().is_err() || !config.accepts(problem) {
+        return Err(GemmError::Incompatible {
+            kernel: config.kernel_name(),
+            problem: *problem,
+        });
+    }
+    Gemm::with_coop(gpu, config)
+}
+
 fn all_kernels() -> Vec<String> {
-    ["simt", "coop-f16", "coop-f16-direct", "coop-f32"]
-        .map(String::from)
-        .to_vec()
+    [
+        "simt",
+        "coop-f16",
+        "coop-f16-direct",
+        "coop-f16-pairs",
+        "coop-f16-words",
+        "coop-f32",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 fn check(gpu: &Gpu) -> Result<(), Error> {
@@ -242,6 +268,10 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
     for (p, config) in single_checks(gpu.adapter_info().subgroup_min_size) {
         runs.push((p, Gemm::with_coop(gpu, config)));
     }
+    // The same reading sixteen bytes at a time, both ways, on rows multiples of 8.
+    for (p, config) in wide_checks(gpu.adapter_info().subgroup_min_size) {
+        runs.push((p, Gemm::with_coop(gpu, config)));
+    }
     let (mut passed, mut failed, mut refused) = (0, 0, 0);
     let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
     for (seed, (p, gemm)) in runs.into_iter().enumerate() {
@@ -260,6 +290,9 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
             let family = match gemm.variant() {
                 Variant::Simt(_) => "simt f32",
                 Variant::Coop(c) if c.direct => "coop f16 inputs, direct",
+                Variant::Coop(c) if c.wide.is_some() => {
+                    "coop f16 inputs, one buffer, sixteen-byte loads"
+                }
                 Variant::Coop(c) if c.single && c.input == CoopInput::F16 => {
                     "coop f16 inputs, staged through one buffer"
                 }
