@@ -301,6 +301,11 @@ pub struct CoopConfig {
     /// [`CoopConfig::vector_b`] say. Needs `f16` inputs, both operands' stored rows multiples
     /// of 8 long, and not [`CoopConfig::direct`].
     pub wide: Option<WideLoad>,
+    /// Only for problems the tile divides ([`CoopConfig::divides`]): the staging checks no
+    /// chunk against `M`, `N`, `K` (no compare and `select` per chunk) and every tile of `C`
+    /// is stored straight from the accumulators. Not with [`CoopConfig::direct`] (which
+    /// checks nothing already).
+    pub whole_tiles: bool,
 }
 
 /// How the cooperative kernel reads sixteen bytes (eight `f16`) of `A` or `B` with one load
@@ -442,6 +447,16 @@ impl CoopConfig {
             direct: false,
             single: false,
             wide: None,
+            whole_tiles: false,
+        }
+    }
+
+    /// This configuration without bounds checks ([`CoopConfig::whole_tiles`]), for problems
+    /// the tile divides (checked by [`CoopConfig::accepts`]).
+    pub fn with_whole_tiles(self) -> CoopConfig {
+        CoopConfig {
+            whole_tiles: true,
+            ..self
         }
     }
 
@@ -530,6 +545,9 @@ impl CoopConfig {
         {
             return false;
         }
+        if self.whole_tiles && !self.divides(problem) {
+            return false;
+        }
         accepts(
             self.layout,
             [self.vector_a, self.vector_b, self.vector_c],
@@ -548,7 +566,8 @@ impl CoopConfig {
     /// The kernel's name:
     /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>` (each of `a`, `b`,
     /// `c`: `s` scalar, `v` `vec4`, `p` or `u` sixteen bytes, [`WideLoad`]), then `_single`
-    /// for [`CoopConfig::single`]; or `..._direct` for [`CoopConfig::direct`].
+    /// for [`CoopConfig::single`], then `_whole` for [`CoopConfig::whole_tiles`]; or
+    /// `..._direct` for [`CoopConfig::direct`].
     pub fn kernel_name(&self) -> String {
         let (input, accesses) = if self.direct {
             ("f16", "direct".to_string())
@@ -560,13 +579,18 @@ impl CoopConfig {
             (self.input.name(), letters)
         };
         format!(
-            "coop_{input}_{}_w{}x{}_s{}_{accesses}{}",
+            "coop_{input}_{}_w{}x{}_s{}_{accesses}{}{}",
             self.blocks().name(),
             self.warp_m,
             self.warp_n,
             self.subgroup_size,
             if self.single && !self.direct {
                 "_single"
+            } else {
+                ""
+            },
+            if self.whole_tiles && !self.direct {
+                "_whole"
             } else {
                 ""
             },
@@ -617,7 +641,8 @@ impl TileConfig for CoopConfig {
                 || (self.input == CoopInput::F16
                     && !self.direct
                     && self.vector_a
-                    && self.vector_b));
+                    && self.vector_b))
+            && !(self.whole_tiles && (self.direct || !self.vector_c));
         if ok {
             Ok(())
         } else {

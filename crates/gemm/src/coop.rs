@@ -113,6 +113,11 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
         c.buffers(),
         convert,
     );
+    let pipeline = if c.whole_tiles {
+        pipeline.without_bounds_checks()
+    } else {
+        pipeline
+    };
     let (a_tile, b_tile) = pipeline.tiles();
     let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
 
@@ -199,7 +204,9 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
             }
         }
     };
-    if c.vector_c {
+    if c.whole_tiles {
+        store_accumulators(&mut k, &acc, frags_n, (&row0, &col0), &n, &out);
+    } else if c.vector_c {
         let whole = (&m0 + c.block_m).le(&m).and((&n0 + c.block_n).le(&n));
         k.if_else(
             whole,

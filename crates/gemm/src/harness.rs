@@ -73,6 +73,25 @@ pub fn wide_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
     v
 }
 
+/// Every cooperative configuration without bounds checks ([`CoopConfig::whole_tiles`]),
+/// through one buffer per operand with each tile of [`SINGLE_TILES`], `f16` inputs read as
+/// `vec4`s or sixteen bytes at a time ([`WideLoad::Words`]), for subgroups of
+/// `subgroup_size`, in every layout, on `256 x 512 x 192` (which every such tile divides;
+/// several steps of `K`). What the tests and `gemm check` build and run.
+pub fn whole_tile_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        let p = Problem::new(256, 512, 192, layout);
+        for tile in SINGLE_TILES {
+            let config = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, subgroup_size)
+                .with_whole_tiles();
+            v.push((p, config));
+            v.push((p, config.with_wide(WideLoad::Words)));
+        }
+    }
+    v
+}
+
 /// What the kernel computed and how far it is from the specification.
 #[derive(Clone, Copy, Debug)]
 pub struct Checked {

@@ -67,7 +67,8 @@ pub use run::{Gemm, GemmError};
 /// tensor-core configurations through two buffers that those were before one buffer
 /// ([`CoopConfig::single`]) was preferred (128x256x16 for every layout, 128x128x32 of eight
 /// 64x32 subgroups for the forward), the tensor-core kernel at 4096^3 reading sixteen bytes
-/// a load both ways ([`CoopConfig::wide`]), and both kernels with scalar accesses for odd
+/// a load both ways ([`CoopConfig::wide`]) and, as `u32`s, without bounds checks
+/// ([`CoopConfig::whole_tiles`]), and both kernels with scalar accesses for odd
 /// sizes; and
 /// the memory-bound kernels of
 /// [`memory`] (`gemm roofline`) in every configuration.
@@ -92,6 +93,8 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
     for wide in [config::WideLoad::Pairs, config::WideLoad::Words] {
         v.push((coop::build(&chosen.with_wide(wide)), target));
     }
+    let words = chosen.with_wide(config::WideLoad::Words);
+    v.push((coop::build(&words.with_whole_tiles()), target));
     let forward = Problem::new(60000, 128, 784, Layout::ABt);
     v.push((
         coop::build(&CoopConfig::choose(&forward, CoopInput::F32, &target, 32)),

@@ -147,6 +147,9 @@ pub(crate) struct Stager<E> {
     /// the chunk exists (when the tile has fewer chunks than the workgroup's invocations
     /// times the chunks per invocation).
     chunks: Vec<Chunk>,
+    /// Chunks are checked against the matrix's rows and columns (outside: zero); without,
+    /// the tiles must lie wholly inside the matrix.
+    checked: bool,
 }
 
 /// One chunk of four elements an invocation moves: its row and first column within the
@@ -184,6 +187,7 @@ impl<E: Scalar + Literal0> Stager<E> {
             rows,
             cols,
             chunks,
+            checked: true,
         }
     }
 
@@ -202,31 +206,64 @@ impl<E: Scalar + Literal0> Stager<E> {
         for (i, (r, c, exists)) in self.chunks.iter().enumerate() {
             let row = row0 + r;
             let col = col0 + c;
-            let row_in = match exists {
-                Some(e) => row.lt(&self.rows).and(e),
-                None => row.lt(&self.rows),
+            // Whether the chunk is read: inside the matrix (and existing), or, without bounds
+            // checks, existing; `None`: always.
+            let guard = |k: &mut KernelBuilder, cols: bool| -> Option<Exp<bool>> {
+                if !self.checked {
+                    return exists
+                        .as_ref()
+                        .map(|e| k.let_(&format!("{name}_in{i}"), e.clone()));
+                }
+                let row_in = match exists {
+                    Some(e) => row.lt(&self.rows).and(e),
+                    None => row.lt(&self.rows),
+                };
+                Some(if cols {
+                    k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)))
+                } else {
+                    k.let_(&format!("{name}_row_in{i}"), row_in)
+                })
             };
+            // `load(index)`, or `zero` where `guard` is false (reading element 0 instead).
+            fn guarded<V: wgsl_dsl::types::ScalarOrVector>(
+                guard: &Option<Exp<bool>>,
+                index: Exp<u32>,
+                load: impl Fn(Exp<u32>) -> Exp<V>,
+                zero: impl Fn() -> Exp<V>,
+            ) -> Exp<V> {
+                match guard {
+                    Some(g) => g.select(load(g.select(index, 0u32)), zero()),
+                    None => load(index),
+                }
+            }
             let value = match &self.global {
                 Global::Pairs(buf) => {
-                    let inside = k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)));
+                    let guard = guard(k, true);
                     let index = (&row * &self.cols + &col) / 8u32;
-                    let safe = inside.select(index, 0u32);
+                    let safe = match &guard {
+                        Some(g) => g.select(index, 0u32),
+                        None => index,
+                    };
                     let pair = k.let_(&format!("{name}_pair{i}"), buf.at(safe).load());
                     for h in 0..2u32 {
-                        let half = inside.select(pair.index(h), Exp::<Vec4<E>>::zero());
+                        let half = match &guard {
+                            Some(g) => g.select(pair.index(h), Exp::<Vec4<E>>::zero()),
+                            None => pair.index(h),
+                        };
                         values.push(k.let_(&format!("{name}{i}_{h}"), convert(half)));
                     }
                     continue;
                 }
                 Global::Words(buf, unpack) => {
-                    let inside = k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)));
+                    let guard = guard(k, true);
                     let index = (&row * &self.cols + &col) / 8u32;
-                    let safe = inside.select(index, 0u32);
-                    let zero = Exp::<Vec4<u32>>::zero();
-                    let words = k.let_(
-                        &format!("{name}_words{i}"),
-                        inside.select(buf.at(safe).load(), zero),
+                    let words = guarded(
+                        &guard,
+                        index,
+                        |at| buf.at(at).load(),
+                        || Exp::<Vec4<u32>>::zero(),
                     );
+                    let words = k.let_(&format!("{name}_words{i}"), words);
                     let halves = unpack(k, &format!("{name}{i}"), &words);
                     for (h, half) in halves.into_iter().enumerate() {
                         values.push(k.let_(&format!("{name}{i}_{h}"), convert(half)));
@@ -234,18 +271,24 @@ impl<E: Scalar + Literal0> Stager<E> {
                     continue;
                 }
                 Global::Vec4(buf) => {
-                    let inside = k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)));
+                    let guard = guard(k, true);
                     let index = (&row * &self.cols + &col) / 4u32;
-                    let safe = inside.select(index, 0u32);
-                    inside.select(buf.at(safe).load(), Exp::<Vec4<E>>::zero())
+                    guarded(
+                        &guard,
+                        index,
+                        |at| buf.at(at).load(),
+                        || Exp::<Vec4<E>>::zero(),
+                    )
                 }
                 Global::Scalar(buf) => {
-                    let row_in = k.let_(&format!("{name}_row_in{i}"), row_in);
+                    let row_in = guard(k, false);
                     let base = k.let_(&format!("{name}_at{i}"), &row * &self.cols + &col);
                     let element = |j: u32| {
-                        let inside = row_in.and((&col + j).lt(&self.cols));
-                        let safe = inside.select(&base + j, 0u32);
-                        inside.select(buf.at(safe).load(), E::zero())
+                        let inside = match (&row_in, self.checked) {
+                            (Some(r), true) => Some(r.and((&col + j).lt(&self.cols))),
+                            (r, _) => r.clone(),
+                        };
+                        guarded(&inside, &base + j, |at| buf.at(at).load(), E::zero)
                     };
                     vec4(element(0), element(1), element(2), element(3))
                 }
@@ -453,6 +496,14 @@ impl<'k, E: Scalar + Literal0, S: Scalar> Pipeline<'k, E, S> {
             b_buffers,
             convert,
         }
+    }
+
+    /// The same staging without bounds checks: every tile lies wholly inside `A` and `B`
+    /// (the tile divides `M`, `N` and `K`), so no chunk is compared with the matrices' sizes.
+    pub(crate) fn without_bounds_checks(mut self) -> Self {
+        self.a.checked = false;
+        self.b.checked = false;
+        self
     }
 
     /// The workgroup arrays `a_tile` and `b_tile`, each holding the buffers of its operand.

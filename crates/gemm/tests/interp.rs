@@ -304,3 +304,22 @@ fn the_cooperative_kernel_reading_sixteen_bytes_on_the_interpreter_matches_the_s
         }
     }
 }
+
+#[test]
+fn the_cooperative_kernel_without_bounds_checks_on_the_interpreter_matches_the_specification() {
+    // `CoopConfig::whole_tiles` (no chunk checked against M, N, K; every tile stored straight
+    // into C) on a size the tile divides, two steps of K, every layout, reading `vec4`s and
+    // sixteen bytes at a time; the interpreter reports any read outside A or B.
+    let mut seed = 600;
+    for layout in Layout::ALL {
+        let p = Problem::new(128, 128, 64, layout);
+        let config = CoopConfig::single_with_tile(&p, CoopInput::F16, SINGLE_TILES[0], 32)
+            .with_whole_tiles();
+        for config in [config, config.with_wide(WideLoad::Words)] {
+            assert!(config.valid().is_ok() && config.accepts(&p), "{config:?}");
+            check_coop(&config, &p, seed);
+            seed += 1;
+        }
+        assert!(!config.accepts(&Problem::new(128, 128, 72, layout)));
+    }
+}

@@ -6,7 +6,9 @@
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::runtime::{Gpu, GpuOptions};
-use wgsl_gemm::harness::{direct_checks, run_and_check, single_checks, wide_checks};
+use wgsl_gemm::harness::{
+    direct_checks, run_and_check, single_checks, whole_tile_checks, wide_checks,
+};
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 fn h200() -> TargetLimits {
@@ -25,9 +27,14 @@ fn single_configs() -> Vec<CoopConfig> {
     single_checks(32).into_iter().map(|(_, c)| c).collect()
 }
 
-/// The same with `f16` inputs read sixteen bytes at a time ([`CoopConfig::wide`]), both ways.
+/// The same with `f16` inputs read sixteen bytes at a time ([`CoopConfig::wide`]), both ways,
+/// and without bounds checks ([`CoopConfig::whole_tiles`]).
 fn wide_configs() -> Vec<CoopConfig> {
-    wide_checks(32).into_iter().map(|(_, c)| c).collect()
+    wide_checks(32)
+        .into_iter()
+        .chain(whole_tile_checks(32))
+        .map(|(_, c)| c)
+        .collect()
 }
 
 fn problems() -> Vec<Problem> {
