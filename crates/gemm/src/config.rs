@@ -375,18 +375,27 @@ impl CoopConfig {
     /// first of [`CoopConfig::candidates`] that fits and gives at least [`PARALLEL_TARGET`]
     /// workgroups, else the fitting one with the most workgroups. (Staged through workgroup
     /// memory: on the H200 the direct loads of [`CoopConfig::choose_direct`] measured slower,
-    /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.)
+    /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.) A one-buffer configuration of
+    /// `f16` inputs whose tile divides the problem goes without bounds checks
+    /// ([`CoopConfig::whole_tiles`]: at 4096^3 on the H200, 269 TFLOP/s against 173 with them,
+    /// BENCHMARKS.md "Sixteen-byte loads and no bounds checks").
     pub fn choose(
         problem: &Problem,
         input: CoopInput,
         target: &TargetLimits,
         subgroup_size: u32,
     ) -> CoopConfig {
-        choose_config(
+        let c = choose_config(
             &CoopConfig::candidates(problem, input, subgroup_size),
             problem,
             target,
-        )
+        );
+        let whole = c.with_whole_tiles();
+        if c.single && input == CoopInput::F16 && whole.valid().is_ok() && whole.accepts(problem) {
+            whole
+        } else {
+            c
+        }
     }
 
     /// What [`CoopConfig::choose`] picks from, in order of preference: the first tile of
@@ -799,9 +808,27 @@ mod tests {
         // One buffer: (128 x 40 + 32 x 136) f16 x 2 bytes + 4 x 1 KiB of f32 staging.
         assert_eq!(c.workgroup_bytes(), (128 * 40 + 32 * 136) * 2 + 4096);
         assert!(c.fits(&h200()) && !c.direct && c.single);
+        // The tile divides 4096^3: no bounds checks; 4000^3 keeps them.
+        assert!(c.whole_tiles && c.wide.is_none());
         assert_eq!(
             c.kernel_name(),
+            "coop_f16_ab_128x128x32_w64x64_s32_vvv_single_whole"
+        );
+        let odd = Problem::new(4000, 4000, 4000, Layout::AB);
+        let e = CoopConfig::choose(&odd, CoopInput::F16, &h200(), 32);
+        assert_eq!(
+            e.kernel_name(),
             "coop_f16_ab_128x128x32_w64x64_s32_vvv_single"
+        );
+        // Wide loads need f16 inputs and vec4 accesses; whole tiles a tile that divides.
+        assert!(c.with_wide(WideLoad::Words).valid().is_ok());
+        let f32_input = CoopConfig::choose(&p, CoopInput::F32, &h200(), 32);
+        assert!(!f32_input.whole_tiles);
+        assert!(f32_input.with_wide(WideLoad::Pairs).valid().is_err());
+        assert!(!e.with_whole_tiles().accepts(&odd));
+        assert!(
+            !e.with_wide(WideLoad::Words)
+                .accepts(&Problem::new(4000, 4000, 4004, Layout::AB))
         );
         // Two buffers 16 deep: 2 x (128 x 24 + 16 x 264) f16 x 2 bytes + 8 KiB; 32 deep would
         // not fit 48 KiB.

@@ -47,10 +47,10 @@ enum Command {
         /// Leave out the MLP's shapes.
         #[arg(long)]
         no_mlp: bool,
-        /// Kernels: simt, coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (what
-        /// coop-f16 picks, reading sixteen bytes at a time), coop-f16-whole,
-        /// coop-f16-words-whole (the same without bounds checks, where the tile divides the
-        /// problem), coop-f32.
+        /// Kernels: simt, coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
+        /// coop-f16 picks, reading sixteen bytes at a time, with bounds checks),
+        /// coop-f16-whole, coop-f16-words-whole (without bounds checks, where the tile divides
+        /// the problem; coop-f16 picks coop-f16-whole there), coop-f32.
         #[arg(
             long,
             value_delimiter = ',',
@@ -219,8 +219,8 @@ fn kernels_for(
         .collect()
 }
 
-/// The configuration `CoopConfig::choose` picks for `f16` buffers, reading `A` and `B` sixteen
-/// bytes at a time as `wide` says, and without bounds checks if `whole_tiles`.
+/// The tile `CoopConfig::choose` picks for `f16` buffers, reading `A` and `B` sixteen bytes at
+/// a time as `wide` says, with bounds checks unless `whole_tiles`.
 fn coop_variant(
     gpu: &Gpu,
     problem: &Problem,
@@ -232,6 +232,9 @@ fn coop_variant(
     if let Some(wide) = wide {
         config = config.with_wide(wide);
     }
+    // `choose` leaves out the bounds checks where the tile divides the problem; put them back
+    // unless `whole_tiles`.
+    config.whole_tiles = false;
     if whole_tiles {
         config = config.with_whole_tiles();
     }
