@@ -136,9 +136,9 @@ pub(crate) struct Placement {
 
 /// Copies `tile_rows x tile_cols` tiles (in the operand's stored orientation) of a row-major
 /// matrix `[rows, cols]` into workgroup memory: each invocation moves the same chunks of four
-/// (eight for the wide accesses) consecutive elements of a row at every step, loading them ([`Stager::load`]) before the
-/// multiply-adds of the previous step and storing them ([`Stager::store`]) after.
-/// Elements outside the matrix are zero.
+/// (eight for the wide accesses) consecutive elements of a row at every step, loading them
+/// ([`Stager::load`]) before the multiply-adds of the previous step and storing them
+/// ([`Stager::store`]) after. Elements outside the matrix are zero.
 pub(crate) struct Stager<E> {
     global: Global<E>,
     rows: Exp<u32>,
@@ -152,7 +152,7 @@ pub(crate) struct Stager<E> {
     checked: bool,
 }
 
-/// One chunk of four elements an invocation moves: its row and first column within the
+/// One chunk of four (or eight) elements an invocation moves: its row and first column within the
 /// tile, and whether it exists (`None`: always).
 type Chunk = (Exp<u32>, Exp<u32>, Option<Exp<bool>>);
 
