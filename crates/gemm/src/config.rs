@@ -296,6 +296,42 @@ pub struct CoopConfig {
     /// barriers (NVIDIA's `vk_cooperative_matrix_perf` technique), so a step can be twice as
     /// deep in the same workgroup memory. Not with [`CoopConfig::direct`].
     pub single: bool,
+    /// `A` and `B` are read sixteen bytes (eight `f16`) at a time, by one load each, instead
+    /// of eight (`vec4<f16>`); `None`: as [`CoopConfig::vector_a`] and
+    /// [`CoopConfig::vector_b`] say. Needs `f16` inputs, both operands' stored rows multiples
+    /// of 8 long, and not [`CoopConfig::direct`].
+    pub wide: Option<WideLoad>,
+    /// Only for problems the tile divides ([`CoopConfig::divides`]): the staging checks no
+    /// chunk against `M`, `N`, `K` (no compare and `select` per chunk) and every tile of `C`
+    /// is stored straight from the accumulators. Not with [`CoopConfig::direct`] (which
+    /// checks nothing already).
+    pub whole_tiles: bool,
+}
+
+/// How the cooperative kernel reads sixteen bytes (eight `f16`) of `A` or `B` with one load
+/// ([`CoopConfig::wide`]); WGSL has no eight-component vector, and naga's `bitcast` keeps the
+/// component width, so it cannot turn a `vec2<u32>` into a `vec4<f16>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WideLoad {
+    /// The buffer binds as `array<array<vec4<f16>, 2>>` (the `f16` buffer through
+    /// `GpuBuffer::view`): one load of a 16-byte array value, its two halves taken apart.
+    /// No conversion; whether the driver emits one 16-byte load is its choice (the elements are
+    /// only 8-byte aligned in WGSL).
+    Pairs,
+    /// The buffer binds as `array<vec4<u32>>` (NVIDIA's `shmem.comp` loads `uvec4`s): one
+    /// 16-byte-aligned load, each word unpacked by `unpack2x16float` to two `f32` and the
+    /// four halves of each `vec4<f32>` converted back to `f16` (exact: every `f16` is an `f32`).
+    Words,
+}
+
+impl WideLoad {
+    /// The letter standing for an operand read this way in a kernel name (`v` is `vec4`).
+    fn letter(self) -> char {
+        match self {
+            WideLoad::Pairs => 'p',
+            WideLoad::Words => 'u',
+        }
+    }
 }
 
 /// `(block_m, block_n, block_k, warp_m, warp_n)` of the cooperative kernel, largest first.
@@ -339,18 +375,27 @@ impl CoopConfig {
     /// first of [`CoopConfig::candidates`] that fits and gives at least [`PARALLEL_TARGET`]
     /// workgroups, else the fitting one with the most workgroups. (Staged through workgroup
     /// memory: on the H200 the direct loads of [`CoopConfig::choose_direct`] measured slower,
-    /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.)
+    /// 76 against 94-122 TFLOP/s at 4096^3, see BENCHMARKS.md.) A one-buffer configuration of
+    /// `f16` inputs whose tile divides the problem goes without bounds checks
+    /// ([`CoopConfig::whole_tiles`]: at 4096^3 on the H200, 269 TFLOP/s against 173 with them,
+    /// BENCHMARKS.md "Sixteen-byte loads and no bounds checks").
     pub fn choose(
         problem: &Problem,
         input: CoopInput,
         target: &TargetLimits,
         subgroup_size: u32,
     ) -> CoopConfig {
-        choose_config(
+        let c = choose_config(
             &CoopConfig::candidates(problem, input, subgroup_size),
             problem,
             target,
-        )
+        );
+        let whole = c.with_whole_tiles();
+        if c.single && input == CoopInput::F16 && whole.valid().is_ok() && whole.accepts(problem) {
+            whole
+        } else {
+            c
+        }
     }
 
     /// What [`CoopConfig::choose`] picks from, in order of preference: the first tile of
@@ -410,6 +455,26 @@ impl CoopConfig {
             vector_c,
             direct: false,
             single: false,
+            wide: None,
+            whole_tiles: false,
+        }
+    }
+
+    /// This configuration without bounds checks ([`CoopConfig::whole_tiles`]), for problems
+    /// the tile divides (checked by [`CoopConfig::accepts`]).
+    pub fn with_whole_tiles(self) -> CoopConfig {
+        CoopConfig {
+            whole_tiles: true,
+            ..self
+        }
+    }
+
+    /// This configuration reading `A` and `B` sixteen bytes at a time as `wide` says
+    /// ([`CoopConfig::wide`]); check it with [`CoopConfig::accepts`] against the problem.
+    pub fn with_wide(self, wide: WideLoad) -> CoopConfig {
+        CoopConfig {
+            wide: Some(wide),
+            ..self
         }
     }
 
@@ -484,6 +549,14 @@ impl CoopConfig {
         if self.direct {
             return self.layout == problem.layout && self.divides(problem);
         }
+        if self.wide.is_some()
+            && !(problem.a_row_len().is_multiple_of(8) && problem.b_row_len().is_multiple_of(8))
+        {
+            return false;
+        }
+        if self.whole_tiles && !self.divides(problem) {
+            return false;
+        }
         accepts(
             self.layout,
             [self.vector_a, self.vector_b, self.vector_c],
@@ -500,25 +573,33 @@ impl CoopConfig {
     }
 
     /// The kernel's name:
-    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>`, then `_single`
-    /// for [`CoopConfig::single`]; or `..._direct` for [`CoopConfig::direct`].
+    /// `coop_<input>_<layout>_<bm>x<bn>x<bk>_w<wm>x<wn>_s<subgroup>_<abc>` (each of `a`, `b`,
+    /// `c`: `s` scalar, `v` `vec4`, `p` or `u` sixteen bytes, [`WideLoad`]), then `_single`
+    /// for [`CoopConfig::single`], then `_whole` for [`CoopConfig::whole_tiles`]; or
+    /// `..._direct` for [`CoopConfig::direct`].
     pub fn kernel_name(&self) -> String {
         let (input, accesses) = if self.direct {
             ("f16", "direct".to_string())
         } else {
-            (
-                self.input.name(),
-                vector_letters(self.vector_a, self.vector_b, self.vector_c),
-            )
+            let mut letters = vector_letters(self.vector_a, self.vector_b, self.vector_c);
+            if let Some(wide) = self.wide {
+                letters.replace_range(0..2, &String::from_iter([wide.letter(); 2]));
+            }
+            (self.input.name(), letters)
         };
         format!(
-            "coop_{input}_{}_w{}x{}_s{}_{accesses}{}",
+            "coop_{input}_{}_w{}x{}_s{}_{accesses}{}{}",
             self.blocks().name(),
             self.warp_m,
             self.warp_n,
             self.subgroup_size,
             if self.single && !self.direct {
                 "_single"
+            } else {
+                ""
+            },
+            if self.whole_tiles && !self.direct {
+                "_whole"
             } else {
                 ""
             },
@@ -564,7 +645,13 @@ impl TileConfig for CoopConfig {
             && self.block_k > 0
             && self.subgroup_size.is_power_of_two()
             && self.subgroup_size <= 256
-            && (!self.direct || (self.input == CoopInput::F16 && !self.single));
+            && (!self.direct || (self.input == CoopInput::F16 && !self.single))
+            && (self.wide.is_none()
+                || (self.input == CoopInput::F16
+                    && !self.direct
+                    && self.vector_a
+                    && self.vector_b))
+            && !(self.whole_tiles && (self.direct || !self.vector_c));
         if ok {
             Ok(())
         } else {
@@ -721,9 +808,27 @@ mod tests {
         // One buffer: (128 x 40 + 32 x 136) f16 x 2 bytes + 4 x 1 KiB of f32 staging.
         assert_eq!(c.workgroup_bytes(), (128 * 40 + 32 * 136) * 2 + 4096);
         assert!(c.fits(&h200()) && !c.direct && c.single);
+        // The tile divides 4096^3: no bounds checks; 4000^3 keeps them.
+        assert!(c.whole_tiles && c.wide.is_none());
         assert_eq!(
             c.kernel_name(),
+            "coop_f16_ab_128x128x32_w64x64_s32_vvv_single_whole"
+        );
+        let odd = Problem::new(4000, 4000, 4000, Layout::AB);
+        let e = CoopConfig::choose(&odd, CoopInput::F16, &h200(), 32);
+        assert_eq!(
+            e.kernel_name(),
             "coop_f16_ab_128x128x32_w64x64_s32_vvv_single"
+        );
+        // Wide loads need f16 inputs and vec4 accesses; whole tiles a tile that divides.
+        assert!(c.with_wide(WideLoad::Words).valid().is_ok());
+        let f32_input = CoopConfig::choose(&p, CoopInput::F32, &h200(), 32);
+        assert!(!f32_input.whole_tiles);
+        assert!(f32_input.with_wide(WideLoad::Pairs).valid().is_err());
+        assert!(!e.with_whole_tiles().accepts(&odd));
+        assert!(
+            !e.with_wide(WideLoad::Words)
+                .accepts(&Problem::new(4000, 4000, 4004, Layout::AB))
         );
         // Two buffers 16 deep: 2 x (128 x 24 + 16 x 264) f16 x 2 bytes + 8 KiB; 32 deep would
         // not fit 48 KiB.

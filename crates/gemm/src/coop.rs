@@ -2,7 +2,9 @@
 //! `f32` accumulators.
 //!
 //! Bindings: `dims: GemmDims` (uniform), `a`, `b` (read-only storage of `f16`, or of `f32`
-//! rounded to `f16` when staged; `vec4` arrays when the stored rows are multiples of 4),
+//! rounded to `f16` when staged; `vec4` arrays when the stored rows are multiples of 4;
+//! `array<array<vec4<f16>, 2>>` or `array<vec4<u32>>` views of the `f16` buffers, sixteen
+//! bytes a load, with [`CoopConfig::wide`](crate::CoopConfig::wide)),
 //! `c: array<f32>` (read-write). Grid: [`CoopConfig::grid`]. Needs the cooperative-matrix
 //! capability, 16x16x16 `f16 -> f32` multiply-adds, and subgroups of exactly
 //! [`CoopConfig::subgroup_size`] invocations (subgroup `s` is invocations
@@ -29,7 +31,7 @@
 use wgsl_dsl::prelude::*;
 
 use crate::config::{CoopConfig, CoopInput, TileConfig};
-use crate::stage::{Global, Literal0, Pipeline, Placement, Start};
+use crate::stage::{Access, Global, Literal0, Pipeline, Placement, Start, Unpack, unpack_f16};
 use crate::{GemmDims, Problem};
 
 type F16 = half::f16;
@@ -43,8 +45,8 @@ pub fn build(config: &CoopConfig) -> KernelBuilder {
         return build_direct(config);
     }
     match config.input {
-        CoopInput::F16 => build_with::<F16>(config, &|v| v),
-        CoopInput::F32 => build_with::<f32>(config, &|v| v.to_f16()),
+        CoopInput::F16 => build_with::<F16>(config, &|v| v, Some(unpack_f16)),
+        CoopInput::F32 => build_with::<f32>(config, &|v| v.to_f16(), None),
     }
 }
 
@@ -61,12 +63,18 @@ pub fn build_for(
 fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
     config: &CoopConfig,
     convert: &dyn Fn(Exp<Vec4<E>>) -> Exp<Vec4<F16>>,
+    unpack: Option<Unpack<E>>,
 ) -> KernelBuilder {
     let c = *config;
     let mut k = KernelBuilder::new(c.kernel_name(), [c.threads(), 1, 1]);
     let dims = k.uniform::<GemmDims>("dims");
-    let a = Global::<E>::declare(&mut k, "a", c.vector_a);
-    let b = Global::<E>::declare(&mut k, "b", c.vector_b);
+    let access = |vector: bool| match c.wide {
+        Some(wide) => Access::Wide(wide, unpack),
+        None if vector => Access::Vec4,
+        None => Access::Scalar,
+    };
+    let a = Global::<E>::declare_for(&mut k, "a", access(c.vector_a));
+    let b = Global::<E>::declare_for(&mut k, "b", access(c.vector_b));
     let out = k.storage::<RuntimeArray<f32>, ReadWrite>("c");
     let (a_rows_staged, a_row_len) = c.a_tile_shape();
     let (b_rows_staged, b_row_len) = c.b_tile_shape();
@@ -105,6 +113,11 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
         c.buffers(),
         convert,
     );
+    let pipeline = if c.whole_tiles {
+        pipeline.without_bounds_checks()
+    } else {
+        pipeline
+    };
     let (a_tile, b_tile) = pipeline.tiles();
     let staging = k.workgroup_array::<f32>("staging", c.warps() * 256);
 
@@ -191,7 +204,9 @@ fn build_with<E: wgsl_dsl::types::Scalar + Literal0>(
             }
         }
     };
-    if c.vector_c {
+    if c.whole_tiles {
+        store_accumulators(&mut k, &acc, frags_n, (&row0, &col0), &n, &out);
+    } else if c.vector_c {
         let whole = (&m0 + c.block_m).le(&m).and((&n0 + c.block_n).le(&n));
         k.if_else(
             whole,

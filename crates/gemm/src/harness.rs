@@ -5,7 +5,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 
-use crate::config::{DIRECT_TILES, SINGLE_TILES};
+use crate::config::{DIRECT_TILES, SINGLE_TILES, WideLoad};
 use crate::run::{Gemm, Variant};
 use crate::spec::{self, Worst};
 use crate::{CoopConfig, CoopInput, GemmDims, GemmError, Layout, Problem};
@@ -49,6 +49,44 @@ pub fn single_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
                     ));
                 }
             }
+        }
+    }
+    v
+}
+
+/// Every cooperative configuration reading `A` and `B` sixteen bytes at a time
+/// ([`CoopConfig::wide`], both [`WideLoad`]s) with `f16` inputs, through one buffer per
+/// operand with each tile of [`SINGLE_TILES`], for subgroups of `subgroup_size`, in every
+/// layout, on `264 x 296 x 136` (stored rows multiples of 8 but not of 16, partial tiles on
+/// every side, a partial last step of `K`). What the tests and `gemm check` build and run.
+pub fn wide_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        let p = Problem::new(264, 296, 136, layout);
+        for wide in [WideLoad::Pairs, WideLoad::Words] {
+            for tile in SINGLE_TILES {
+                let config = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, subgroup_size);
+                v.push((p, config.with_wide(wide)));
+            }
+        }
+    }
+    v
+}
+
+/// Every cooperative configuration without bounds checks ([`CoopConfig::whole_tiles`]),
+/// through one buffer per operand with each tile of [`SINGLE_TILES`], `f16` inputs read as
+/// `vec4`s or sixteen bytes at a time ([`WideLoad::Words`]), for subgroups of
+/// `subgroup_size`, in every layout, on `256 x 512 x 192` (which every such tile divides;
+/// several steps of `K`). What the tests and `gemm check` build and run.
+pub fn whole_tile_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        let p = Problem::new(256, 512, 192, layout);
+        for tile in SINGLE_TILES {
+            let config = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, subgroup_size)
+                .with_whole_tiles();
+            v.push((p, config));
+            v.push((p, config.with_wide(WideLoad::Words)));
         }
     }
     v

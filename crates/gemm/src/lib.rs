@@ -62,13 +62,15 @@ pub use run::{Gemm, GemmError};
 
 /// The kernels whose WGSL the workspace's snapshot test pins, with the target each is built
 /// for: for every layout, the configurations an H200 runs 4096^3 with (SIMT, and tensor cores
-/// on `f16` buffers), the tensor-core kernel loading fragments directly at 4096^3, the
+/// on `f16` buffers, without bounds checks since [`CoopConfig::whole_tiles`], and the same
+/// tile with them), the tensor-core kernel loading fragments directly at 4096^3, the
 /// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, the
 /// tensor-core configurations through two buffers that those were before one buffer
 /// ([`CoopConfig::single`]) was preferred (128x256x16 for every layout, 128x128x32 of eight
-/// 64x32 subgroups for the forward), and both kernels with scalar accesses for odd sizes; and
-/// the memory-bound kernels of
-/// [`memory`] (`gemm roofline`) in every configuration.
+/// 64x32 subgroups for the forward), the tensor-core kernel at 4096^3 reading sixteen bytes
+/// a load both ways ([`CoopConfig::wide`]) and, as `u32`s, without bounds checks, and both
+/// kernels with scalar accesses for odd sizes; and the memory-bound kernels of [`memory`]
+/// (`gemm roofline`) in every configuration.
 pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimits)> {
     let target = h200_limits();
     let mut v = Vec::new();
@@ -79,6 +81,10 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
             coop::build(&CoopConfig::choose(&p, CoopInput::F16, &target, 32)),
             target,
         ));
+        // The same tile with bounds checks (what `choose` picks where it does not divide the
+        // problem, and picked at 4096^3 before `whole_tiles`).
+        let checked = CoopConfig::single_with_tile(&p, CoopInput::F16, config::SINGLE_TILES[0], 32);
+        v.push((coop::build(&checked), target));
         let two = CoopConfig::with_tile(&p, CoopInput::F16, config::COOP_TILES[0], 32);
         v.push((coop::build(&two), target));
     }
@@ -86,6 +92,13 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
     if let Some(direct) = CoopConfig::choose_direct(&square, &target, 32) {
         v.push((coop::build(&direct), target));
     }
+    // What `choose` picks at 4096^3 (without bounds checks), with them.
+    let chosen = CoopConfig::single_with_tile(&square, CoopInput::F16, config::SINGLE_TILES[0], 32);
+    for wide in [config::WideLoad::Pairs, config::WideLoad::Words] {
+        v.push((coop::build(&chosen.with_wide(wide)), target));
+    }
+    let words = chosen.with_wide(config::WideLoad::Words);
+    v.push((coop::build(&words.with_whole_tiles()), target));
     let forward = Problem::new(60000, 128, 784, Layout::ABt);
     v.push((
         coop::build(&CoopConfig::choose(&forward, CoopInput::F32, &target, 32)),

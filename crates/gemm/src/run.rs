@@ -2,9 +2,9 @@
 
 use bytemuck::Pod;
 use wgsl_dsl::runtime::{BindArg, DispatchError, Gpu, GpuBuffer, Kernel, Recorder};
-use wgsl_dsl::types::Scalar;
+use wgsl_dsl::types::{Array, Scalar, Vec4};
 
-use crate::config::{CoopConfig, CoopInput, SimtConfig, TileConfig};
+use crate::config::{CoopConfig, CoopInput, SimtConfig, TileConfig, WideLoad};
 use crate::{GemmDims, Problem};
 
 /// Why a product could not be built or run.
@@ -188,6 +188,18 @@ impl Gemm {
                 problem: *problem,
             });
         }
+        if let Variant::Coop(CoopConfig {
+            wide: Some(wide), ..
+        }) = self.variant
+        {
+            return record_wide(
+                rec,
+                &self.kernel,
+                wide,
+                (dims, a, b, c),
+                self.variant.grid(problem),
+            );
+        }
         let (va, vb, vc) = self.variant.vectors();
         let (a4, b4, c4);
         let a_arg: &dyn BindArg = if va {
@@ -215,6 +227,35 @@ impl Gemm {
         )?;
         Ok(())
     }
+}
+
+/// Dispatch `kernel`, which reads `a` and `b` sixteen bytes at a time as `wide` says, on them.
+fn record_wide<T: Pod + Scalar>(
+    rec: &mut Recorder<'_>,
+    kernel: &Kernel,
+    wide: WideLoad,
+    (dims, a, b, c): (
+        &GpuBuffer<GemmDims>,
+        &GpuBuffer<T>,
+        &GpuBuffer<T>,
+        &GpuBuffer<f32>,
+    ),
+    grid: [u32; 3],
+) -> Result<(), GemmError> {
+    match wide {
+        WideLoad::Pairs => {
+            let (a8, b8) = (
+                a.view::<Array<Vec4<T>, 2>>(8)?,
+                b.view::<Array<Vec4<T>, 2>>(8)?,
+            );
+            rec.dispatch(kernel, &[dims, &a8, &b8, c], grid)?;
+        }
+        WideLoad::Words => {
+            let (a8, b8) = (a.view::<Vec4<u32>>(8)?, b.view::<Vec4<u32>>(8)?);
+            rec.dispatch(kernel, &[dims, &a8, &b8, c], grid)?;
+        }
+    }
+    Ok(())
 }
 
 /// The adapter's subgroup size, when it has only one.

@@ -66,6 +66,9 @@ fn source(
     match global {
         Global::Scalar(b) => Source::buffer(b, rows, cols, None, cols_contiguous),
         Global::Vec4(b) => Source::buffer_vec4(b, rows, cols, cols_contiguous),
+        Global::Pairs(_) | Global::Words(..) => {
+            unreachable!("the SIMT kernel declares its operands by `Global::declare`")
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::Scalar;
 
-use crate::config::{Blocks, GROUP_M, TileConfig};
+use crate::config::{Blocks, GROUP_M, TileConfig, WideLoad};
 use crate::tiled::component;
 use crate::{GemmDims, GemmDimsFields};
 
@@ -29,23 +29,82 @@ pub(crate) fn tile_coords(k: &mut KernelBuilder) -> (Exp<u32>, Exp<u32>) {
     (tile_m, tile_n)
 }
 
-/// A storage buffer holding an operand, read one element or four elements at a time.
+/// A storage buffer holding an operand, read one element, four or eight elements at a time.
 pub(crate) enum Global<E> {
     /// `array<E>`
     Scalar(Buffer<E, ReadOnly>),
     /// `array<vec4<E>>`: the stored rows are a multiple of 4 long.
     Vec4(Buffer<Vec4<E>, ReadOnly>),
+    /// `array<array<vec4<E>, 2>>` ([`WideLoad::Pairs`]): the stored rows are a multiple of 8
+    /// long.
+    Pairs(Buffer<Array<Vec4<E>, 2>, ReadOnly>),
+    /// `array<vec4<u32>>` holding the bits of eight elements each ([`WideLoad::Words`]),
+    /// turned into two `vec4<E>` by the function (the stored rows are a multiple of 8 long).
+    Words(Buffer<Vec4<u32>, ReadOnly>, Unpack<E>),
+}
+
+/// Eight elements from the bits of a `vec4<u32>`, bound as `let`s named after the `&str`.
+pub(crate) type Unpack<E> = fn(&mut KernelBuilder, &str, &Exp<Vec4<u32>>) -> [Exp<Vec4<E>>; 2];
+
+/// How a kernel reads an operand's storage buffer.
+#[derive(Clone, Copy)]
+pub(crate) enum Access<E> {
+    /// One element at a time (`array<E>`).
+    Scalar,
+    /// Four (`array<vec4<E>>`).
+    Vec4,
+    /// Eight, as [`WideLoad`] says; [`WideLoad::Words`] with the function that unpacks them.
+    Wide(WideLoad, Option<Unpack<E>>),
 }
 
 impl<E: Scalar + Literal0> Global<E> {
     /// Declare the next binding, `array<vec4<E>>` if `vector`, else `array<E>`.
     pub(crate) fn declare(k: &mut KernelBuilder, name: &str, vector: bool) -> Global<E> {
-        if vector {
-            Global::Vec4(k.storage::<RuntimeArray<Vec4<E>>, ReadOnly>(name))
-        } else {
-            Global::Scalar(k.storage::<RuntimeArray<E>, ReadOnly>(name))
+        let access = if vector { Access::Vec4 } else { Access::Scalar };
+        Global::declare_for(k, name, access)
+    }
+
+    /// Declare the next binding for `access`. [`WideLoad::Words`] without its function reads
+    /// as [`WideLoad::Pairs`] (no `unpack` for `E`; [`crate::CoopConfig::valid`] refuses wide
+    /// loads of `f32`).
+    pub(crate) fn declare_for(k: &mut KernelBuilder, name: &str, access: Access<E>) -> Global<E> {
+        match access {
+            Access::Scalar => Global::Scalar(k.storage::<RuntimeArray<E>, ReadOnly>(name)),
+            Access::Vec4 => Global::Vec4(k.storage::<RuntimeArray<Vec4<E>>, ReadOnly>(name)),
+            Access::Wide(WideLoad::Words, Some(unpack)) => {
+                Global::Words(k.storage::<RuntimeArray<Vec4<u32>>, ReadOnly>(name), unpack)
+            }
+            Access::Wide(_, _) => {
+                Global::Pairs(k.storage::<RuntimeArray<Array<Vec4<E>, 2>>, ReadOnly>(name))
+            }
         }
     }
+
+    /// Elements per chunk a [`Stager`] moves: 8 for the wide accesses, else 4.
+    fn chunk(&self) -> u32 {
+        match self {
+            Global::Scalar(_) | Global::Vec4(_) => 4,
+            Global::Pairs(_) | Global::Words(..) => 8,
+        }
+    }
+}
+
+/// [`Unpack`] for `f16`: each word's two halves by `unpack2x16float`, then each `vec4<f32>`
+/// converted to `vec4<f16>` (exact). Element `2 i` of the eight is the low half of word `i`
+/// (the buffer's bytes, little-endian, as stored from `&[f16]`).
+pub(crate) fn unpack_f16(
+    k: &mut KernelBuilder,
+    name: &str,
+    words: &Exp<Vec4<u32>>,
+) -> [Exp<Vec4<half::f16>>; 2] {
+    let parts = [words.x(), words.y(), words.z(), words.w()];
+    let halves: Vec<Exp<Vec2<f32>>> = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| k.let_(&format!("{name}_h{i}"), unpack2x16float(w)))
+        .collect();
+    let four = |a: &Exp<Vec2<f32>>, b: &Exp<Vec2<f32>>| vec4(a.x(), a.y(), b.x(), b.y()).to_f16();
+    [four(&halves[0], &halves[1]), four(&halves[2], &halves[3])]
 }
 
 /// Scalars with a zero literal (for the elements outside a matrix).
@@ -77,9 +136,9 @@ pub(crate) struct Placement {
 
 /// Copies `tile_rows x tile_cols` tiles (in the operand's stored orientation) of a row-major
 /// matrix `[rows, cols]` into workgroup memory: each invocation moves the same chunks of four
-/// consecutive elements of a row at every step, loading them ([`Stager::load`]) before the
-/// multiply-adds of the previous step and storing them ([`Stager::store`]) after.
-/// Elements outside the matrix are zero.
+/// (eight for the wide accesses) consecutive elements of a row at every step, loading them
+/// ([`Stager::load`]) before the multiply-adds of the previous step and storing them
+/// ([`Stager::store`]) after. Elements outside the matrix are zero.
 pub(crate) struct Stager<E> {
     global: Global<E>,
     rows: Exp<u32>,
@@ -88,15 +147,18 @@ pub(crate) struct Stager<E> {
     /// the chunk exists (when the tile has fewer chunks than the workgroup's invocations
     /// times the chunks per invocation).
     chunks: Vec<Chunk>,
+    /// Chunks are checked against the matrix's rows and columns (outside: zero); without,
+    /// the tiles must lie wholly inside the matrix.
+    checked: bool,
 }
 
-/// One chunk of four elements an invocation moves: its row and first column within the
+/// One chunk of four (or eight) elements an invocation moves: its row and first column within the
 /// tile, and whether it exists (`None`: always).
 type Chunk = (Exp<u32>, Exp<u32>, Option<Exp<bool>>);
 
 impl<E: Scalar + Literal0> Stager<E> {
     /// The chunks invocation `local` of `threads` moves for a tile of `tile_rows x tile_cols`
-    /// (`tile_cols` a multiple of 4) of the matrix `global [rows, cols]`.
+    /// (`tile_cols` a multiple of the chunk, 4 or 8) of the matrix `global [rows, cols]`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         k: &mut KernelBuilder,
@@ -109,13 +171,14 @@ impl<E: Scalar + Literal0> Stager<E> {
         local: &Exp<u32>,
         threads: u32,
     ) -> Stager<E> {
-        let per_row = tile_cols / 4;
+        let chunk = global.chunk();
+        let per_row = tile_cols / chunk;
         let total = tile_rows * per_row;
         let mut chunks = Vec::new();
         for i in 0..total.div_ceil(threads) {
             let q = k.let_(&format!("{name}_chunk{i}"), local + i * threads);
             let r = k.let_(&format!("{name}_row{i}"), &q / per_row);
-            let c = k.let_(&format!("{name}_col{i}"), (&q % per_row) * 4u32);
+            let c = k.let_(&format!("{name}_col{i}"), (&q % per_row) * chunk);
             let exists = (!total.is_multiple_of(threads)).then(|| q.lt(total));
             chunks.push((r, c, exists));
         }
@@ -124,11 +187,13 @@ impl<E: Scalar + Literal0> Stager<E> {
             rows,
             cols,
             chunks,
+            checked: true,
         }
     }
 
     /// Load this invocation's chunks of the tile whose first element is `(row0, col0)`, each
-    /// converted by `convert`, as `let`s named `name0`, `name1`, ...
+    /// converted by `convert`, as `let`s named `name0`, `name1`, ... (a wide chunk's two
+    /// `vec4`s `name0_0`, `name0_1`, ...).
     pub(crate) fn load<S: Scalar>(
         &self,
         k: &mut KernelBuilder,
@@ -141,24 +206,89 @@ impl<E: Scalar + Literal0> Stager<E> {
         for (i, (r, c, exists)) in self.chunks.iter().enumerate() {
             let row = row0 + r;
             let col = col0 + c;
-            let row_in = match exists {
-                Some(e) => row.lt(&self.rows).and(e),
-                None => row.lt(&self.rows),
+            // Whether the chunk is read: inside the matrix (and existing), or, without bounds
+            // checks, existing; `None`: always.
+            let guard = |k: &mut KernelBuilder, cols: bool| -> Option<Exp<bool>> {
+                if !self.checked {
+                    return exists
+                        .as_ref()
+                        .map(|e| k.let_(&format!("{name}_in{i}"), e.clone()));
+                }
+                let row_in = match exists {
+                    Some(e) => row.lt(&self.rows).and(e),
+                    None => row.lt(&self.rows),
+                };
+                Some(if cols {
+                    k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)))
+                } else {
+                    k.let_(&format!("{name}_row_in{i}"), row_in)
+                })
             };
+            // `load(index)`, or `zero` where `guard` is false (reading element 0 instead).
+            fn guarded<V: wgsl_dsl::types::ScalarOrVector>(
+                guard: &Option<Exp<bool>>,
+                index: Exp<u32>,
+                load: impl Fn(Exp<u32>) -> Exp<V>,
+                zero: impl Fn() -> Exp<V>,
+            ) -> Exp<V> {
+                match guard {
+                    Some(g) => g.select(load(g.select(index, 0u32)), zero()),
+                    None => load(index),
+                }
+            }
             let value = match &self.global {
+                Global::Pairs(buf) => {
+                    let guard = guard(k, true);
+                    let index = (&row * &self.cols + &col) / 8u32;
+                    let safe = match &guard {
+                        Some(g) => g.select(index, 0u32),
+                        None => index,
+                    };
+                    let pair = k.let_(&format!("{name}_pair{i}"), buf.at(safe).load());
+                    for h in 0..2u32 {
+                        let half = match &guard {
+                            Some(g) => g.select(pair.index(h), Exp::<Vec4<E>>::zero()),
+                            None => pair.index(h),
+                        };
+                        values.push(k.let_(&format!("{name}{i}_{h}"), convert(half)));
+                    }
+                    continue;
+                }
+                Global::Words(buf, unpack) => {
+                    let guard = guard(k, true);
+                    let index = (&row * &self.cols + &col) / 8u32;
+                    let words = guarded(
+                        &guard,
+                        index,
+                        |at| buf.at(at).load(),
+                        || Exp::<Vec4<u32>>::zero(),
+                    );
+                    let words = k.let_(&format!("{name}_words{i}"), words);
+                    let halves = unpack(k, &format!("{name}{i}"), &words);
+                    for (h, half) in halves.into_iter().enumerate() {
+                        values.push(k.let_(&format!("{name}{i}_{h}"), convert(half)));
+                    }
+                    continue;
+                }
                 Global::Vec4(buf) => {
-                    let inside = k.let_(&format!("{name}_in{i}"), row_in.and(col.lt(&self.cols)));
+                    let guard = guard(k, true);
                     let index = (&row * &self.cols + &col) / 4u32;
-                    let safe = inside.select(index, 0u32);
-                    inside.select(buf.at(safe).load(), Exp::<Vec4<E>>::zero())
+                    guarded(
+                        &guard,
+                        index,
+                        |at| buf.at(at).load(),
+                        || Exp::<Vec4<E>>::zero(),
+                    )
                 }
                 Global::Scalar(buf) => {
-                    let row_in = k.let_(&format!("{name}_row_in{i}"), row_in);
+                    let row_in = guard(k, false);
                     let base = k.let_(&format!("{name}_at{i}"), &row * &self.cols + &col);
                     let element = |j: u32| {
-                        let inside = row_in.and((&col + j).lt(&self.cols));
-                        let safe = inside.select(&base + j, 0u32);
-                        inside.select(buf.at(safe).load(), E::zero())
+                        let inside = match (&row_in, self.checked) {
+                            (Some(r), true) => Some(r.and((&col + j).lt(&self.cols))),
+                            (r, _) => r.clone(),
+                        };
+                        guarded(&inside, &base + j, |at| buf.at(at).load(), E::zero)
                     };
                     vec4(element(0), element(1), element(2), element(3))
                 }
@@ -178,17 +308,22 @@ impl<E: Scalar + Literal0> Stager<E> {
         base: &Exp<u32>,
         placement: &Placement,
     ) {
-        for ((r, c, exists), value) in self.chunks.iter().zip(values) {
+        let per_chunk = (self.global.chunk() / 4) as usize;
+        for ((r, c, exists), chunk) in self.chunks.iter().zip(values.chunks(per_chunk)) {
             let write = |k: &mut KernelBuilder| {
-                if placement.transposed {
-                    // Element j of the chunk is stored row c + j, column r.
-                    for j in 0..4u32 {
-                        let at = base + (c + j) * placement.row_stride + r / 4u32;
-                        k.store(&shared.at(at).at(r % 4u32), component(value, j));
+                for (h, value) in (0u32..).zip(chunk) {
+                    // The vector's first element is column `c + 4 h` of the stored row `r`.
+                    let c = if h == 0 { c.clone() } else { c + 4 * h };
+                    if placement.transposed {
+                        // Element j of the vector is stored row c + j, column r.
+                        for j in 0..4u32 {
+                            let at = base + (&c + j) * placement.row_stride + r / 4u32;
+                            k.store(&shared.at(at).at(r % 4u32), component(value, j));
+                        }
+                    } else {
+                        let at = base + r * placement.row_stride + &c / 4u32;
+                        k.store(&shared.at(at), value);
                     }
-                } else {
-                    let at = base + r * placement.row_stride + c / 4u32;
-                    k.store(&shared.at(at), value);
                 }
             };
             match exists {
@@ -361,6 +496,14 @@ impl<'k, E: Scalar + Literal0, S: Scalar> Pipeline<'k, E, S> {
             b_buffers,
             convert,
         }
+    }
+
+    /// The same staging without bounds checks: every tile lies wholly inside `A` and `B`
+    /// (the tile divides `M`, `N` and `K`), so no chunk is compared with the matrices' sizes.
+    pub(crate) fn without_bounds_checks(mut self) -> Self {
+        self.a.checked = false;
+        self.b.checked = false;
+        self
     }
 
     /// The workgroup arrays `a_tile` and `b_tile`, each holding the buffers of its operand.

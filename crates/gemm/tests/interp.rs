@@ -22,7 +22,7 @@
 use half::f16;
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::interp::{HostArg, HostBuffer, InterpOptions, Interpreter};
-use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
+use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES, WideLoad};
 use wgsl_gemm::harness::random;
 use wgsl_gemm::{CoopConfig, CoopInput, Layout, Problem, SimtConfig, TileConfig, spec};
 
@@ -174,13 +174,29 @@ fn check_coop(config: &CoopConfig, p: &Problem, seed: u64) {
     );
 }
 
-/// Call `run` with `a` and `b` bound as the configuration reads them (`vec4` or scalars).
+/// Call `run` with `a` and `b` bound as the configuration reads them (`vec4` or scalars, or
+/// sixteen bytes at a time as `array<array<vec4<T>, 2>>` or `array<vec4<u32>>`).
 fn bind<T: bytemuck::Pod + wgsl_dsl::types::Scalar>(
     config: &CoopConfig,
     a: &HostBuffer<T>,
     b: &HostBuffer<T>,
     run: impl Fn(&dyn HostArg, &dyn HostArg),
 ) {
+    use wgsl_dsl::types::{Array, Vec4};
+    match config.wide {
+        Some(WideLoad::Pairs) => {
+            let (a8, b8) = (
+                a.view::<Array<Vec4<T>, 2>>(8),
+                b.view::<Array<Vec4<T>, 2>>(8),
+            );
+            return run(&a8.expect("rows of 8"), &b8.expect("rows of 8"));
+        }
+        Some(WideLoad::Words) => {
+            let (a8, b8) = (a.view::<Vec4<u32>>(8), b.view::<Vec4<u32>>(8));
+            return run(&a8.expect("rows of 8"), &b8.expect("rows of 8"));
+        }
+        None => {}
+    }
     let (a4, b4) = (a.as_vec4(), b.as_vec4());
     let a_arg: &dyn HostArg = if config.vector_a {
         a4.as_ref().expect("a's rows are multiples of 4")
@@ -267,5 +283,43 @@ fn the_direct_cooperative_kernel_on_the_interpreter_matches_the_specification() 
         let p = Problem::new(64, 64, 64, layout);
         let config = CoopConfig::direct_with_tile(&p, DIRECT_TILES[2], 32);
         check_coop(&config, &p, 300 + seed as u64);
+    }
+}
+
+#[test]
+fn the_cooperative_kernel_reading_sixteen_bytes_on_the_interpreter_matches_the_specification() {
+    // Both wide loads (`array<array<vec4<f16>, 2>>` and `array<vec4<u32>>` unpacked), every
+    // layout, through one buffer with the tile `CoopConfig::choose` prefers: stored rows that
+    // are multiples of 8 but not of 16, edges on every side, several steps of K (72 = 2 x 32
+    // + 8), the last partial.
+    let mut seed = 500;
+    for layout in Layout::ALL {
+        let p = Problem::new(24, 40, 72, layout);
+        for wide in [WideLoad::Pairs, WideLoad::Words] {
+            let config = CoopConfig::single_with_tile(&p, CoopInput::F16, SINGLE_TILES[0], 32)
+                .with_wide(wide);
+            assert!(config.valid().is_ok() && config.accepts(&p), "{config:?}");
+            check_coop(&config, &p, seed);
+            seed += 1;
+        }
+    }
+}
+
+#[test]
+fn the_cooperative_kernel_without_bounds_checks_on_the_interpreter_matches_the_specification() {
+    // `CoopConfig::whole_tiles` (no chunk checked against M, N, K; every tile stored straight
+    // into C) on a size the tile divides, two steps of K, every layout, reading `vec4`s and
+    // sixteen bytes at a time; the interpreter reports any read outside A or B.
+    let mut seed = 600;
+    for layout in Layout::ALL {
+        let p = Problem::new(128, 128, 64, layout);
+        let config = CoopConfig::single_with_tile(&p, CoopInput::F16, SINGLE_TILES[0], 32)
+            .with_whole_tiles();
+        for config in [config, config.with_wide(WideLoad::Words)] {
+            assert!(config.valid().is_ok() && config.accepts(&p), "{config:?}");
+            check_coop(&config, &p, seed);
+            seed += 1;
+        }
+        assert!(!config.accepts(&Problem::new(128, 128, 72, layout)));
     }
 }

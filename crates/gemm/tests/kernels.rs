@@ -6,7 +6,9 @@
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use wgsl_dsl::TargetLimits;
 use wgsl_dsl::runtime::{Gpu, GpuOptions};
-use wgsl_gemm::harness::{direct_checks, run_and_check, single_checks};
+use wgsl_gemm::harness::{
+    direct_checks, run_and_check, single_checks, whole_tile_checks, wide_checks,
+};
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
 fn h200() -> TargetLimits {
@@ -23,6 +25,16 @@ fn direct_configs() -> Vec<CoopConfig> {
 /// input and vector width.
 fn single_configs() -> Vec<CoopConfig> {
     single_checks(32).into_iter().map(|(_, c)| c).collect()
+}
+
+/// The same with `f16` inputs read sixteen bytes at a time ([`CoopConfig::wide`]), both ways,
+/// and without bounds checks ([`CoopConfig::whole_tiles`]).
+fn wide_configs() -> Vec<CoopConfig> {
+    wide_checks(32)
+        .into_iter()
+        .chain(whole_tile_checks(32))
+        .map(|(_, c)| c)
+        .collect()
 }
 
 fn problems() -> Vec<Problem> {
@@ -62,7 +74,11 @@ fn every_configuration_builds_and_its_wgsl_parses_back() {
             reparse(&coop.kernel_name(), &shader.wgsl);
         }
     }
-    for coop in direct_configs().into_iter().chain(single_configs()) {
+    for coop in direct_configs()
+        .into_iter()
+        .chain(single_configs())
+        .chain(wide_configs())
+    {
         let shader = wgsl_gemm::coop::build(&coop)
             .build_for(&target)
             .unwrap_or_else(|e| panic!("{}: {e}", coop.kernel_name()));
@@ -94,6 +110,7 @@ fn cooperative_kernels_translate_to_spirv() {
     };
     let mut configs = direct_configs();
     configs.extend(single_configs());
+    configs.extend(wide_configs());
     for p in problems() {
         for input in [CoopInput::F16, CoopInput::F32] {
             configs.push(CoopConfig::choose(&p, input, &target, 32));

@@ -38,10 +38,20 @@ pub fn padded_size(bytes: u64, elem: u64) -> u64 {
 /// # Errors
 /// [`DispatchErrorKind::Length`] unless `len` is a multiple of 4.
 pub fn vec4_length(what: &'static str, len: usize) -> Result<(), DispatchError> {
-    if !len.is_multiple_of(4) {
+    view_length(what, len, 4)
+}
+
+/// `Ok` if a buffer of `len` scalars can be seen as `len / per` elements of `per` scalars'
+/// bytes each (the `view` of the runtime's `GpuBuffer` and of the interpreter's
+/// `HostBuffer`, named by `what`).
+///
+/// # Errors
+/// [`DispatchErrorKind::Length`] unless `per > 0` and `len` is a multiple of `per`.
+pub fn view_length(what: &'static str, len: usize, per: usize) -> Result<(), DispatchError> {
+    if per == 0 || !len.is_multiple_of(per) {
         return Err(DispatchError::from(DispatchErrorKind::Length {
             what,
-            expected: len.next_multiple_of(4),
+            expected: len.next_multiple_of(per.max(1)),
             found: len,
         }));
     }

@@ -25,7 +25,7 @@ mod limits;
 
 pub use checks::{
     ArgShape, COPY_BUFFER_ALIGNMENT, MIN_BUFFER_BYTES, ceil_div, check_bindings, check_grid,
-    padded_size, vec4_length,
+    padded_size, vec4_length, view_length,
 };
 pub use device_check::{Shortfall, check_device, check_limits};
 pub use error::{DeviceError, DispatchError, DispatchErrorKind, error_chain};

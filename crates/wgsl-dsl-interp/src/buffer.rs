@@ -117,6 +117,55 @@ impl<T: Pod + Scalar> HostArg for HostVec4<'_, T> {
     }
 }
 
+/// A [`HostBuffer<T>`] seen as elements of the WGSL type `U`, each the bytes of `per`
+/// consecutive scalars ([`HostBuffer::view`]), as the runtime's `GpuBuffer::view` does.
+pub struct HostView<'a, T, U> {
+    buffer: &'a HostBuffer<T>,
+    per: usize,
+    ty: PhantomData<U>,
+}
+
+impl<T, U> std::fmt::Debug for HostView<'_, T, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostView")
+            .field("buffer", self.buffer)
+            .field("per", &self.per)
+            .finish()
+    }
+}
+
+impl<T: Pod + Scalar> HostBuffer<T> {
+    /// The buffer bound as `array<U>`, element `i` holding the bytes of elements
+    /// `per i .. per (i + 1)` (no conversion), as the runtime's `GpuBuffer::view` does. A
+    /// dispatch checks that `U`'s WGSL stride is `per * size_of::<T>()` bytes.
+    ///
+    /// # Errors
+    /// [`DispatchErrorKind::Length`](wgsl_dsl_exec::DispatchErrorKind::Length) unless `per > 0`
+    /// and the length is a multiple of `per`.
+    pub fn view<U: WgslType>(&self, per: usize) -> Result<HostView<'_, T, U>, DispatchError> {
+        wgsl_dsl_exec::view_length(
+            "HostBuffer::view (a multiple of `per` elements)",
+            self.len,
+            per,
+        )?;
+        Ok(HostView {
+            buffer: self,
+            per,
+            ty: PhantomData,
+        })
+    }
+}
+
+impl<T: Pod + Scalar, U: WgslType> HostArg for HostView<'_, T, U> {
+    fn host_arg(&self) -> HostArgRef<'_> {
+        let mut arg = self.buffer.host_arg();
+        arg.ty = U::ty;
+        arg.elem_size *= self.per as u64;
+        arg.len /= self.per;
+        arg
+    }
+}
+
 impl<T> HostBuffer<T> {
     /// Number of elements.
     pub fn len(&self) -> usize {

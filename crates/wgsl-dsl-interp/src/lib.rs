@@ -101,7 +101,7 @@ mod typed;
 
 use std::sync::{Arc, Mutex};
 
-pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4};
+pub use buffer::{HostArg, HostArgRef, HostBuffer, HostVec4, HostView};
 pub use debug::{DebugRecord, DebugValue};
 pub use error::{AccessKind, InterpError, Invocation, MemoryAccess, Warning};
 pub use options::InterpOptions;

@@ -9,7 +9,7 @@ use bytemuck::Pod;
 use super::gpu::{Gpu, NEXT_ID};
 use wgsl_dsl_core::types::{Scalar, Ty, Vector, WgslType};
 use wgsl_dsl_exec::{DeviceError, DispatchError, DispatchErrorKind};
-use wgsl_dsl_exec::{padded_size, vec4_length};
+use wgsl_dsl_exec::{padded_size, vec4_length, view_length};
 
 /// A buffer of `len` elements of `T` on one [`Gpu`].
 ///
@@ -258,6 +258,56 @@ impl<T: Pod + Scalar> BindArg for Vec4View<'_, T> {
         arg.ty = <Vector<T, 4> as WgslType>::ty;
         arg.elem_size *= 4;
         arg.len /= 4;
+        arg
+    }
+}
+
+/// A buffer of scalars seen as elements of the WGSL type `U`, each the bytes of `per`
+/// consecutive scalars, to bind where a kernel declares `array<U>`: made by
+/// [`GpuBuffer::view`]. E.g. `f16` seen as `vec4<u32>` or as `array<vec4<f16>, 2>` (`per = 8`):
+/// 16-byte elements, read by one 16-byte load each.
+pub struct View<'a, T, U> {
+    buffer: &'a GpuBuffer<T>,
+    per: usize,
+    ty: PhantomData<U>,
+}
+
+impl<T, U> std::fmt::Debug for View<'_, T, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("View")
+            .field("buffer", self.buffer)
+            .field("per", &self.per)
+            .finish()
+    }
+}
+
+impl<T: Pod + Scalar> GpuBuffer<T> {
+    /// This buffer as `len / per` elements of `U`: element `i` of the view holds the bytes of
+    /// elements `per i .. per (i + 1)` of the buffer, reinterpreted (no conversion). A
+    /// dispatch checks that `U`'s WGSL stride is `per * size_of::<T>()` bytes.
+    ///
+    /// # Errors
+    /// [`DispatchErrorKind::Length`] unless `per > 0` and `len` is a multiple of `per`.
+    pub fn view<U: WgslType>(&self, per: usize) -> Result<View<'_, T, U>, DispatchError> {
+        view_length(
+            "GpuBuffer::view (a multiple of `per` elements)",
+            self.len,
+            per,
+        )?;
+        Ok(View {
+            buffer: self,
+            per,
+            ty: PhantomData,
+        })
+    }
+}
+
+impl<T: Pod + Scalar, U: WgslType> BindArg for View<'_, T, U> {
+    fn arg(&self) -> Arg<'_> {
+        let mut arg = self.buffer.arg();
+        arg.ty = U::ty;
+        arg.elem_size *= self.per as u64;
+        arg.len /= self.per;
         arg
     }
 }

@@ -76,7 +76,7 @@ mod timing;
 mod typed;
 
 pub use backward::{BackwardArgs, DifferentiableDef, TypedBackward};
-pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View};
+pub use buffer::{Arg, BindArg, GpuBuffer, Vec4View, View};
 pub use gpu::{BindGroupStats, Gpu, GpuOptions, limits_of};
 pub use interop::WgpuShader;
 pub use pipeline::Kernel;

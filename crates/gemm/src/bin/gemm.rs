@@ -17,8 +17,11 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
+use wgsl_gemm::config::WideLoad;
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
-use wgsl_gemm::harness::{direct_checks, random, run_and_check, single_checks};
+use wgsl_gemm::harness::{
+    direct_checks, random, run_and_check, single_checks, whole_tile_checks, wide_checks,
+};
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
 
@@ -44,7 +47,10 @@ enum Command {
         /// Leave out the MLP's shapes.
         #[arg(long)]
         no_mlp: bool,
-        /// Kernels: simt, coop-f16, coop-f32.
+        /// Kernels: simt, coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
+        /// coop-f16 picks, reading sixteen bytes at a time, with bounds checks),
+        /// coop-f16-whole, coop-f16-words-whole (without bounds checks, where the tile divides
+        /// the problem; coop-f16 picks coop-f16-whole there), coop-f32.
         #[arg(
             long,
             value_delimiter = ',',
@@ -95,6 +101,9 @@ enum Command {
         /// The layout (ab, atb, abt, atbt).
         #[arg(long, default_value = "ab")]
         layout: String,
+        /// Only the tensor-core tiles staged through one buffer per operand.
+        #[arg(long)]
+        single_only: bool,
         #[command(flatten)]
         timing: TimingArgs,
     },
@@ -155,10 +164,11 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Sweep {
             size,
             layout,
+            single_only,
             timing,
         } => {
             let layout = Layout::from_name(&layout).ok_or("layout: ab, atb, abt or atbt")?;
-            sweep(&gpu, size, layout, timing)
+            sweep(&gpu, size, layout, single_only, timing)
         }
     }
 }
@@ -205,6 +215,10 @@ fn kernels_for(
             let gemm = match name.as_str() {
                 "coop-f16" => Gemm::coop(gpu, problem, CoopInput::F16),
                 "coop-f16-direct" => Gemm::coop_direct(gpu, problem),
+                "coop-f16-pairs" => coop_variant(gpu, problem, Some(WideLoad::Pairs), false),
+                "coop-f16-words" => coop_variant(gpu, problem, Some(WideLoad::Words), false),
+                "coop-f16-whole" => coop_variant(gpu, problem, None, true),
+                "coop-f16-words-whole" => coop_variant(gpu, problem, Some(WideLoad::Words), true),
                 "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
                 _ => Gemm::simt(gpu, problem),
             };
@@ -213,10 +227,47 @@ fn kernels_for(
         .collect()
 }
 
+/// The tile `CoopConfig::choose` picks for `f16` buffers, reading `A` and `B` sixteen bytes at
+/// a time as `wide` says, with bounds checks unless `whole_tiles`.
+fn coop_variant(
+    gpu: &Gpu,
+    problem: &Problem,
+    wide: Option<WideLoad>,
+    whole_tiles: bool,
+) -> Result<Gemm, GemmError> {
+    let subgroup = gpu.adapter_info().subgroup_min_size;
+    let mut config = CoopConfig::choose(problem, CoopInput::F16, &gpu.target_limits(), subgroup);
+    if let Some(wide) = wide {
+        config = config.with_wide(wide);
+    }
+    // `choose` leaves out the bounds checks where the tile divides the problem; put them back
+    // unless `whole_tiles`.
+    config.whole_tiles = false;
+    if whole_tiles {
+        config = config.with_whole_tiles();
+    }
+    if config.valid().is_err() || !config.accepts(problem) {
+        return Err(GemmError::Incompatible {
+            kernel: config.kernel_name(),
+            problem: *problem,
+        });
+    }
+    Gemm::with_coop(gpu, config)
+}
+
 fn all_kernels() -> Vec<String> {
-    ["simt", "coop-f16", "coop-f16-direct", "coop-f32"]
-        .map(String::from)
-        .to_vec()
+    [
+        "simt",
+        "coop-f16",
+        "coop-f16-direct",
+        "coop-f16-pairs",
+        "coop-f16-words",
+        "coop-f16-whole",
+        "coop-f16-words-whole",
+        "coop-f32",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 fn check(gpu: &Gpu) -> Result<(), Error> {
@@ -250,6 +301,14 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
     for (p, config) in single_checks(gpu.adapter_info().subgroup_min_size) {
         runs.push((p, Gemm::with_coop(gpu, config)));
     }
+    // The same reading sixteen bytes at a time, both ways, on rows multiples of 8.
+    for (p, config) in wide_checks(gpu.adapter_info().subgroup_min_size) {
+        runs.push((p, Gemm::with_coop(gpu, config)));
+    }
+    // The same without bounds checks, on sizes every tile divides.
+    for (p, config) in whole_tile_checks(gpu.adapter_info().subgroup_min_size) {
+        runs.push((p, Gemm::with_coop(gpu, config)));
+    }
     let (mut passed, mut failed, mut refused) = (0, 0, 0);
     let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
     for (seed, (p, gemm)) in runs.into_iter().enumerate() {
@@ -268,6 +327,12 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
             let family = match gemm.variant() {
                 Variant::Simt(_) => "simt f32",
                 Variant::Coop(c) if c.direct => "coop f16 inputs, direct",
+                Variant::Coop(c) if c.whole_tiles => {
+                    "coop f16 inputs, one buffer, no bounds checks"
+                }
+                Variant::Coop(c) if c.wide.is_some() => {
+                    "coop f16 inputs, one buffer, sixteen-byte loads"
+                }
                 Variant::Coop(c) if c.single && c.input == CoopInput::F16 => {
                     "coop f16 inputs, staged through one buffer"
                 }
@@ -521,13 +586,23 @@ fn adapter_line(gpu: &Gpu) -> String {
     )
 }
 
-fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Error> {
+fn sweep(
+    gpu: &Gpu,
+    size: u32,
+    layout: Layout,
+    single_only: bool,
+    t: TimingArgs,
+) -> Result<(), Error> {
     let p = Problem::new(size, size, size, layout);
     let ops = Operands::new(gpu, &p)?;
     let target = gpu.target_limits();
     println!("{}", adapter_line(gpu));
     let mut gemms = Vec::new();
-    for tiles in wgsl_gemm::config::simt_sweep_tiles() {
+    let all = !single_only;
+    for tiles in wgsl_gemm::config::simt_sweep_tiles()
+        .into_iter()
+        .filter(|_| all)
+    {
         let c = SimtConfig::with_tiles(&p, tiles);
         if c.fits(&target) {
             gemms.push(Gemm::with_simt(gpu, c));
@@ -543,7 +618,7 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
         (128, 64, 32, 32, 32),
         (64, 128, 32, 32, 32),
     ]);
-    for &tile in &coop_tiles {
+    for &tile in coop_tiles.iter().filter(|_| all) {
         let c = CoopConfig::with_tile(&p, CoopInput::F16, tile, subgroup);
         if c.fits(&target) {
             gemms.push(Gemm::with_coop(gpu, c));
@@ -561,6 +636,16 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
             gemms.push(Gemm::with_coop(gpu, c));
         }
     }
+    // The same reading sixteen bytes a load, then also without bounds checks.
+    for &tile in &single_tiles {
+        let c = CoopConfig::single_with_tile(&p, CoopInput::F16, tile, subgroup)
+            .with_wide(WideLoad::Words);
+        for c in [c, c.with_whole_tiles()] {
+            if c.fits(&target) && c.accepts(&p) {
+                gemms.push(Gemm::with_coop(gpu, c));
+            }
+        }
+    }
     let mut direct_tiles = DIRECT_TILES.to_vec();
     direct_tiles.extend([
         (128, 128, 32, 64, 32),
@@ -570,7 +655,7 @@ fn sweep(gpu: &Gpu, size: u32, layout: Layout, t: TimingArgs) -> Result<(), Erro
         (128, 128, 64, 64, 64),
         (64, 128, 32, 32, 64),
     ]);
-    for &tile in &direct_tiles {
+    for &tile in direct_tiles.iter().filter(|_| all) {
         let c = CoopConfig::direct_with_tile(&p, tile, subgroup);
         if c.fits(&target) && c.divides(&p) {
             gemms.push(Gemm::with_coop(gpu, c));
