@@ -153,6 +153,10 @@ fn fixed_size_array_binding_needs_the_whole_array() {
             }
         )
     );
+    assert_eq!(
+        err.to_string(),
+        "kernel `lookup`, binding 0 `table`: needs at least 64 bytes, the buffer has 60"
+    );
     // Nothing ran: the output is still poisoned.
     assert!(out.read(gpu).unwrap().iter().all(|v| v.is_nan()));
 
