@@ -12,7 +12,7 @@
 //!    `GpuBuffer<u32>`. It is drawn while the GPU runs the previous epoch's last chunks (the
 //!    first epoch's at its start).
 //! 2. The epoch's `ceil(len / batch_size)` steps are recorded `steps_per_chunk` at a time into one
-//!    [`Recorder`](wgsl_dsl::runtime::Recorder) and submitted; no host round trip between steps.
+//!    [`Recorder`] and submitted; no host round trip between steps.
 //!    With [`TrainSettings::pipeline`], the first chunk is recorded (not submitted) while the GPU
 //!    runs the previous epoch's last chunks, after that epoch's last submit (the permutation is
 //!    written then: `write_buffer` takes effect before the next submit, after the ones made),
