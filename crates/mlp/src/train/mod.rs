@@ -204,6 +204,13 @@ pub fn train(
     let mut next_orders = None;
     let mut prerecorded: Option<Recorder<'_>> = None;
     let plan = chunk_plan(&shard_steps, settings.steps_per_chunk);
+    // Chunk `chunk` of shard `k`, recorded, not submitted.
+    let record = |model: &mut GpuMlp, k: usize, chunk: &Range<usize>| {
+        let mut rec = gpu.recorder();
+        let (shard, order) = (&train_shards[k], &orders[k]);
+        model.record_train_steps(gpu, &mut rec, shard, order, batch, chunk.clone())?;
+        Ok::<_, MlpError>(rec)
+    };
     for epoch in first_epoch..=last_epoch {
         let epoch_start = Instant::now();
         if prerecorded.is_none() {
@@ -231,18 +238,7 @@ pub fn train(
             let shard = &train_shards[k];
             let rec = match prerecorded.take() {
                 Some(rec) => rec,
-                None => {
-                    let mut rec = gpu.recorder();
-                    model.record_train_steps(
-                        gpu,
-                        &mut rec,
-                        shard,
-                        &orders[k],
-                        batch,
-                        chunk.clone(),
-                    )?;
-                    rec
-                }
+                None => record(&mut model, k, &chunk)?,
             };
             rec.submit().map_err(MlpError::from)?;
             let losses = model.read_losses_async(gpu, chunk.len())?;
@@ -273,17 +269,7 @@ pub fn train(
                     for (order, host) in orders.iter().zip(&next) {
                         order.write(gpu, host).map_err(MlpError::from)?;
                     }
-                    let mut rec = gpu.recorder();
-                    let shard = &train_shards[*k];
-                    model.record_train_steps(
-                        gpu,
-                        &mut rec,
-                        shard,
-                        &orders[*k],
-                        batch,
-                        chunk.clone(),
-                    )?;
-                    prerecorded = Some(rec);
+                    prerecorded = Some(record(&mut model, *k, chunk)?);
                 }
                 _ => next_orders = Some(next),
             }
