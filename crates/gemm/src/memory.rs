@@ -34,6 +34,8 @@ use bytemuck::{Pod, Zeroable};
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::types::{Float, Numeric, ScalarOrVector};
 
+use crate::tiled::component;
+
 /// Invocations per workgroup of every kernel here.
 pub const WG: u32 = 256;
 /// The transpose's tile side.
@@ -1006,12 +1008,7 @@ fn transpose_swizzled<const N: usize>(cfg: MemConfig) -> KernelBuilder {
     let r4 = k.let_("r4", by() * w + &g);
     for m in 0..4u32 {
         let c = k.let_(&suffixed("c", m), bx() * side + &t * 4u32 + m);
-        let part = |b: &Exp<Vec4<f32>>| match m {
-            0 => b.x(),
-            1 => b.y(),
-            2 => b.z(),
-            _ => b.w(),
-        };
+        let part = |b: &Exp<Vec4<f32>>| component(b, m);
         k.if_(c.lt(&cols).and(r4.lt(&y_width)), |k| {
             k.store(
                 &y.at(&c * &y_width + &r4),
