@@ -135,6 +135,10 @@ pub struct SimtConfig {
     pub vector_a: bool,
     /// `B` is read as `vec4<f32>`.
     pub vector_b: bool,
+    /// No bounds checks ([`Source::whole`](crate::tiled::Source::whole)): only for problems
+    /// the tiles divide ([`SimtConfig::divides`]). Not picked by [`SimtConfig::choose`]
+    /// until measured against the kernel with checks.
+    pub whole_tiles: bool,
 }
 
 /// The tiles `gemm sweep` measures the SIMT kernel with at large sizes: the large ones
@@ -173,25 +177,45 @@ impl SimtConfig {
             tiles,
             vector_a,
             vector_b,
+            whole_tiles: false,
         }
     }
 
-    /// True when `problem` can run with this kernel: same layout, and the `vec4` reads the
-    /// kernel makes fit the sizes.
+    /// This configuration without bounds checks ([`SimtConfig::whole_tiles`]), for problems
+    /// it [divides](SimtConfig::divides).
+    pub fn with_whole_tiles(self) -> SimtConfig {
+        SimtConfig {
+            whole_tiles: true,
+            ..self
+        }
+    }
+
+    /// True when the tiles divide `problem`: `M` a multiple of `tm`, `N` of `tn` and `K` of
+    /// a step's depth ([`Tiles::depth`]).
+    pub fn divides(&self, problem: &Problem) -> bool {
+        problem.m.is_multiple_of(self.tiles.tm)
+            && problem.n.is_multiple_of(self.tiles.tn)
+            && problem.k.is_multiple_of(self.tiles.depth())
+    }
+
+    /// True when `problem` can run with this kernel: same layout, the `vec4` reads the
+    /// kernel makes fit the sizes, and the tiles divide it if [`SimtConfig::whole_tiles`].
     pub fn accepts(&self, problem: &Problem) -> bool {
-        accepts(self.layout, [self.vector_a, self.vector_b, false], problem)
+        (!self.whole_tiles || self.divides(problem))
+            && accepts(self.layout, [self.vector_a, self.vector_b, false], problem)
     }
 
     /// The kernel's name: `simt_<layout>_<tiles>_<ab>`, with the tiles as [`Tiles::suffix`]
-    /// names them and each of `a`, `b` `v` (`vec4` reads) or `s` (scalar):
-    /// `simt_ab_t128x128x32r8x8v_vv`.
+    /// names them and each of `a`, `b` `v` (`vec4` reads) or `s` (scalar), then `_whole` for
+    /// [`SimtConfig::whole_tiles`]: `simt_ab_t128x128x32r8x8v_vv`.
     pub fn kernel_name(&self) -> String {
         let letters = vector_letters(self.vector_a, self.vector_b, false);
         format!(
-            "simt_{}_{}_{}",
+            "simt_{}_{}_{}{}",
             self.layout.name(),
             self.tiles.suffix(),
-            &letters[..2]
+            &letters[..2],
+            if self.whole_tiles { "_whole" } else { "" }
         )
     }
 }

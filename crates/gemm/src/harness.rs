@@ -8,7 +8,7 @@ use wgsl_dsl::runtime::{Gpu, GpuBuffer};
 use crate::config::{DIRECT_TILES, SINGLE_TILES, WideLoad};
 use crate::run::{Gemm, Variant};
 use crate::spec::{self, Worst};
-use crate::{CoopConfig, CoopInput, GemmDims, GemmError, Layout, Problem};
+use crate::{CoopConfig, CoopInput, GemmDims, GemmError, Layout, Problem, SimtConfig};
 
 /// `len` values uniform in `[-1, 1)` from `seed`.
 pub fn random(len: usize, seed: u64) -> Vec<f32> {
@@ -87,6 +87,20 @@ pub fn whole_tile_checks(subgroup_size: u32) -> Vec<(Problem, CoopConfig)> {
                 .with_whole_tiles();
             v.push((p, config));
             v.push((p, config.with_wide(WideLoad::Words)));
+        }
+    }
+    v
+}
+
+/// Every SIMT sweep tile without bounds checks ([`SimtConfig::whole_tiles`]), each on a size it
+/// divides (two tiles along `M` and `N`, three steps of `K`), in every layout: what `gemm
+/// check` runs them on.
+pub fn simt_whole_tile_checks() -> Vec<(Problem, SimtConfig)> {
+    let mut v = Vec::new();
+    for layout in Layout::ALL {
+        for tile in crate::config::simt_sweep_tiles() {
+            let p = Problem::new(2 * tile.tm, 2 * tile.tn, 3 * tile.depth(), layout);
+            v.push((p, SimtConfig::with_tiles(&p, tile).with_whole_tiles()));
         }
     }
     v

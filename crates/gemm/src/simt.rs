@@ -11,7 +11,9 @@
 //! Everything else is [`tiled::product_at`]: each invocation computes `rm x rn` elements of its
 //! workgroup's tile in registers, `K` walked `kg * tk` at a time through padded tiles of
 //! workgroup memory, the next step's elements read into registers during the multiply-adds;
-//! elements outside the matrices are zero and outputs outside `C` are not stored.
+//! elements outside the matrices are zero and outputs outside `C` are not stored. With
+//! [`SimtConfig::whole_tiles`] (problems the tiles divide) none of that is checked: no
+//! per-element bounds, and the prefetch past the last step is one branch per step.
 //! Accumulation: one `fma` per product, in `f32`, in `k` order within an invocation (and the
 //! `kg` groups' partial sums added in group order).
 
@@ -37,6 +39,11 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
     // op(A) [M, K] is stored [M, K] row-major, or [K, M] when transposed; op(B) likewise.
     let a = source(&a, m.clone(), depth.clone(), !c.layout.a_transposed());
     let b = source(&b, depth.clone(), n.clone(), !c.layout.b_transposed());
+    let (a, b) = if c.whole_tiles {
+        (a.whole_tiles(), b.whole_tiles())
+    } else {
+        (a, b)
+    };
     let memory = TileMemory::declare(&mut k, &[c.tiles]);
     tiled::product_at(
         &mut k,
@@ -48,9 +55,14 @@ pub fn build(config: &SimtConfig) -> KernelBuilder {
         lit(0u32),
         depth,
         store_only(|k: &mut KernelBuilder, o: &Output, _| {
-            k.if_(o.inside.clone(), |k| {
+            let store = |k: &mut KernelBuilder| {
                 k.store(&out.at(&o.row * &n + &o.col), o.value.clone());
-            });
+            };
+            if c.whole_tiles {
+                store(k);
+            } else {
+                k.if_(o.inside.clone(), store);
+            }
         }),
     );
     k

@@ -380,6 +380,12 @@ pub struct Source<'a> {
     /// them at once where a tile's contiguous side is a multiple of 4), without a
     /// [`Source::row_key`], in a product whose `K` range starts and ends at multiples of 4.
     pub vector: Option<VectorFn<'a>>,
+    /// The product's tiles never cross this operand's edges ([`Source::whole_tiles`]): its
+    /// fixed side (`A`'s rows, `B`'s columns) is a multiple of the tile, so those coordinates
+    /// are not checked. When both operands say so, `K` is not checked either (the caller
+    /// promises that the `K` range is a multiple of [`Tiles::depth`]), and every output is
+    /// inside `C`.
+    pub whole: bool,
 }
 
 /// Four adjacent elements of an operand ([`Source::vector`]).
@@ -393,6 +399,7 @@ impl std::fmt::Debug for Source<'_> {
             .field("row_key", &self.row_key.is_some())
             .field("cols_contiguous", &self.cols_contiguous)
             .field("vector", &self.vector.is_some())
+            .field("whole", &self.whole)
             .finish_non_exhaustive()
     }
 }
@@ -422,6 +429,7 @@ impl<'a> Source<'a> {
             row_key: None,
             cols_contiguous,
             vector: None,
+            whole: false,
         }
     }
 
@@ -450,6 +458,18 @@ impl<'a> Source<'a> {
             row_key: None,
             cols_contiguous,
             vector: Some(Box::new(move |r, c| buffer.at(index4(r, c) / 4u32).load())),
+            whole: false,
+        }
+    }
+
+    /// This operand with no bounds checks ([`Source::whole`]): for problems whose sizes are
+    /// multiples of the tile (`M` of `tm`, `N` of `tn`, `K` of [`Tiles::depth`]). Reads outside
+    /// the operand are then not prevented: a caller that breaks the promise reads past its
+    /// buffer (robust buffer access clamps it on WebGPU) and gets wrong sums.
+    pub fn whole_tiles(self) -> Source<'a> {
+        Source {
+            whole: true,
+            ..self
         }
     }
 
@@ -669,8 +689,9 @@ struct Slot {
     along: Exp<u32>,
     /// The fixed coordinate in the operand, or row 0 (or its key) when outside the operand.
     fixed: Exp<u32>,
-    /// Whether the fixed coordinate is inside the operand.
-    fixed_ok: Exp<bool>,
+    /// Whether the fixed coordinate is inside the operand; `None` if it always is
+    /// ([`Source::whole`]).
+    fixed_ok: Option<Exp<bool>>,
     /// The slot's place in the tile memory, relative to the step's tile.
     at: Exp<u32>,
     /// `Some((e, n))` when the slot can be past the tile: stored only if `e < n`.
@@ -745,8 +766,13 @@ fn slots(
                 Side::B => (r.clone(), c.clone(), &op.cols),
             };
             let fixed = k.let_(&format!("{prefix}_fixed{j}"), fixed0 + &across);
-            let fixed_ok = k.let_(&format!("{prefix}_fixed_ok{j}"), fixed.lt(limit.clone()));
-            let safe = fixed_ok.select(&fixed, 0u32);
+            let (fixed_ok, safe) = if op.whole {
+                (None, fixed)
+            } else {
+                let ok = k.let_(&format!("{prefix}_fixed_ok{j}"), fixed.lt(limit.clone()));
+                let safe = ok.select(&fixed, 0u32);
+                (Some(ok), safe)
+            };
             let fixed = match &op.row_key {
                 Some(key) => key(&safe),
                 None => safe,
@@ -781,7 +807,8 @@ fn slots(
 }
 
 /// Read the step's tile starting at `k0` along `K` into the slots' registers: zero outside the
-/// operand and past `k_end`; every read is issued before any is used.
+/// operand and past `k_end` (unless `check_k` is false: the caller reads only whole steps
+/// inside `K`); every read is issued before any is used.
 fn load_slots(
     k: &mut KernelBuilder,
     op: &Source<'_>,
@@ -789,24 +816,44 @@ fn load_slots(
     slots: &[Slot],
     k0: &Exp<u32>,
     k_end: &Exp<u32>,
+    check_k: bool,
 ) {
     for s in slots {
         let along = k0 + &s.along;
-        let inside = s.fixed_ok.clone().and(along.lt(k_end.clone()));
+        let inside = match (&s.fixed_ok, check_k) {
+            (Some(ok), true) => Some(ok.clone().and(along.lt(k_end.clone()))),
+            (Some(ok), false) => Some(ok.clone()),
+            (None, true) => Some(along.lt(k_end.clone())),
+            (None, false) => None,
+        };
         // Outside the operand, read its element 0 instead and discard it: the read stays in
         // bounds.
-        let inside = k.let_("inside", inside);
-        let along = inside.select(along, 0u32);
+        let inside = inside.map(|inside| k.let_("inside", inside));
+        let along = match &inside {
+            Some(inside) => inside.select(along, 0u32),
+            None => along,
+        };
         let (row, col) = match side {
             Side::A => (&s.fixed, &along),
             Side::B => (&along, &s.fixed),
         };
         match (&s.value, &op.vector) {
-            (Register::One(var), _) => k.store(var, inside.select((op.value)(row, col), 0.0f32)),
-            (Register::Four { value, .. }, Some(vector)) => k.store(
-                value,
-                inside.select(vector(row, col), Exp::<Vec4<f32>>::zero()),
-            ),
+            (Register::One(var), _) => {
+                let value = (op.value)(row, col);
+                let value = match &inside {
+                    Some(inside) => inside.select(value, 0.0f32),
+                    None => value,
+                };
+                k.store(var, value);
+            }
+            (Register::Four { value: var, .. }, Some(vector)) => {
+                let value = vector(row, col);
+                let value = match &inside {
+                    Some(inside) => inside.select(value, Exp::<Vec4<f32>>::zero()),
+                    None => value,
+                };
+                k.store(var, value);
+            }
             (Register::Four { .. }, None) => unreachable!("four-element slots need Source::vector"),
         }
     }
@@ -914,11 +961,18 @@ pub fn product_at(
         b_base,
         [sb, 1],
     );
+    // Both operands whole: every step lies inside `K`, and only the prefetch past the last
+    // step is skipped (one branch per step, uniform in the workgroup).
+    let whole = a.whole && b.whole;
     let load = |k: &mut KernelBuilder, k0: &Exp<u32>| {
-        load_slots(k, &a, Side::A, &a_slots, k0, &k_end);
-        load_slots(k, &b, Side::B, &b_slots, k0, &k_end);
+        load_slots(k, &a, Side::A, &a_slots, k0, &k_end, !whole);
+        load_slots(k, &b, Side::B, &b_slots, k0, &k_end, !whole);
     };
-    load(k, &k_begin);
+    if whole {
+        k.if_(k_begin.lt(&k_end), |k| load(k, &k_begin));
+    } else {
+        load(k, &k_begin);
+    }
     // Offset of this group's slice in a step.
     let slice = k.let_("slice", local_invocation_id().z() * tk);
     k.for_range("t", 0u32, steps, |k, t| {
@@ -927,7 +981,11 @@ pub fn product_at(
         k.workgroup_barrier();
         // The next step's elements (zero past the range), read while this step is multiplied.
         let next = k.let_("k_next", &k_begin + (t + 1u32) * depth);
-        load(k, &next);
+        if whole {
+            k.if_(next.lt(&k_end), |k| load(k, &next));
+        } else {
+            load(k, &next);
+        }
         match &registers {
             Registers::Scalar(acc) => {
                 let a_base = k.let_("a_base", &slice * sa + &ty);
@@ -1028,7 +1086,11 @@ pub fn product_at(
             let (i, j) = (q as u32 / rn, q as u32 % rn);
             let row = k.let_(&format!("row{i}"), &tile_row0 + r + r_off);
             let col = k.let_(&format!("col{j}"), &tile_col0 + c + c_off);
-            let inside = k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)));
+            let inside = if whole {
+                lit(true)
+            } else {
+                k.let_("inside", row.lt(&m_size).and(col.lt(&n_size)))
+            };
             let value = k.let_("value", value);
             outputs.push(Output::new(row, col, value, inside));
         }
@@ -1060,14 +1122,20 @@ pub fn product_at(
         let value = k.let_("value", value);
         let row = k.let_("row", &tile_row0 + &o / tn);
         let col = k.let_("col", &tile_col0 + &o % tn);
-        let inside = row.lt(&m_size).and(col.lt(&n_size));
-        let inside = k.let_(
-            "inside",
-            match in_tile {
-                Some(t) => inside.and(t),
-                None => inside,
-            },
-        );
+        let inside = match (whole, in_tile) {
+            (true, None) => lit(true),
+            (true, Some(t)) => t,
+            (false, in_tile) => {
+                let inside = row.lt(&m_size).and(col.lt(&n_size));
+                k.let_(
+                    "inside",
+                    match in_tile {
+                        Some(t) => inside.and(t),
+                        None => inside,
+                    },
+                )
+            }
+        };
         outputs.push(Output::new(row, col, value, inside));
     }
     epilogue.emit(k, outputs);

@@ -52,6 +52,41 @@ fn simt_kernel_with_the_large_tiles_matches_the_specification_on_partial_tiles()
     }
 }
 
+#[test]
+fn simt_kernel_without_bounds_checks_matches_the_specification_on_sizes_the_tiles_divide() {
+    // `SimtConfig::whole_tiles`: no element checked against M, N, K, every output stored; two
+    // tiles along M, three steps of K, every layout, reading vec4s and (forced) scalars, plus
+    // the grouped 32 x 32 tiles of split groups (kg 4). The interpreter reports any read
+    // outside A or B, so a prefetch past the last step would fail here.
+    let mut seed = 700;
+    let mut tiles = wgsl_gemm::tiled::LARGE_TILES.to_vec();
+    tiles.push(wgsl_gemm::tiled::GROUPED);
+    for (i, &tile) in tiles.iter().enumerate() {
+        for layout in Layout::ALL {
+            let p = Problem::new(2 * tile.tm, tile.tn, 3 * tile.depth(), layout);
+            let config = SimtConfig::with_tiles(&p, tile).with_whole_tiles();
+            assert!(config.accepts(&p), "{config:?}");
+            // A size the tile does not divide is refused.
+            assert!(!config.accepts(&Problem::new(
+                2 * tile.tm,
+                tile.tn + 4,
+                3 * tile.depth(),
+                layout
+            )));
+            check_simt(&config, &p, seed);
+            if i == 0 {
+                let scalar = SimtConfig {
+                    vector_a: false,
+                    vector_b: false,
+                    ..config
+                };
+                check_simt(&scalar, &p, seed + 100);
+            }
+            seed += 1;
+        }
+    }
+}
+
 /// Run the SIMT kernel of `config` on `p` on the interpreter (random operands from `seed`, `C`
 /// poisoned with NaN, the H200's workgroup limits) and check it against the specification.
 fn check_simt(config: &SimtConfig, p: &Problem, seed: u64) {

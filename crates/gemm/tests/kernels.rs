@@ -196,6 +196,27 @@ fn every_simt_tile_matches_the_specification() {
 }
 
 #[test]
+fn simt_kernels_without_bounds_checks_match_the_specification_on_sizes_their_tiles_divide() {
+    // `SimtConfig::whole_tiles` on the GPU: every sweep tile that fits, two tiles along M and N
+    // and three steps of K, output poisoned first (run_and_check).
+    let gpu = gpu();
+    let mut tiles = wgsl_gemm::config::simt_sweep_tiles();
+    tiles.extend([wgsl_gemm::tiled::GROUPED, wgsl_gemm::tiled::SMALL]);
+    for (seed, tile) in tiles.into_iter().enumerate() {
+        let layout = Layout::ALL[seed % Layout::ALL.len()];
+        let p = Problem::new(2 * tile.tm, 2 * tile.tn, 3 * tile.depth(), layout);
+        let config = SimtConfig::with_tiles(&p, tile).with_whole_tiles();
+        if !config.fits(&gpu.target_limits()) {
+            continue;
+        }
+        assert!(config.accepts(&p), "{config:?}");
+        let g = Gemm::with_simt(&gpu, config).expect("compiles");
+        run_and_check(&gpu, &g, &p, 30 + seed as u64, 64)
+            .unwrap_or_else(|e| panic!("{}: {e}", config.kernel_name()));
+    }
+}
+
+#[test]
 fn cooperative_kernels_match_the_specification_or_are_refused() {
     let gpu = gpu();
     let p = Problem::new(37, 45, 61, Layout::ABt);

@@ -20,7 +20,8 @@ use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions};
 use wgsl_gemm::config::WideLoad;
 use wgsl_gemm::config::{COOP_TILES, DIRECT_TILES, SINGLE_TILES};
 use wgsl_gemm::harness::{
-    direct_checks, random, run_and_check, single_checks, whole_tile_checks, wide_checks,
+    direct_checks, random, run_and_check, simt_whole_tile_checks, single_checks, whole_tile_checks,
+    wide_checks,
 };
 use wgsl_gemm::run::Variant;
 use wgsl_gemm::{CoopConfig, CoopInput, Gemm, GemmError, Layout, Problem, SimtConfig, TileConfig};
@@ -47,7 +48,8 @@ enum Command {
         /// Leave out the MLP's shapes.
         #[arg(long)]
         no_mlp: bool,
-        /// Kernels: simt, coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
+        /// Kernels: simt, simt-whole (the tile simt picks without bounds checks, where it
+        /// divides the problem), coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
         /// coop-f16 picks, reading sixteen bytes at a time, with bounds checks),
         /// coop-f16-whole, coop-f16-words-whole (without bounds checks, where the tile divides
         /// the problem; coop-f16 picks coop-f16-whole there), coop-f32.
@@ -220,11 +222,25 @@ fn kernels_for(
                 "coop-f16-whole" => coop_variant(gpu, problem, None, true),
                 "coop-f16-words-whole" => coop_variant(gpu, problem, Some(WideLoad::Words), true),
                 "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
+                "simt-whole" => simt_whole(gpu, problem),
                 _ => Gemm::simt(gpu, problem),
             };
             (name.clone(), gemm)
         })
         .collect()
+}
+
+/// The tile `SimtConfig::choose` picks, without bounds checks (refused where it does not divide
+/// the problem).
+fn simt_whole(gpu: &Gpu, problem: &Problem) -> Result<Gemm, GemmError> {
+    let config = SimtConfig::choose(problem, &gpu.target_limits()).with_whole_tiles();
+    if !config.accepts(problem) {
+        return Err(GemmError::Incompatible {
+            kernel: config.kernel_name(),
+            problem: *problem,
+        });
+    }
+    Gemm::with_simt(gpu, config)
 }
 
 /// The tile `CoopConfig::choose` picks for `f16` buffers, reading `A` and `B` sixteen bytes at
@@ -258,6 +274,7 @@ fn coop_variant(
 fn all_kernels() -> Vec<String> {
     [
         "simt",
+        "simt-whole",
         "coop-f16",
         "coop-f16-direct",
         "coop-f16-pairs",
@@ -309,6 +326,12 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
     for (p, config) in whole_tile_checks(gpu.adapter_info().subgroup_min_size) {
         runs.push((p, Gemm::with_coop(gpu, config)));
     }
+    // The SIMT kernel without bounds checks, every sweep tile and layout, on sizes it divides.
+    for (p, config) in simt_whole_tile_checks() {
+        if config.fits(&gpu.target_limits()) {
+            runs.push((p, Gemm::with_simt(gpu, config)));
+        }
+    }
     let (mut passed, mut failed, mut refused) = (0, 0, 0);
     let mut worst = std::collections::BTreeMap::<String, (f64, f64)>::new();
     for (seed, (p, gemm)) in runs.into_iter().enumerate() {
@@ -325,6 +348,7 @@ fn check(gpu: &Gpu) -> Result<(), Error> {
                 }
             };
             let family = match gemm.variant() {
+                Variant::Simt(c) if c.whole_tiles => "simt f32, no bounds checks",
                 Variant::Simt(_) => "simt f32",
                 Variant::Coop(c) if c.direct => "coop f16 inputs, direct",
                 Variant::Coop(c) if c.whole_tiles => {
@@ -603,9 +627,12 @@ fn sweep(
         .into_iter()
         .filter(|_| all)
     {
+        // Each tile with bounds checks, then without where it divides the problem.
         let c = SimtConfig::with_tiles(&p, tiles);
-        if c.fits(&target) {
-            gemms.push(Gemm::with_simt(gpu, c));
+        for c in [c, c.with_whole_tiles()] {
+            if c.fits(&target) && c.accepts(&p) {
+                gemms.push(Gemm::with_simt(gpu, c));
+            }
         }
     }
     let subgroup = gpu.adapter_info().subgroup_min_size;

@@ -403,6 +403,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         row_key: Some(Box::new(|r| order.at(&start + r).load() * &inputs)),
         cols_contiguous: true,
         vector: None,
+        whole: false,
     };
     // B = W0^T [inputs, outputs]: B[i, o] = W0[o, i], rows (i) contiguous.
     let b = Source {
@@ -412,6 +413,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         row_key: None,
         cols_contiguous: false,
         vector: None,
+        whole: false,
     };
     let epilogue = store_only(|k: &mut KernelBuilder, out: &Output, _| {
         k.if_(out.inside.clone(), |k| {
@@ -731,6 +733,7 @@ fn layer_update(
         row_key: None,
         cols_contiguous: false,
         vector: None,
+        whole: false,
     };
     // B = [x 1] [batch, inputs + 1].
     let b = Source {
@@ -745,6 +748,7 @@ fn layer_update(
         row_key: None,
         cols_contiguous: true,
         vector: None,
+        whole: false,
     };
     product_at(
         k,
