@@ -3,6 +3,7 @@
 //! submitting). A dispatch that fails because the device failed wraps the [`DeviceError`].
 //! Both are the runtime's and the interpreter's: one set of checks, the same errors.
 
+use std::panic::Location;
 use std::time::Duration;
 
 use naga::valid::Capabilities;
@@ -105,19 +106,26 @@ pub enum DeviceError {
 }
 
 /// What is wrong with a kernel, its arguments, or a recorded command: the kernel concerned,
-/// once ([`kernel`](Self::kernel); none for a buffer's or the device's own errors), and what
-/// is wrong ([`kind`](Self::kind)). `Debug` prints the message, as
+/// once ([`kernel`](Self::kernel); none for a buffer's or the device's own errors), what
+/// is wrong ([`kind`](Self::kind)), and the Rust line that made the call
+/// ([`caller`](Self::caller)). `Debug` prints the message, as
 /// [`BuildError`](wgsl_dsl_core::BuildError)'s does, so `?` in `main` reads well:
-/// ``kernel `saxpy`, binding 1 `x`: needs at least 16 bytes, the buffer has 8``.
+/// ``kernel `saxpy`, binding 1 `x`: needs at least 16 bytes, the buffer has 8 (called at
+/// src/main.rs:31:9)``.
 ///
 /// Match on the kind: `Err(e) if matches!(e.kind, DispatchErrorKind::TooSmall { .. })`.
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct DispatchError {
     /// The kernel whose compile, check or dispatch failed; `None` for errors of a buffer, a
     /// recorder or the device outside any kernel.
     pub kernel: Option<String>,
     /// What is wrong.
     pub kind: DispatchErrorKind,
+    /// The Rust call that dispatched, recorded or checked the kernel (the caller of
+    /// `Gpu::dispatch`, `Recorder::dispatch`, `Interpreter::dispatch`, their typed forms and
+    /// `check`), shown after the message: `(called at src/main.rs:40:10)`. `None` for
+    /// errors made elsewhere (compiling, buffers, the device).
+    pub caller: Option<&'static Location<'static>>,
 }
 
 impl DispatchError {
@@ -126,6 +134,16 @@ impl DispatchError {
         DispatchError {
             kernel: Some(kernel.into()),
             kind,
+            caller: None,
+        }
+    }
+
+    /// This error, reported by the Rust call at `caller` (replacing any call site it had: the
+    /// outermost public call that passes it on is the user's).
+    pub fn called_at(self, caller: &'static Location<'static>) -> Self {
+        DispatchError {
+            caller: Some(caller),
+            ..self
         }
     }
 
@@ -138,18 +156,35 @@ impl DispatchError {
     pub fn kind(&self) -> &DispatchErrorKind {
         &self.kind
     }
+
+    /// The Rust call that dispatched, recorded or checked the kernel ([`DispatchError::caller`]).
+    pub fn caller(&self) -> Option<&'static Location<'static>> {
+        self.caller
+    }
+}
+
+impl PartialEq for DispatchError {
+    /// The same kernel and kind: where the error was reported ([`DispatchError::caller`]) is
+    /// not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.kernel == other.kernel && self.kind == other.kind
+    }
 }
 
 impl From<DispatchErrorKind> for DispatchError {
     /// An error outside any kernel.
     fn from(kind: DispatchErrorKind) -> Self {
-        DispatchError { kernel: None, kind }
+        DispatchError {
+            kernel: None,
+            kind,
+            caller: None,
+        }
     }
 }
 
 impl From<wgsl_dsl_core::BuildError> for DispatchError {
     fn from(e: wgsl_dsl_core::BuildError) -> Self {
-        DispatchErrorKind::Build(e).into()
+        DispatchErrorKind::Build(Box::new(e)).into()
     }
 }
 
@@ -162,7 +197,8 @@ impl From<DeviceError> for DispatchError {
 impl std::fmt::Display for DispatchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Some(kernel) = &self.kernel else {
-            return std::fmt::Display::fmt(&self.kind, f);
+            std::fmt::Display::fmt(&self.kind, f)?;
+            return self.write_caller(f);
         };
         // The kind's message continues the kernel's name: "kernel `k` declares ..",
         // "kernel `k`, binding 1 ..", "kernel `k`: the same buffer ..".
@@ -177,7 +213,18 @@ impl std::fmt::Display for DispatchError {
             DispatchErrorKind::ExceedsDevice { .. } => "",
             _ => ": ",
         };
-        write!(f, "kernel `{kernel}`{joint}{}", self.kind)
+        write!(f, "kernel `{kernel}`{joint}{}", self.kind)?;
+        self.write_caller(f)
+    }
+}
+
+impl DispatchError {
+    /// ` (called at file:line:column)` when the caller is known.
+    fn write_caller(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.caller {
+            Some(at) => write!(f, " (called at {at})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -354,9 +401,10 @@ pub enum DispatchErrorKind {
         message: String,
     },
     /// A kernel compiled through its typed interface (`Gpu::compile_typed`)
-    /// did not build.
+    /// did not build. Boxed: a build error is the largest kind, and every `Result` of a
+    /// dispatch carries the room for it.
     #[error(transparent)]
-    Build(wgsl_dsl_core::BuildError),
+    Build(Box<wgsl_dsl_core::BuildError>),
     /// A kernel's bindings differ from those of its argument struct
     /// (`Gpu::compile_typed`).
     #[error("does not match its argument struct: {message}")]

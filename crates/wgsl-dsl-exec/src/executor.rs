@@ -86,7 +86,9 @@ pub trait Executor: ExecutorBuffers + Sized {
     /// first.
     ///
     /// # Errors
-    /// The argument checks' [`DispatchError`]s, and what the executor finds running it.
+    /// The argument checks' [`DispatchError`]s (naming the Rust line that called this:
+    /// [`DispatchError::caller`]), and what the executor finds running it.
+    #[track_caller]
     fn dispatch(
         &self,
         kernel: &Self::Kernel,

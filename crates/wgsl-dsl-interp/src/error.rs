@@ -312,7 +312,7 @@ impl fmt::Display for Warning {
 /// A kernel that did not build, as the runtime reports it: [`DispatchErrorKind::Build`].
 impl From<wgsl_dsl_core::BuildError> for InterpError {
     fn from(e: wgsl_dsl_core::BuildError) -> Self {
-        InterpError::Dispatch(DispatchError::from(DispatchErrorKind::Build(e)))
+        InterpError::Dispatch(DispatchError::from(DispatchErrorKind::Build(Box::new(e))))
     }
 }
 

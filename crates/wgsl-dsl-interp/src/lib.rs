@@ -271,7 +271,9 @@ impl Interpreter {
     ///
     /// # Errors
     /// [`InterpError::Dispatch`] with the same [`DispatchError`](wgsl_dsl_exec::DispatchError) the GPU runtime gives.
+    #[track_caller]
     pub fn check(&self, program: &Program, args: &[&dyn HostArg]) -> Result<(), InterpError> {
+        let caller = std::panic::Location::caller();
         let shapes: Vec<ArgShape> = args
             .iter()
             .map(|a| {
@@ -290,7 +292,8 @@ impl Interpreter {
             &program.layouts,
             &shapes,
             &self.options.limits,
-        )?;
+        )
+        .map_err(|e| e.called_at(caller))?;
         Ok(())
     }
 
@@ -304,19 +307,22 @@ impl Interpreter {
     /// [`InterpError::DivergentBarrier`], [`InterpError::DivergentCooperative`],
     /// [`InterpError::NonUniformCooperative`], [`InterpError::LoopLimit`] for bugs found while
     /// running.
+    #[track_caller]
     pub fn dispatch(
         &self,
         program: &Program,
         args: &[&dyn HostArg],
         workgroups: [u32; 3],
     ) -> Result<Report, InterpError> {
+        let caller = std::panic::Location::caller();
         self.check(program, args)?;
         let sig = &program.shader.signature;
         wgsl_dsl_exec::check_grid(
             &sig.name,
             workgroups,
             self.options.limits.max_compute_workgroups_per_dimension,
-        )?;
+        )
+        .map_err(|e| e.called_at(caller))?;
         if workgroups.contains(&0) {
             return Ok(Report::default());
         }

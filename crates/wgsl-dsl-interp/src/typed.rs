@@ -62,14 +62,20 @@ impl<K: KernelDef> TypedProgram<K> {
     ///
     /// # Errors
     /// As [`Interpreter::dispatch`].
+    #[track_caller]
     pub fn dispatch(
         &self,
         cpu: &Interpreter,
         args: HostArgs<'_, K>,
         size: K::Size,
     ) -> Result<Report, InterpError> {
+        let caller = std::panic::Location::caller();
         let workgroups = self.def.workgroups(size);
         args.with_bind_args(|a| cpu.dispatch(&self.program, a, workgroups))
+            .map_err(|e| match e {
+                InterpError::Dispatch(e) => InterpError::Dispatch(e.called_at(caller)),
+                other => other,
+            })
     }
 }
 

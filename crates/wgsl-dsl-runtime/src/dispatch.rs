@@ -1,6 +1,8 @@
 //! Checking dispatch arguments against a kernel's bindings, making bind groups, and
 //! [`Gpu::dispatch`].
 
+use std::panic::Location;
+
 use super::buffer::{Arg, BindArg, Resource};
 use super::gpu::Gpu;
 use super::pipeline::Kernel;
@@ -23,15 +25,17 @@ impl Gpu {
     /// [`DispatchErrorKind::Aliased`], [`DispatchErrorKind::ExceedsDevice`] (a binding larger than the
     /// device's binding size limit), [`DispatchErrorKind::Limit`] (a workgroup count),
     /// [`DispatchErrorKind::WrongDevice`]; [`DispatchErrorKind::Wgpu`] for errors wgpu reports while recording or submitting.
+    #[track_caller]
     pub fn dispatch(
         &self,
         kernel: &Kernel,
         args: &[&dyn BindArg],
         workgroups: [u32; 3],
     ) -> Result<(), DispatchError> {
+        let caller = Location::caller();
         let mut rec = self.recorder();
         rec.dispatch(kernel, args, workgroups)?;
-        rec.submit()
+        rec.submit().map_err(|e| e.called_at(caller))
     }
 
     /// Check `args` against `kernel`'s bindings without dispatching, as [`Gpu::dispatch`] and
@@ -57,14 +61,16 @@ impl Gpu {
     /// The first failed check, naming the kernel and binding: [`DispatchErrorKind::ArgCount`],
     /// [`DispatchErrorKind::Binding`], [`DispatchErrorKind::TooSmall`], [`DispatchErrorKind::Aliased`],
     /// [`DispatchErrorKind::ExceedsDevice`], [`DispatchErrorKind::WrongDevice`].
+    #[track_caller]
     pub fn check(&self, kernel: &Kernel, args: &[&dyn BindArg]) -> Result<(), DispatchError> {
+        let caller = Location::caller();
         if kernel.gpu_id != self.id {
-            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
-                "the kernel",
-            )));
+            return Err(
+                DispatchError::from(DispatchErrorKind::WrongDevice("the kernel")).called_at(caller),
+            );
         }
         let args: Vec<Arg<'_>> = args.iter().map(|a| a.arg()).collect();
-        check_args(self, kernel, &args)
+        check_args(self, kernel, &args).map_err(|e| e.called_at(caller))
     }
 
     /// Check `kernel`, `args` and `workgroups`, and give the bind group: from the cache when

@@ -65,7 +65,20 @@ impl Recorder<'_> {
     ///
     /// # Errors
     /// As [`Gpu::dispatch`].
+    #[track_caller]
     pub fn dispatch(
+        &mut self,
+        kernel: &Kernel,
+        args: &[&dyn BindArg],
+        workgroups: [u32; 3],
+    ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
+        self.record_dispatch(kernel, args, workgroups)
+            .map_err(|e| e.called_at(caller))
+    }
+
+    /// [`Recorder::dispatch`], its errors without the caller.
+    fn record_dispatch(
         &mut self,
         kernel: &Kernel,
         args: &[&dyn BindArg],

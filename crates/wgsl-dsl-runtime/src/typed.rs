@@ -111,14 +111,17 @@ impl<K: KernelDef> TypedKernel<K> {
     ///
     /// # Errors
     /// As [`Gpu::dispatch`].
+    #[track_caller]
     pub fn dispatch(
         &self,
         gpu: &Gpu,
         args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
         let workgroups = self.def.workgroups(size);
         args.with_bind_args(|a| gpu.dispatch(&self.kernel, a, workgroups))
+            .map_err(|e| e.called_at(caller))
     }
 
     /// Record a dispatch over the workgroups covering `size` into `rec` (see
@@ -126,14 +129,17 @@ impl<K: KernelDef> TypedKernel<K> {
     ///
     /// # Errors
     /// As [`Recorder::dispatch`].
+    #[track_caller]
     pub fn record(
         &self,
         rec: &mut Recorder<'_>,
         args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
         let workgroups = self.def.workgroups(size);
         args.with_bind_args(|a| rec.dispatch(&self.kernel, a, workgroups))
+            .map_err(|e| e.called_at(caller))
     }
 }
 

@@ -64,6 +64,7 @@ fn exceeded<T>(result: Result<T, DispatchError>, limit: DeviceLimit) -> (u64, u6
                     device,
                     ..
                 },
+            ..
         } if l == limit => {
             for part in [
                 kernel,

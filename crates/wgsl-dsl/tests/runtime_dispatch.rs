@@ -74,6 +74,7 @@ fn wrong_element_type_is_a_binding_error() {
                     expected,
                     found,
                 },
+            ..
         } => {
             assert_eq!(
                 (kernel.as_str(), binding.as_str(), *index),
@@ -153,9 +154,15 @@ fn fixed_size_array_binding_needs_the_whole_array() {
             }
         )
     );
+    // The message, then the Rust line of the dispatch (tests/dispatch_caller.rs checks it).
+    let caller = err.caller().expect("the dispatch's caller");
+    assert!(caller.file().ends_with("runtime_dispatch.rs"), "{caller}");
     assert_eq!(
         err.to_string(),
-        "kernel `lookup`, binding 0 `table`: needs at least 64 bytes, the buffer has 60"
+        format!(
+            "kernel `lookup`, binding 0 `table`: needs at least 64 bytes, the buffer has 60 \
+             (called at {caller})"
+        )
     );
     // Nothing ran: the output is still poisoned.
     assert!(out.read(gpu).unwrap().iter().all(|v| v.is_nan()));
@@ -317,7 +324,7 @@ fn missing_capability_is_an_error() {
     assert!(!gpu.capabilities().contains(Capabilities::SHADER_INT64));
     let err = gpu.compile(&shader).unwrap_err();
     assert!(
-        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::MissingCapability { needed } } if kernel == "saxpy" && *needed == Capabilities::SHADER_INT64),
+        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::MissingCapability { needed }, .. } if kernel == "saxpy" && *needed == Capabilities::SHADER_INT64),
         "{err:?}"
     );
 }

@@ -173,7 +173,7 @@ fn a_kernel_whose_bindings_differ_from_its_arguments_is_refused() {
     };
     let err = gpu.compile_typed(def).unwrap_err();
     assert!(
-        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::Interface { message } }
+        matches!(&err, DispatchError { kernel: Some(kernel), kind: DispatchErrorKind::Interface { message }, .. }
             if kernel == "transpose" && message.contains("binding 0 is `m`")),
         "{err}"
     );
