@@ -38,3 +38,22 @@ fn every_fused_kernel_matches_its_reference_on_the_interpreter_at_odd_batches_an
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_tensor_core_forward_matches_its_reference_on_the_interpreter() {
+    // `forward_gather_f16_*` (`mnist train --precision f16`) at the fused kernels' odd sizes
+    // (batch 1, 7, 65, 129), on the interpreter's cooperative matrices with subgroups of 32;
+    // the reference rounds each factor to f16 (fused::coop_forward_spec).
+    let cpu = Interpreter::new();
+    let mut failures = Vec::new();
+    for op in &fused::coop_forward_ops() {
+        for (i, s) in fused::CHECKED_SIZES.iter().enumerate() {
+            let seed = 300 + i as u64;
+            let case = op.case(&mut Rng::seed_from_u64(seed), s);
+            if let Err(m) = verify(&cpu, op, &case) {
+                failures.push(format!("{m} (sizes {s:?}, seed {seed})"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

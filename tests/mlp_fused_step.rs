@@ -97,3 +97,52 @@ fn fused_sgd_steps_follow_the_schedule_as_the_reference() {
 fn fused_adam_steps_follow_the_schedule_as_the_reference() {
     fused_steps_match_reference(ADAM, Target::Cpu, STEP);
 }
+
+#[test]
+fn precision_f16_is_refused_without_tensor_cores_and_the_model_keeps_training_in_f32() {
+    // The fused step forced on lavapipe, which has no cooperative matrices: set_precision(F16)
+    // fails with MlpError::Precision and leaves the f32 step as it was. Without the fused
+    // step it fails before compiling anything. (On a GPU with cooperative matrices the f16
+    // forward is checked by tests/interp_mlp.rs on the interpreter and by `mnist train
+    // --precision f16` on the H200, BENCHMARKS.md.)
+    use mlp::config::Precision;
+    use mlp::error::MlpError;
+    let gpu = Gpu::new().expect("a GPU adapter");
+    let config = MlpConfig {
+        inputs: 61,
+        hidden: vec![19],
+        classes: 7,
+        ..MlpConfig::default()
+    };
+    let params = Params::init(&config, 0);
+    let mut model = GpuMlp::new(&gpu, &config, &params, &SGD, None, 16).expect("model");
+    if gpu.is_software() {
+        assert!(model.fused_config().is_none());
+        match model.set_precision(&gpu, Precision::F16) {
+            Err(MlpError::Precision { precision, why }) => {
+                assert_eq!(precision, Precision::F16);
+                assert!(why.contains("fused training step"), "{why}");
+            }
+            other => panic!("expected a precision error, got {other:?}"),
+        }
+    }
+    assert!(model.set_fused(&gpu, Some(GPU)).expect("fused kernels"));
+    let splits = model.fused_config().expect("fused").splits;
+    let has_coop = gpu
+        .features()
+        .contains(wgsl_dsl::runtime::wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    match model.set_precision(&gpu, Precision::F16) {
+        Err(e @ MlpError::Precision { .. }) => {
+            assert!(!has_coop, "{e}");
+            let message = e.to_string();
+            assert!(
+                message.starts_with("--precision f16 cannot run here: "),
+                "{message}"
+            );
+            assert_eq!(model.precision(), Precision::F32);
+            assert_eq!(model.fused_config().expect("still fused").splits, splits);
+        }
+        Ok(()) => assert_eq!(model.precision(), Precision::F16),
+        Err(e) => panic!("expected a precision error, got {e}"),
+    }
+}

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use mlp::checkpoint::Checkpoint;
-use mlp::config::MlpConfig;
+use mlp::config::{MlpConfig, Precision};
 use mlp::data::Mnist;
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::schedule::{Decay, DecaySpec, LrSchedule, ScheduleSpec};
@@ -39,6 +39,7 @@ fn pipelined(epochs: usize, batch_size: usize, seed: u64, steps_per_chunk: usize
         pipeline: true,
         save: None,
         schedule: None,
+        precision: Precision::F32,
     }
 }
 

@@ -115,6 +115,30 @@ impl MlpConfig {
     }
 }
 
+/// The element type of the fused step's first-layer forward product (`mnist train
+/// --precision`). Everything else (the weights, the other products, the gradients and the
+/// optimizer) stays `f32` either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Precision {
+    /// `f32` on the ordinary arithmetic units (the default).
+    #[default]
+    F32,
+    /// Both factors rounded to `f16`, multiplied on tensor cores (cooperative matrices) and
+    /// summed in `f32` ([`crate::kernels::fused_f16`]). Needs the fused step (one hidden
+    /// layer, a hardware GPU) and an adapter with 16x16x16 `f16 -> f32` cooperative matrices
+    /// and a single subgroup size.
+    F16,
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Precision::F32 => "f32",
+            Precision::F16 => "f16",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,4 +26,13 @@ pub enum MlpError {
     /// or larger than the model's maximum, and the like.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The precision asked for cannot run here: `--precision f16` without the fused step or
+    /// on an adapter without cooperative matrices or a single subgroup size.
+    #[error("--precision {precision} cannot run here: {why}")]
+    Precision {
+        /// The precision asked for.
+        precision: crate::config::Precision,
+        /// Why not.
+        why: String,
+    },
 }

@@ -29,7 +29,7 @@ use wgsl_dsl::runtime::{BindArg, Gpu, GpuBuffer, KernelDef, PendingRead, Recorde
 
 use derived::DerivedKernel;
 
-use crate::config::MlpConfig;
+use crate::config::{MlpConfig, Precision};
 use crate::error::MlpError;
 use crate::kernels::backward::{
     BiasGrad, BiasGradArgs, LinearBackwardInput, LinearBackwardInputArgs, LinearBackwardWeight,
@@ -39,6 +39,7 @@ use crate::kernels::eval::ArgmaxAccuracy;
 use crate::kernels::fused::{
     ForwardGather, FusedConfig, GradUpdateAdam, GradUpdateSgd, SoftmaxHead,
 };
+use crate::kernels::fused_f16::ForwardGatherCoop;
 use crate::kernels::gather::{GatherBatch, GatherBatchArgs, rows_of_step};
 use crate::kernels::linear::{Linear, LinearArgs, LinearKeepZ, LinearKeepZArgs};
 use crate::kernels::loss::{
@@ -199,6 +200,8 @@ pub struct GpuMlp {
     batch_uniforms: HashMap<usize, BatchUniforms>,
     /// The fused training step, when the model has one (see [`GpuMlp::set_fused`]).
     fused: Option<FusedStep>,
+    /// The fused step's first-layer forward product's precision ([`GpuMlp::set_precision`]).
+    precision: Precision,
     /// The learning-rate schedule in the optimizer's uniform.
     schedule: LrSchedule,
 }
@@ -212,11 +215,22 @@ enum GradKernel {
     Adam(TypedKernel<GradUpdateAdam>),
 }
 
+/// The first layer's forward product of the fused step, in the step's precision.
+#[derive(Debug)]
+enum ForwardKernel {
+    /// `f32` ([`ForwardGather`]).
+    F32(TypedKernel<ForwardGather>),
+    /// `f16` factors on tensor cores ([`ForwardGatherCoop`]).
+    F16(TypedKernel<ForwardGatherCoop>),
+}
+
 /// The compiled fused kernels and the split-K partial sums of the first layer.
 #[derive(Debug)]
 struct FusedStep {
     config: FusedConfig,
-    forward: TypedKernel<ForwardGather>,
+    /// What the kernels were chosen for.
+    target: wgsl_gemm::tiled::Target,
+    forward: ForwardKernel,
     head: TypedKernel<SoftmaxHead>,
     grad: GradKernel,
     /// `[splits, max_batch, hidden]`.
@@ -442,6 +456,7 @@ impl GpuMlp {
             loss_history: GpuBuffer::zeroed(gpu, 1)?,
             batch_uniforms: HashMap::new(),
             fused: None,
+            precision: Precision::F32,
             schedule: LrSchedule::CONSTANT,
         };
         // The fused step on GPUs; on software adapters the unfused one, which measured faster

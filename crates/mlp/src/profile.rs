@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use wgsl_dsl::runtime::{DispatchError, Gpu, GpuBuffer, Recorder, TimestampMethod};
 
-use crate::config::MlpConfig;
+use crate::config::{MlpConfig, Precision};
 use crate::data::Dataset;
 use crate::error::MlpError;
 use crate::model::{GpuMlp, OptimizerConfig};
@@ -61,11 +61,14 @@ pub struct StepProfile {
 }
 
 /// Profile `steps` training steps of a fresh copy of `params` on the first shard of `train`, in
-/// batches of `batch_size` (see the [module docs](self)). The model trained is a throwaway.
+/// batches of `batch_size`, the first layer's forward product in `precision` (see the [module
+/// docs](self)). The model trained is a throwaway.
 ///
 /// # Errors
 /// [`TrainError::Settings`] for a zero batch size or step count or an empty data set;
-/// [`TrainError::InputSize`]; [`TrainError::Model`] for GPU failures.
+/// [`TrainError::InputSize`]; [`TrainError::Model`] for GPU failures, and
+/// [`MlpError::Precision`] where `precision` cannot run.
+#[allow(clippy::too_many_arguments)] // the model, its data and the run's settings, each needed
 pub fn profile_training(
     gpu: &Gpu,
     train: &Dataset,
@@ -74,6 +77,7 @@ pub fn profile_training(
     optimizer: &OptimizerConfig,
     batch_size: usize,
     steps: usize,
+    precision: Precision,
 ) -> Result<StepProfile, TrainError> {
     if batch_size == 0 || steps == 0 || train.is_empty() {
         return Err(TrainError::Settings(
@@ -82,6 +86,7 @@ pub fn profile_training(
     }
     let batch = batch_size.min(train.len());
     let mut model = GpuMlp::new(gpu, config, params, optimizer, None, batch)?;
+    model.set_precision(gpu, precision)?;
     let shards = upload(gpu, &model, train)?;
     let shard = &shards[0];
     let order =

@@ -1146,3 +1146,29 @@ fn the_activation_is_saved_and_checked() {
     let out = mnist(&["eval", "--model", old, "--activation", "tanh"]);
     fails(&out, 1, &[old, "--activation relu", "--activation tanh"]);
 }
+
+#[test]
+fn precision_f16_is_refused_where_it_cannot_run() {
+    // lavapipe trains with the unfused step (and has no cooperative matrices): one line
+    // naming the option and why, before any training, exit 1.
+    fails(
+        &mnist(&[
+            "train",
+            "--precision",
+            "f16",
+            "--limit-train",
+            "64",
+            "--limit-test",
+            "10",
+            "--epochs",
+            "1",
+        ]),
+        1,
+        &["--precision f16 cannot run here", "fused training step"],
+    );
+    fails(
+        &mnist(&["train", "--precision", "f8"]),
+        2,
+        &["invalid value 'f8'", "--precision"],
+    );
+}

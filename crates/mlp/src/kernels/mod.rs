@@ -26,7 +26,8 @@
 //! row-major; parameters, gradients and optimizer slots are flat buffers in the layout of
 //! [`crate::params`]. On GPUs a model with one hidden layer trains with the three kernels of
 //! [`fused`] instead (`forward_gather_*`, `softmax_head_*`, `grad_update_*`, tiles chosen by
-//! [`wgsl_gemm::tiled`]). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
+//! [`wgsl_gemm::tiled`]); with `mnist train --precision f16` the first of them is
+//! `forward_gather_f16_*` of [`fused_f16`] (tensor cores). Each kernel's problem size (`KernelDef::Size`) is the shape of what it
 //! writes. Every kernel is checked against an `f64` specification on random cases by the
 //! workspace's verification harness (`wgsl-dsl-harness`, `tests/mlp_kernels.rs`).
 //!
@@ -43,6 +44,7 @@
 pub mod backward;
 pub mod eval;
 pub mod fused;
+pub mod fused_f16;
 pub mod gather;
 pub mod linear;
 pub mod loss;
@@ -58,7 +60,8 @@ use crate::activation::Activation;
 
 /// Every kernel the model uses, built: for the snapshots. Entry point names are stable; the
 /// fused kernels are those of [`fused::verified_configs`] (with every activation's head in
-/// the first of them).
+/// the first of them), then the tensor-core forward of [`fused_f16`] as chosen for an H200 at
+/// batch 1024.
 pub fn all() -> Vec<KernelBuilder> {
     let mut unfused = vec![gather::GatherBatch.build()];
     for act in Activation::ALL {
@@ -85,7 +88,19 @@ pub fn all() -> Vec<KernelBuilder> {
         step::AdvanceStep.build(),
         eval::ArgmaxAccuracy.build(),
     ]);
-    unfused.into_iter().chain(fused::all()).collect()
+    // The tensor-core forward (`--precision f16`) as the H200 runs it at batch 1024.
+    let f16_forward = fused_f16::ForwardGatherCoop(fused_f16::CoopForward::choose(
+        1024,
+        128,
+        784,
+        32,
+        wgsl_gemm::tiled::Target::gpu(512),
+    ));
+    unfused
+        .into_iter()
+        .chain(fused::all())
+        .chain([f16_forward.build()])
+        .collect()
 }
 
 /// `softmax_cross_entropy_backward`, derived by kernel AD ([`loss::softmax_cross_entropy`]).

@@ -5,14 +5,16 @@
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
 use super::{
-    BatchUniforms, FusedStep, GpuDataset, GpuMlp, GradKernel, Optimizer, StepBuffers, invalid,
+    BatchUniforms, ForwardKernel, FusedStep, GpuDataset, GpuMlp, GradKernel, Optimizer,
+    StepBuffers, invalid,
 };
-use crate::config::MlpConfig;
+use crate::config::{MlpConfig, Precision};
 use crate::error::MlpError;
 use crate::kernels::fused::{
     ForwardGather, ForwardGatherArgs, FusedConfig, FusedOptimizer, GradUpdateAdamArgs,
     GradUpdateSgdArgs, SoftmaxHead, SoftmaxHeadArgs,
 };
+use crate::kernels::fused_f16::{CoopForward, ForwardGatherCoop};
 use crate::kernels::uniforms::GatherParams;
 use wgsl_gemm::tiled::Target;
 
@@ -29,6 +31,7 @@ impl FusedStep {
         optimizer: FusedOptimizer,
         max_batch: usize,
         target: Target,
+        precision: Precision,
     ) -> Result<Option<FusedStep>, MlpError> {
         let sizes = config.layer_sizes();
         if sizes.len() != 2 {
@@ -39,17 +42,39 @@ impl FusedStep {
         let spec = std::env::var(FUSED_CONFIG_VAR).ok();
         let chosen = FusedConfig::choose_with(&sizes, max_batch, target, spec.as_deref())
             .map_err(|e| invalid(format!("{FUSED_CONFIG_VAR}: {e}")))?;
-        let Some(c) = chosen else {
+        let Some(mut c) = chosen else {
             return Ok(None);
         };
-        let hidden = sizes[0].1;
+        let (inputs, hidden) = sizes[0];
+        let forward = match precision {
+            Precision::F32 => ForwardKernel::F32(gpu.compile_typed(ForwardGather(c))?),
+            Precision::F16 => {
+                let coop = CoopForward::choose(
+                    max_batch,
+                    hidden,
+                    inputs,
+                    single_subgroup_size(gpu)?,
+                    target,
+                );
+                // `softmax_head` sums as many parts as the tensor-core forward writes.
+                c.splits = coop.splits;
+                let kernel = gpu.compile_typed(ForwardGatherCoop(coop)).map_err(|e| {
+                    MlpError::Precision {
+                        precision,
+                        why: format!("the tensor-core forward does not compile: {e}"),
+                    }
+                })?;
+                ForwardKernel::F16(kernel)
+            }
+        };
         let grad = match optimizer {
             FusedOptimizer::Sgd => GradKernel::Sgd(gpu.compile_typed(c.grad_update_sgd())?),
             FusedOptimizer::Adam => GradKernel::Adam(gpu.compile_typed(c.grad_update_adam())?),
         };
         Ok(Some(FusedStep {
             config: c,
-            forward: gpu.compile_typed(ForwardGather(c))?,
+            target,
+            forward,
             head: gpu.compile_typed(SoftmaxHead(c, config.activation))?,
             grad,
             partial: GpuBuffer::zeroed(gpu, c.splits as usize * max_batch * hidden)?,
@@ -92,7 +117,10 @@ impl FusedStep {
             partial: &mut self.partial,
             batch_labels: &mut w.labels,
         };
-        self.forward.record(rec, args, (rows, hidden))?;
+        match &self.forward {
+            ForwardKernel::F32(kernel) => kernel.record(rec, args, (rows, hidden))?,
+            ForwardKernel::F16(kernel) => kernel.record(rec, args, (rows, hidden))?,
+        }
         let (hidden_deltas, last_deltas) = w.deltas.split_at_mut(1);
         let args = SoftmaxHeadArgs {
             dims: &u.linear[1],
@@ -155,21 +183,86 @@ impl GpuMlp {
     /// lavapipe, see BENCHMARKS.md). Returns whether the fused step is in use.
     ///
     /// # Errors
-    /// Build and dispatch errors compiling the kernels.
+    /// [`MlpError::Precision`] when the model's [`GpuMlp::precision`] needs the fused step
+    /// and none results, or it cannot run on this adapter; build and dispatch errors compiling
+    /// the kernels.
     pub fn set_fused(&mut self, gpu: &Gpu, target: Option<Target>) -> Result<bool, MlpError> {
         let optimizer = match self.optimizer {
             Optimizer::Sgd { .. } => FusedOptimizer::Sgd,
             Optimizer::Adam { .. } => FusedOptimizer::Adam,
         };
-        self.fused = match target {
-            Some(t) => FusedStep::new(gpu, &self.config, optimizer, self.max_batch, t)?,
+        let precision = self.precision;
+        let step = match target {
+            Some(t) => FusedStep::new(gpu, &self.config, optimizer, self.max_batch, t, precision)?,
             None => None,
         };
+        if step.is_none() && precision != Precision::F32 {
+            return Err(MlpError::Precision {
+                precision,
+                why: "the fused training step is not in use".into(),
+            });
+        }
+        self.fused = step;
         Ok(self.fused.is_some())
+    }
+
+    /// Compute the fused step's first-layer forward product in `precision`
+    /// ([`Precision::F16`]: on tensor cores, [`crate::kernels::fused_f16`]), rebuilding the
+    /// fused step for it. The model's parameters, optimizer state and step count are kept.
+    ///
+    /// # Errors
+    /// [`MlpError::Precision`] for [`Precision::F16`] when the model does not train with the
+    /// fused step (more than one hidden layer, or a software adapter: [`GpuMlp::new`] chooses
+    /// the unfused step there) or the adapter has no single subgroup size or no 16x16x16
+    /// `f16 -> f32` cooperative matrices (lavapipe has neither); the model is then left as it
+    /// was. Build and dispatch errors compiling the kernels.
+    pub fn set_precision(&mut self, gpu: &Gpu, precision: Precision) -> Result<(), MlpError> {
+        if precision == self.precision {
+            return Ok(());
+        }
+        let Some(target) = self.fused.as_ref().map(|f| f.target) else {
+            return Err(MlpError::Precision {
+                precision,
+                why: "it needs the fused training step, which this model does not use \
+                      (a model of one hidden layer on a hardware GPU uses it)"
+                    .into(),
+            });
+        };
+        let before = self.precision;
+        self.precision = precision;
+        match self.set_fused(gpu, Some(target)) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.precision = before;
+                Err(e)
+            }
+        }
+    }
+
+    /// The precision of the fused step's first-layer forward product.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The fused step's configuration, if the fused step is in use.
     pub fn fused_config(&self) -> Option<&FusedConfig> {
         self.fused.as_ref().map(FusedStep::config)
+    }
+}
+
+/// The adapter's subgroup size when it has only one (the tensor-core forward assumes it).
+fn single_subgroup_size(gpu: &Gpu) -> Result<u32, MlpError> {
+    let info = gpu.adapter_info();
+    let (min, max) = (info.subgroup_min_size, info.subgroup_max_size);
+    if min == max && min > 0 {
+        Ok(min)
+    } else {
+        Err(MlpError::Precision {
+            precision: Precision::F16,
+            why: format!(
+                "the tensor-core forward needs a single subgroup size; this adapter's range \
+                 from {min} to {max}"
+            ),
+        })
     }
 }

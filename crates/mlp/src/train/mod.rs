@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
 
 use crate::checkpoint::{Checkpoint, EpochRecord};
-use crate::config::MlpConfig;
+use crate::config::{MlpConfig, Precision};
 use crate::data::Mnist;
 use crate::error::MlpError;
 use crate::model::{GpuMlp, OptimizerConfig, PendingLosses};
@@ -86,6 +86,9 @@ pub struct TrainSettings {
     /// continues its checkpoint's schedule, a cosine extended to end with this run
     /// ([`LrSchedule::extended_to`]), so `Some` is refused with [`Start::Resume`].
     pub schedule: Option<ScheduleSpec>,
+    /// The fused step's first-layer forward product's element type ([`Precision::F16`]: on
+    /// tensor cores, refused with [`MlpError::Precision`] where it cannot run).
+    pub precision: Precision,
 }
 
 /// What a training run produced.
@@ -158,6 +161,7 @@ pub fn train(
     let optimizer_step = state.as_ref().map_or(0, |s| s.step);
     let batch = settings.batch_size.min(data.train.len());
     let mut model = GpuMlp::new(gpu, &config, &params, &optimizer, state.as_ref(), batch)?;
+    model.set_precision(gpu, settings.precision)?;
     let train_shards = upload(gpu, &model, &data.train)?;
     let test_shards = upload(gpu, &model, &data.test)?;
     let samples = data.train.len();

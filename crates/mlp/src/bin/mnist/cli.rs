@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use mlp::activation::Activation;
+use mlp::config::Precision;
 
 pub use crate::choices::{Center, Optimizer, Schedule};
 use crate::defaults;
@@ -133,6 +134,12 @@ pub struct TrainArgs {
     /// chunk n + 1 while the GPU runs chunk n; the results are the same, only the time differs).
     #[arg(long)]
     pub no_pipeline: bool,
+    /// The element type of the first layer's forward product: f32, or f16 on tensor cores
+    /// (cooperative matrices, both factors rounded to f16 and summed in f32; the weights,
+    /// gradients and optimizer stay f32). f16 needs the fused step (one hidden layer on a
+    /// hardware GPU) and an adapter with cooperative matrices; elsewhere it is refused.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub precision: Precision,
     /// Before training, profile --steps-per-chunk training steps on the GPU and print where
     /// the time goes: per kernel, dispatches per step, GPU time, share of the step, and the
     /// host's recording time.

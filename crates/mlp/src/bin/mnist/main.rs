@@ -240,6 +240,7 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
             optimizer,
             settings.batch_size,
             settings.steps_per_chunk,
+            settings.precision,
         )?;
         say(&profile.to_string());
     }

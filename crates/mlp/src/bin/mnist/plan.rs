@@ -304,6 +304,7 @@ impl TrainPlan {
                 pipeline: !args.no_pipeline,
                 save: args.save,
                 schedule,
+                precision: args.precision,
             },
             plot,
             profile: args.profile,

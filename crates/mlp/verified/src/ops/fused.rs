@@ -7,6 +7,7 @@ use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
 };
+use mlp::kernels::fused_f16::{CoopForward, ForwardGatherCoop, part_len};
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
@@ -60,6 +61,96 @@ pub fn all() -> Vec<MlpOp> {
         }));
     }
     ops
+}
+
+/// The tensor-core forward (`forward_gather_f16_*`, `mnist train --precision f16`) in
+/// configurations that cut the checked sizes into several partial tiles and parts: the one
+/// [`CoopForward::choose`] gives for the H200 (64 x 64 tiles, `K` 32 deep, subgroups of 32),
+/// and 32 x 32 tiles of four 16 x 16 subgroups, 16 deep, in 3 parts. Each needs the
+/// cooperative-matrix capability (the interpreter has it; lavapipe does not).
+pub fn coop_forward_configs() -> [CoopForward; 2] {
+    let chosen = CoopForward::choose(37, 45, 61, 32, wgsl_gemm::tiled::Target::gpu(132));
+    let small = CoopForward {
+        block_m: 32,
+        block_n: 32,
+        block_k: 16,
+        warp_m: 16,
+        warp_n: 16,
+        subgroup_size: 32,
+        splits: 3,
+    };
+    [chosen, small]
+}
+
+/// The ops of [`coop_forward_configs`], checked against [`coop_forward_spec`].
+pub fn coop_forward_ops() -> Vec<MlpOp> {
+    coop_forward_configs()
+        .into_iter()
+        .map(|c| {
+            MlpOp::new(ForwardGatherCoop(c), coop_forward_case, move |case| {
+                coop_forward_spec(case, &c)
+            })
+        })
+        .collect()
+}
+
+fn coop_forward_case(def: &ForwardGatherCoop, rng: &mut Rng, s: &CaseSizes) -> Case {
+    let g = random_gather(rng, s.batch, s.inputs, s.classes, 1);
+    let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
+    let splits = def.0.splits as usize;
+    Case {
+        buffers: vec![
+            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
+            Data::value(g.gp),
+            Data::U32(g.state),
+            Data::U32(g.order),
+            Data::F32(g.images),
+            Data::U32(g.labels),
+            Data::F32(params),
+            Data::poisoned_f32(splits * s.batch * s.outputs),
+            Data::poisoned_u32(s.batch),
+        ],
+        workgroups: def.workgroups((s.batch, s.outputs)),
+    }
+}
+
+/// `forward_gather`'s specification with every factor rounded to the nearest `f16` first
+/// (`half::f16::from_f64` of the exact `f32` values, round to nearest even, as WGSL's `f16(x)`): the products are then
+/// exact, and only the `f32` accumulation's rounding is left to the tolerance.
+pub fn coop_forward_spec(case: &Case, c: &CoopForward) -> Vec<Expected> {
+    let d: LinearDims = case.value(0);
+    let gp: GatherParams = case.value(1);
+    let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
+    let start = (gp.first_step + case.u32s(2)[1]) as usize * gp.batch_size as usize;
+    let order = case.u32s(3);
+    let labels = case.u32s(5);
+    // The `f32` inputs widened exactly, then rounded once to `f16`.
+    let rounded = |v: Vec<f64>| -> Vec<f64> {
+        v.into_iter()
+            .map(|x| half::f16::from_f64(x).to_f64())
+            .collect()
+    };
+    let images = rounded(case.f64s(4));
+    let layer = layer_from_flat(&rounded(case.f64s(6)), &d);
+    let part = part_len(c, inputs);
+    let splits = c.splits as usize;
+    let mut partial = vec![0.0; splits * batch * outputs];
+    for s in 0..splits {
+        let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);
+        for r in 0..batch {
+            let e = order[start + r] as usize;
+            for o in 0..outputs {
+                partial[(s * batch + r) * outputs + o] = ks
+                    .clone()
+                    .map(|i| images[e * inputs + i] * layer.weight[o * inputs + i])
+                    .sum();
+            }
+        }
+    }
+    let batch_labels = (0..batch)
+        .map(|r| labels[order[start + r] as usize])
+        .collect();
+    vec![Expected::F64(partial), Expected::U32(batch_labels)]
 }
 
 /// The op of the `grad_update` kernel `def` of configuration `g`, checked against the spec of
