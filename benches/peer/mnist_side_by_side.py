@@ -37,7 +37,8 @@ program at a time, and only after every peer is prepared (or --prepare-deadline 
 one not prepared by then is stopped and reported), so nothing compiles while anything is timed.
 
 --variant NAME=SPEC (repeatable) also runs `mnist train` with MLP_FUSED_CONFIG=SPEC (another
-configuration of the fused kernels, see crates/mlp/src/kernels/fused.rs `choose_with`) as the
+configuration of the fused kernels, see crates/mlp/src/kernels/fused.rs `choose_with`), or with
+more arguments when SPEC is `args:ARGS` (e.g. `--variant "f16=args:--precision f16"`), as the
 column `mnist:NAME`; --mnist-args adds arguments to every `mnist train` (e.g. `--precision
 f16`); --profile adds `--profile` to every `mnist train` and prints a table of the profiles' GPU
 time per step and per-kernel means.
@@ -320,9 +321,14 @@ def main():
                 continue  # failed to start, reported above
             env = dict(os.environ)
             base = peer.split(":")[0] if peer.startswith("mnist:") else peer
+            extra = []
             if peer.startswith("mnist:"):
-                env["MLP_FUSED_CONFIG"] = variants[peer.split(":", 1)[1]]
-            cmd = command(base, a, opt, batch, lr, mom)
+                spec = variants[peer.split(":", 1)[1]]
+                if spec.startswith("args:"):
+                    extra = spec[len("args:"):].split()
+                else:
+                    env["MLP_FUSED_CONFIG"] = spec
+            cmd = command(base, a, opt, batch, lr, mom) + extra
             spec = f"MLP_FUSED_CONFIG={env['MLP_FUSED_CONFIG']} " if "MLP_FUSED_CONFIG" in env else ""
             print(f"## {s} {peer}: {spec}{' '.join(cmd)}", flush=True)
             try:
