@@ -88,34 +88,23 @@ impl<T: Pod + WgslType> HostBuffer<T> {
 impl<T: Pod + Scalar> HostBuffer<T> {
     /// The buffer bound as `array<vec4<T>>`, as
     /// the runtime's `GpuBuffer::as_vec4` does: for kernels that read
-    /// it four elements at a time.
+    /// it four elements at a time ([`HostBuffer::view`] with `per = 4`).
     ///
     /// # Errors
     /// [`DispatchErrorKind::Length`](wgsl_dsl_exec::DispatchErrorKind::Length) unless the length is a multiple of 4.
     pub fn as_vec4(&self) -> Result<HostVec4<'_, T>, DispatchError> {
         wgsl_dsl_exec::vec4_length("HostBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
-        Ok(HostVec4(self))
+        Ok(HostView {
+            buffer: self,
+            per: 4,
+            ty: PhantomData,
+        })
     }
 }
 
-/// A [`HostBuffer<T>`] bound as `array<vec4<T>>` ([`HostBuffer::as_vec4`]).
-pub struct HostVec4<'a, T>(&'a HostBuffer<T>);
-
-impl<T> std::fmt::Debug for HostVec4<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("HostVec4").field(self.0).finish()
-    }
-}
-
-impl<T: Pod + Scalar> HostArg for HostVec4<'_, T> {
-    fn host_arg(&self) -> HostArgRef<'_> {
-        let mut arg = self.0.host_arg();
-        arg.ty = <Vector<T, 4> as WgslType>::ty;
-        arg.elem_size *= 4;
-        arg.len /= 4;
-        arg
-    }
-}
+/// A [`HostBuffer<T>`] bound as `array<vec4<T>>` ([`HostBuffer::as_vec4`]): the [`HostView`]
+/// of four scalars per `vec4<T>`.
+pub type HostVec4<'a, T> = HostView<'a, T, Vector<T, 4>>;
 
 /// A [`HostBuffer<T>`] seen as elements of the WGSL type `U`, each the bytes of `per`
 /// consecutive scalars ([`HostBuffer::view`]), as the runtime's `GpuBuffer::view` does.

@@ -231,34 +231,23 @@ impl<T> GpuBuffer<T> {
 }
 
 /// A buffer of `4 n` scalars seen as `n` four-component vectors, to bind where a kernel declares
-/// `array<vec4<T>>` (vector loads): made by [`GpuBuffer::as_vec4`].
-pub struct Vec4View<'a, T>(&'a GpuBuffer<T>);
-
-impl<T> std::fmt::Debug for Vec4View<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Vec4View").field(self.0).finish()
-    }
-}
+/// `array<vec4<T>>` (vector loads): made by [`GpuBuffer::as_vec4`]. The [`View`] of four
+/// scalars per `vec4<T>`.
+pub type Vec4View<'a, T> = View<'a, T, Vector<T, 4>>;
 
 impl<T: Pod + Scalar> GpuBuffer<T> {
     /// This buffer as `len / 4` vectors `vec4<T>`: element `i` of the view is elements
-    /// `4 i .. 4 i + 4` of the buffer.
+    /// `4 i .. 4 i + 4` of the buffer ([`GpuBuffer::view`] with `per = 4`).
     ///
     /// # Errors
     /// [`DispatchErrorKind::Length`] unless `len` is a multiple of 4.
     pub fn as_vec4(&self) -> Result<Vec4View<'_, T>, DispatchError> {
         vec4_length("GpuBuffer::as_vec4 (a multiple of 4 elements)", self.len)?;
-        Ok(Vec4View(self))
-    }
-}
-
-impl<T: Pod + Scalar> BindArg for Vec4View<'_, T> {
-    fn arg(&self) -> Arg<'_> {
-        let mut arg = self.0.arg();
-        arg.ty = <Vector<T, 4> as WgslType>::ty;
-        arg.elem_size *= 4;
-        arg.len /= 4;
-        arg
+        Ok(View {
+            buffer: self,
+            per: 4,
+            ty: PhantomData,
+        })
     }
 }
 
