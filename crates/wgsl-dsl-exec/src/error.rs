@@ -122,9 +122,11 @@ pub struct DispatchError {
     /// What is wrong.
     pub kind: DispatchErrorKind,
     /// The Rust call that dispatched, recorded or checked the kernel (the caller of
-    /// `Gpu::dispatch`, `Recorder::dispatch`, `Interpreter::dispatch`, their typed forms and
-    /// `check`), shown after the message: `(called at src/main.rs:40:10)`. `None` for
-    /// errors made elsewhere (compiling, buffers, the device).
+    /// `Gpu::dispatch`, `Recorder::dispatch`, `Interpreter::dispatch`, their typed forms,
+    /// `check`, `record_in_pass` and `record_in_encoder`, a backward pass's `dispatch` and
+    /// `record`, `PrefixScan::run`, `Recorder::clear` and `copy`), shown after the message:
+    /// `(called at src/main.rs:40:10)`. `None` for errors made elsewhere (compiling, buffers,
+    /// the device).
     pub caller: Option<&'static Location<'static>>,
 }
 

@@ -157,7 +157,20 @@ impl<D: DifferentiableDef> TypedBackward<D> {
     /// [`DispatchErrorKind::Interface`] for a role `args` has no buffer for (an argument struct
     /// that does not match the pass), or a gradient whose length is not its value's (`d_x`
     /// and `x`, `d_y` and `y`); the errors of [`Recorder::dispatch`].
+    #[track_caller]
     pub fn record(
+        &self,
+        rec: &mut Recorder<'_>,
+        args: &D::BackwardArgs<'_>,
+        size: D::Size,
+    ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
+        self.record_kernels(rec, args, size)
+            .map_err(|e| e.called_at(caller))
+    }
+
+    /// [`TypedBackward::record`], its errors without the caller.
+    fn record_kernels(
         &self,
         rec: &mut Recorder<'_>,
         args: &D::BackwardArgs<'_>,
@@ -240,16 +253,21 @@ impl<D: DifferentiableDef> TypedBackward<D> {
     /// # Errors
     /// As [`TypedBackward::record`]; [`DispatchErrorKind::IterationLimit`] when a bounded loop ran
     /// past its bound (the gradients are then wrong).
+    #[track_caller]
     pub fn dispatch(
         &self,
         gpu: &Gpu,
         args: &D::BackwardArgs<'_>,
         size: D::Size,
     ) -> Result<(), DispatchError> {
-        let mut rec = gpu.recorder();
-        self.record(&mut rec, args, size)?;
-        rec.submit()?;
-        self.check_iteration_limit(gpu)
+        let caller = std::panic::Location::caller();
+        let run = || {
+            let mut rec = gpu.recorder();
+            self.record_kernels(&mut rec, args, size)?;
+            rec.submit()?;
+            self.check_iteration_limit(gpu)
+        };
+        run().map_err(|e| e.called_at(caller))
     }
 
     /// After a recorded pass was submitted: [`DispatchErrorKind::IterationLimit`] if one of its

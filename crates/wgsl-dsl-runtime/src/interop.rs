@@ -62,6 +62,7 @@ impl Gpu {
     /// As [`Gpu::dispatch`]; wgpu's own validation of the recorded commands is reported to
     /// the caller, by the encoder's `finish` or its error scopes, as for any command it
     /// records.
+    #[track_caller]
     pub fn record_in_pass(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -69,7 +70,9 @@ impl Gpu {
         args: &[&dyn BindArg],
         workgroups: [u32; 3],
     ) -> Result<(), DispatchError> {
-        let Some(group) = self.prepare(kernel, args, workgroups)? else {
+        let caller = std::panic::Location::caller();
+        let prepared = self.prepare(kernel, args, workgroups);
+        let Some(group) = prepared.map_err(|e| e.called_at(caller))? else {
             return Ok(());
         };
         kernel.record(pass, &group, workgroups);
@@ -85,6 +88,7 @@ impl Gpu {
     /// # Errors
     /// As [`Gpu::dispatch`], and [`DispatchErrorKind::Wgpu`](wgsl_dsl_exec::DispatchErrorKind::Wgpu) for an error wgpu reports when the
     /// pass ends.
+    #[track_caller]
     pub fn record_in_encoder(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -92,7 +96,9 @@ impl Gpu {
         args: &[&dyn BindArg],
         workgroups: [u32; 3],
     ) -> Result<(), DispatchError> {
-        let Some(group) = self.prepare(kernel, args, workgroups)? else {
+        let caller = std::panic::Location::caller();
+        let prepared = self.prepare(kernel, args, workgroups);
+        let Some(group) = prepared.map_err(|e| e.called_at(caller))? else {
             return Ok(());
         };
         self.scoped(|| {
@@ -102,6 +108,7 @@ impl Gpu {
             });
             kernel.record(&mut pass, &group, workgroups);
         })
+        .map_err(|e| e.called_at(caller))
     }
 }
 
@@ -111,6 +118,7 @@ impl<K: KernelDef> TypedKernel<K> {
     ///
     /// # Errors
     /// As [`Gpu::record_in_pass`].
+    #[track_caller]
     pub fn record_in_pass(
         &self,
         gpu: &Gpu,
@@ -118,8 +126,10 @@ impl<K: KernelDef> TypedKernel<K> {
         args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
         let workgroups = self.def().workgroups(size);
         args.with_bind_args(|a| gpu.record_in_pass(pass, self.kernel(), a, workgroups))
+            .map_err(|e| e.called_at(caller))
     }
 
     /// Record a dispatch over the workgroups covering `size` into the caller's command
@@ -127,6 +137,7 @@ impl<K: KernelDef> TypedKernel<K> {
     ///
     /// # Errors
     /// As [`Gpu::record_in_encoder`].
+    #[track_caller]
     pub fn record_in_encoder(
         &self,
         gpu: &Gpu,
@@ -134,8 +145,10 @@ impl<K: KernelDef> TypedKernel<K> {
         args: GpuArgs<'_, K>,
         size: K::Size,
     ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
         let workgroups = self.def().workgroups(size);
         args.with_bind_args(|a| gpu.record_in_encoder(encoder, self.kernel(), a, workgroups))
+            .map_err(|e| e.called_at(caller))
     }
 }
 

@@ -125,11 +125,13 @@ impl Recorder<'_> {
     ///
     /// # Errors
     /// [`DispatchErrorKind::WrongDevice`] if `buffer` belongs to another [`Gpu`].
+    #[track_caller]
     pub fn clear<T: Pod + WgslType>(&mut self, buffer: &GpuBuffer<T>) -> Result<(), DispatchError> {
         if buffer.ids().0 != self.gpu.id {
-            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
-                "a cleared buffer",
-            )));
+            return Err(
+                DispatchError::from(DispatchErrorKind::WrongDevice("a cleared buffer"))
+                    .called_at(std::panic::Location::caller()),
+            );
         }
         if buffer.is_empty() {
             return Ok(());
@@ -144,22 +146,27 @@ impl Recorder<'_> {
     /// # Errors
     /// [`DispatchErrorKind::Length`] if the lengths differ; [`DispatchErrorKind::Wgpu`] if `src` and
     /// `dst` are the same buffer (WebGPU forbids it); [`DispatchErrorKind::WrongDevice`].
+    #[track_caller]
     pub fn copy<T: Pod + WgslType>(
         &mut self,
         src: &GpuBuffer<T>,
         dst: &GpuBuffer<T>,
     ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
         let ((sg, si), (dg, di)) = (src.ids(), dst.ids());
         if sg != self.gpu.id || dg != self.gpu.id {
-            return Err(DispatchError::from(DispatchErrorKind::WrongDevice(
-                "a copied buffer",
-            )));
+            return Err(
+                DispatchError::from(DispatchErrorKind::WrongDevice("a copied buffer"))
+                    .called_at(caller),
+            );
         }
-        DispatchError::check_length("Recorder::copy", src.len(), dst.len())?;
+        DispatchError::check_length("Recorder::copy", src.len(), dst.len())
+            .map_err(|e| e.called_at(caller))?;
         if si == di {
             return Err(DispatchError::from(DispatchErrorKind::Wgpu(
                 "a buffer cannot be copied onto itself".into(),
-            )));
+            ))
+            .called_at(caller));
         }
         if src.is_empty() {
             return Ok(());

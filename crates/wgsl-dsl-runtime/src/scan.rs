@@ -83,7 +83,20 @@ impl<T: ScanScalar + Pod, const BLOCK: usize> PrefixScan<T, BLOCK> {
     /// # Errors
     /// [`DispatchErrorKind::Length`] if `output` is shorter than `input`; the errors of
     /// [`Recorder::dispatch`] and of buffer allocation.
+    #[track_caller]
     pub fn run(
+        &self,
+        gpu: &Gpu,
+        input: &GpuBuffer<T>,
+        output: &mut GpuBuffer<T>,
+    ) -> Result<(), DispatchError> {
+        let caller = std::panic::Location::caller();
+        self.run_levels(gpu, input, output)
+            .map_err(|e| e.called_at(caller))
+    }
+
+    /// [`PrefixScan::run`], its errors without the caller.
+    fn run_levels(
         &self,
         gpu: &Gpu,
         input: &GpuBuffer<T>,
