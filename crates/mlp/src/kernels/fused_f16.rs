@@ -4,9 +4,11 @@
 //! sums `P [splits, batch, hidden]` that `softmax_head` adds, and the batch's labels.
 //!
 //! `P[s, r, o] = sum over k in part s of f16(images[order[start + r], k]) f16(W0[o, k])`,
-//! parts of [`split_len`]`(inputs, splits, block_k)`: each factor rounded to the nearest
-//! `f16` (round to nearest even, WGSL `f16(x)`, section 15.7.5 "Floating Point Conversion"),
-//! each product exact in `f32` and accumulated in `f32` by 16 x 16 x 16 cooperative-matrix
+//! parts of [`split_len`]`(inputs, splits, block_k)`: each factor converted to `f16` (WGSL
+//! `f16(x)`, section 15.7.5 "Floating Point Conversion": an inexact value becomes one of the two
+//! `f16` values around it, which one the implementation's choice; the interpreter and the
+//! specification round to nearest even), each product exact in `f32` and accumulated in `f32`
+//! by 16 x 16 x 16 cooperative-matrix
 //! multiply-adds (mixed-precision training as in Micikevicius et al. 2018, "Mixed Precision
 //! Training", without the loss scaling: the forward's factors are pixels in `[0, 1]` and
 //! weights of magnitude about `1 / sqrt(inputs)`, well inside `f16`'s normal range). The
@@ -20,7 +22,9 @@
 //! loaded from there (`W0`'s rows are `B`'s columns: column-major) and multiplied; a barrier.
 //! At the end each accumulator goes through workgroup memory to the elements of `P` inside
 //! `[batch, hidden]`. Needs the cooperative-matrix capability with 16x16x16 `f16 -> f32`, and
-//! subgroups of exactly [`CoopForward::subgroup_size`] invocations.
+//! subgroups of exactly [`CoopForward::subgroup_size`] invocations, subgroup `s` being
+//! invocations `s * subgroup_size ..` of `local_invocation_index` (true of NVIDIA's 32-wide
+//! subgroups; the fragments' addresses are computed from it).
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
@@ -83,6 +87,12 @@ impl CoopForward {
         let [x, y, _] = c.grid(batch, hidden);
         c.splits = split_k(x * y, inputs, c.block_k, target);
         c
+    }
+
+    /// The configuration an H200 (subgroups of 32, filled by 512 workgroups) trains the
+    /// 784-128-10 model with at batch 1024: the one the snapshots pin.
+    pub fn h200_mnist_1024() -> CoopForward {
+        CoopForward::choose(1024, 128, 784, 32, Target::gpu(512))
     }
 
     /// Subgroups per workgroup.

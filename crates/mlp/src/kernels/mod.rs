@@ -89,13 +89,7 @@ pub fn all() -> Vec<KernelBuilder> {
         eval::ArgmaxAccuracy.build(),
     ]);
     // The tensor-core forward (`--precision f16`) as the H200 runs it at batch 1024.
-    let f16_forward = fused_f16::ForwardGatherCoop(fused_f16::CoopForward::choose(
-        1024,
-        128,
-        784,
-        32,
-        wgsl_gemm::tiled::Target::gpu(512),
-    ));
+    let f16_forward = fused_f16::ForwardGatherCoop(fused_f16::CoopForward::h200_mnist_1024());
     unfused
         .into_iter()
         .chain(fused::all())

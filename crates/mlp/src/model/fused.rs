@@ -49,6 +49,20 @@ impl FusedStep {
         let forward = match precision {
             Precision::F32 => ForwardKernel::F32(gpu.compile_typed(ForwardGather(c))?),
             Precision::F16 => {
+                // The tensor-core forward has tiles of its own: a spec's `forward` or `splits`
+                // would be silently ignored.
+                if let Some(key) = ["forward=", "splits="]
+                    .into_iter()
+                    .find(|k| spec.as_deref().is_some_and(|s| s.contains(k)))
+                {
+                    return Err(MlpError::Precision {
+                        precision,
+                        why: format!(
+                            "{FUSED_CONFIG_VAR} sets `{key}..`, which the tensor-core forward \
+                             does not take (its tiles are CoopForward::choose's)"
+                        ),
+                    });
+                }
                 let coop = CoopForward::choose(
                     max_batch,
                     hidden,
@@ -244,7 +258,9 @@ impl GpuMlp {
         self.precision
     }
 
-    /// The fused step's configuration, if the fused step is in use.
+    /// The fused step's configuration, if the fused step is in use. With
+    /// [`Precision::F16`] its `splits` are the tensor-core forward's and its `forward` tiles
+    /// are not used (the forward's are [`CoopForward::choose`]'s).
     pub fn fused_config(&self) -> Option<&FusedConfig> {
         self.fused.as_ref().map(FusedStep::config)
     }

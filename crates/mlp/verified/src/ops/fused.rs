@@ -64,11 +64,14 @@ pub fn all() -> Vec<MlpOp> {
 }
 
 /// The tensor-core forward (`forward_gather_f16_*`, `mnist train --precision f16`) in
-/// configurations that cut the checked sizes into several partial tiles and parts: the one
-/// [`CoopForward::choose`] gives for the H200 (64 x 64 tiles, `K` 32 deep, subgroups of 32),
-/// and 32 x 32 tiles of four 16 x 16 subgroups, 16 deep, in 3 parts. Each needs the
-/// cooperative-matrix capability (the interpreter has it; lavapipe does not).
-pub fn coop_forward_configs() -> [CoopForward; 2] {
+/// configurations that cut the checked sizes into several partial tiles and parts: the one an
+/// H200 trains MNIST with at batch 1024 ([`CoopForward::h200_mnist_1024`], the snapshot's: 13
+/// parts, most of them empty at these widths), the one [`CoopForward::choose`] gives for these
+/// sizes (64 x 64 tiles, `K` 32 deep, subgroups of 32), and 32 x 32 tiles of four 16 x 16
+/// subgroups, 16 deep, in 3 parts. Each needs the cooperative-matrix capability (the
+/// interpreter has it; lavapipe does not).
+pub fn coop_forward_configs() -> [CoopForward; 3] {
+    let snapshot = CoopForward::h200_mnist_1024();
     let chosen = CoopForward::choose(37, 45, 61, 32, wgsl_gemm::tiled::Target::gpu(132));
     let small = CoopForward {
         block_m: 32,
@@ -79,7 +82,7 @@ pub fn coop_forward_configs() -> [CoopForward; 2] {
         subgroup_size: 32,
         splits: 3,
     };
-    [chosen, small]
+    [snapshot, chosen, small]
 }
 
 /// The ops of [`coop_forward_configs`], checked against [`coop_forward_spec`].
@@ -115,8 +118,10 @@ fn coop_forward_case(def: &ForwardGatherCoop, rng: &mut Rng, s: &CaseSizes) -> C
 }
 
 /// `forward_gather`'s specification with every factor rounded to the nearest `f16` first
-/// (`half::f16::from_f64` of the exact `f32` values, round to nearest even, as WGSL's `f16(x)`): the products are then
-/// exact, and only the `f32` accumulation's rounding is left to the tolerance.
+/// (`half::f16::from_f64` of the exact `f32` values, round to nearest even, as the
+/// interpreter's `f16(x)`; WGSL lets a GPU take either neighbour, so on a GPU the tolerance
+/// would have to allow for that): the products are then exact, and only the `f32`
+/// accumulation's rounding is left to the tolerance.
 pub fn coop_forward_spec(case: &Case, c: &CoopForward) -> Vec<Expected> {
     let d: LinearDims = case.value(0);
     let gp: GatherParams = case.value(1);
