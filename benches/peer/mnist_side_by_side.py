@@ -46,7 +46,7 @@ time per step and per-kernel means.
 A peer that is missing (no torch, no jax, no Burn binary) or fails shows as `-` with its error
 in the log above the table.
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, shlex, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -251,7 +251,8 @@ def main():
     p.add_argument("--peers", default="mnist,all",
                    help="of " + ",".join(["mnist", "torch-eager", "jax"] + ALL) + ", or all")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
-                   help="also run mnist with MLP_FUSED_CONFIG=SPEC as the column mnist:NAME")
+                   help="also run mnist with MLP_FUSED_CONFIG=SPEC, or with more arguments if "
+                        "SPEC is args:ARGS, as the column mnist:NAME")
     p.add_argument("--variant-settings", default=None,
                    help="settings the variants run in (default: all)")
     p.add_argument("--mnist-args", default="", help="more arguments of every `mnist train`")
@@ -325,7 +326,8 @@ def main():
             if peer.startswith("mnist:"):
                 spec = variants[peer.split(":", 1)[1]]
                 if spec.startswith("args:"):
-                    extra = spec[len("args:"):].split()
+                    extra = shlex.split(spec[len("args:"):])
+                    env.pop("MLP_FUSED_CONFIG", None)
                 else:
                     env["MLP_FUSED_CONFIG"] = spec
             cmd = command(base, a, opt, batch, lr, mom) + extra
