@@ -366,6 +366,19 @@ impl KernelDef for ForwardGather {
     }
 }
 
+/// `start`, the step's first row in the permutation: `(gp.first_step + state[1]) *
+/// gp.batch_size` (the chunk's first step plus the cursor, in rows).
+pub(crate) fn batch_start(
+    k: &mut KernelBuilder,
+    gp: &Place<GatherParams, ReadOnly>,
+    state: &Buffer<u32, ReadOnly>,
+) -> Exp<u32> {
+    k.let_(
+        "start",
+        (gp.first_step().load() + state.at(1u32).load()) * gp.batch_size().load(),
+    )
+}
+
 fn forward_gather(config: &FusedConfig) -> KernelBuilder {
     let tiles = config.forward;
     let depth = tiles.depth();
@@ -382,10 +395,7 @@ fn forward_gather(config: &FusedConfig) -> KernelBuilder {
         batch_labels,
     } = k.bindings();
     let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &d);
-    let start = k.let_(
-        "start",
-        (gp.first_step().load() + state.at(1u32).load()) * gp.batch_size().load(),
-    );
+    let start = batch_start(&mut k, &gp, &state);
     let split = k.let_("split", workgroup_id().z());
     let splits = num_workgroups().z();
     let part = k.let_(

@@ -4,7 +4,7 @@
 //! sums `P [splits, batch, hidden]` that `softmax_head` adds, and the batch's labels.
 //!
 //! `P[s, r, o] = sum over k in part s of f16(images[order[start + r], k]) f16(W0[o, k])`,
-//! parts of [`split_len`]`(inputs, splits, block_k)`: each factor converted to `f16` (WGSL
+//! parts of [`split_len`](wgsl_gemm::tiled::split_len)`(inputs, splits, block_k)`: each factor converted to `f16` (WGSL
 //! `f16(x)`, section 15.7.5 "Floating Point Conversion": an inexact value becomes one of the two
 //! `f16` values around it, which one the implementation's choice; the interpreter and the
 //! specification round to nearest even), each product exact in `f32` and accumulated in `f32`
@@ -28,10 +28,10 @@
 
 use wgsl_dsl::prelude::*;
 use wgsl_dsl::runtime::KernelDef;
-use wgsl_gemm::tiled::{Target, split_k, split_len};
+use wgsl_gemm::tiled::{Target, split_k};
 
-use super::fused::{ForwardGatherArgs, ForwardGatherBindings};
-use super::uniforms::{GatherParamsFields, load_layer_dims};
+use super::fused::{ForwardGatherArgs, ForwardGatherBindings, batch_start};
+use super::uniforms::load_layer_dims;
 
 type F16 = half::f16;
 type Frag<R> = CoopMat<F16, 16, 16, R>;
@@ -172,7 +172,7 @@ impl KernelDef for ForwardGatherCoop {
     }
 }
 
-/// The `K` range of part `workgroup_id.z`, as [`split_len`] cuts it: `(k_begin, k_end)`, both
+/// The `K` range of part `workgroup_id.z`, as [`split_len`](wgsl_gemm::tiled::split_len) cuts it: `(k_begin, k_end)`, both
 /// at most `inputs`.
 fn part_range(k: &mut KernelBuilder, inputs: &Exp<u32>, depth: u32) -> (Exp<u32>, Exp<u32>) {
     let split = workgroup_id().z();
@@ -204,10 +204,7 @@ fn forward_gather_coop(c: &CoopForward) -> KernelBuilder {
         batch_labels,
     } = k.bindings();
     let [batch, inputs, outputs, w_off] = load_layer_dims(&mut k, &d);
-    let start = k.let_(
-        "start",
-        (gp.first_step().load() + state.at(1u32).load()) * gp.batch_size().load(),
-    );
+    let start = batch_start(&mut k, &gp, &state);
     let split = k.let_("split", workgroup_id().z());
     let (k_begin, k_end) = part_range(&mut k, &inputs, c.block_k);
     let m0 = k.let_("m0", workgroup_id().y() * c.block_m);
@@ -369,10 +366,4 @@ fn forward_gather_coop(c: &CoopForward) -> KernelBuilder {
         }
     });
     k
-}
-
-/// The parts' `K` ranges of `forward_gather_f16_*` for `inputs` (as [`split_len`] cuts them,
-/// `block_k` deep): for the specification.
-pub fn part_len(c: &CoopForward, inputs: usize) -> usize {
-    split_len(inputs as u32, c.splits, c.block_k) as usize
 }

@@ -7,7 +7,7 @@ use mlp::activation::Activation;
 use mlp::kernels::fused::{
     self, ForwardGather, FusedOptimizer, GradUpdate, SoftmaxHead, verified_configs,
 };
-use mlp::kernels::fused_f16::{CoopForward, ForwardGatherCoop, part_len};
+use mlp::kernels::fused_f16::{CoopForward, ForwardGatherCoop};
 use mlp::kernels::uniforms::{AdamParams, GatherParams, LinearDims, SgdParams};
 use mlp::reference;
 use wgsl_dsl::runtime::KernelDef;
@@ -98,64 +98,18 @@ pub fn coop_forward_ops() -> Vec<MlpOp> {
 }
 
 fn coop_forward_case(def: &ForwardGatherCoop, rng: &mut Rng, s: &CaseSizes) -> Case {
-    let g = random_gather(rng, s.batch, s.inputs, s.classes, 1);
-    let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
-    let splits = def.0.splits as usize;
-    Case {
-        buffers: vec![
-            Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
-            Data::value(g.gp),
-            Data::U32(g.state),
-            Data::U32(g.order),
-            Data::F32(g.images),
-            Data::U32(g.labels),
-            Data::F32(params),
-            Data::poisoned_f32(splits * s.batch * s.outputs),
-            Data::poisoned_u32(s.batch),
-        ],
-        workgroups: def.workgroups((s.batch, s.outputs)),
-    }
+    gather_forward_case(rng, s, def.0.splits, def.workgroups((s.batch, s.outputs)))
 }
 
-/// `forward_gather`'s specification with every factor rounded to the nearest `f16` first
-/// (`half::f16::from_f64` of the exact `f32` values, round to nearest even, as the
-/// interpreter's `f16(x)`; WGSL lets a GPU take either neighbour, so on a GPU the tolerance
-/// would have to allow for that): the products are then exact, and only the `f32`
+/// `forward_gather`'s specification ([`partial_sums`]) with every factor rounded to the
+/// nearest `f16` first (`half::f16::from_f64` of the exact `f32` values, round to nearest
+/// even, as the interpreter's `f16(x)`; WGSL lets a GPU take either neighbour, so on a GPU the
+/// tolerance would have to allow for that): the products are then exact, and only the `f32`
 /// accumulation's rounding is left to the tolerance.
 pub fn coop_forward_spec(case: &Case, c: &CoopForward) -> Vec<Expected> {
-    let d: LinearDims = case.value(0);
-    let gp: GatherParams = case.value(1);
-    let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
-    let start = (gp.first_step + case.u32s(2)[1]) as usize * gp.batch_size as usize;
-    let order = case.u32s(3);
-    let labels = case.u32s(5);
-    // The `f32` inputs widened exactly, then rounded once to `f16`.
-    let rounded = |v: Vec<f64>| -> Vec<f64> {
-        v.into_iter()
-            .map(|x| half::f16::from_f64(x).to_f64())
-            .collect()
-    };
-    let images = rounded(case.f64s(4));
-    let layer = layer_from_flat(&rounded(case.f64s(6)), &d);
-    let part = part_len(c, inputs);
-    let splits = c.splits as usize;
-    let mut partial = vec![0.0; splits * batch * outputs];
-    for s in 0..splits {
-        let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);
-        for r in 0..batch {
-            let e = order[start + r] as usize;
-            for o in 0..outputs {
-                partial[(s * batch + r) * outputs + o] = ks
-                    .clone()
-                    .map(|i| images[e * inputs + i] * layer.weight[o * inputs + i])
-                    .sum();
-            }
-        }
-    }
-    let batch_labels = (0..batch)
-        .map(|r| labels[order[start + r] as usize])
-        .collect();
-    vec![Expected::F64(partial), Expected::U32(batch_labels)]
+    partial_sums(case, c.splits, c.block_k, |x| {
+        half::f16::from_f64(x).to_f64()
+    })
 }
 
 /// The op of the `grad_update` kernel `def` of configuration `g`, checked against the spec of
@@ -174,9 +128,14 @@ fn grad_op<K: KernelDef<Size = (usize, usize, usize)> + Clone + 'static>(
 }
 
 fn forward_case(def: &ForwardGather, rng: &mut Rng, s: &CaseSizes) -> Case {
+    gather_forward_case(rng, s, def.0.splits, def.workgroups((s.batch, s.outputs)))
+}
+
+/// A case of a first-layer forward (`forward_gather` or its `f16` form, the same bindings):
+/// a random gather and layer, the partial sums of `splits` parts and the labels poisoned.
+fn gather_forward_case(rng: &mut Rng, s: &CaseSizes, splits: u32, workgroups: [u32; 3]) -> Case {
     let g = random_gather(rng, s.batch, s.inputs, s.classes, 1);
     let (params, w, b) = random_layer(rng, s.inputs, s.outputs);
-    let splits = def.0.splits as usize;
     Case {
         buffers: vec![
             Data::value(dims(s.batch, s.inputs, s.outputs, w, b)),
@@ -186,24 +145,37 @@ fn forward_case(def: &ForwardGather, rng: &mut Rng, s: &CaseSizes) -> Case {
             Data::F32(g.images),
             Data::U32(g.labels),
             Data::F32(params),
-            Data::poisoned_f32(splits * s.batch * s.outputs),
+            Data::poisoned_f32(splits as usize * s.batch * s.outputs),
             Data::poisoned_u32(s.batch),
         ],
-        workgroups: def.workgroups((s.batch, s.outputs)),
+        workgroups,
     }
 }
 
 fn forward_spec(case: &Case, config: &fused::FusedConfig) -> Vec<Expected> {
+    partial_sums(case, config.splits, config.forward.depth(), |x| x)
+}
+
+/// What a first-layer forward writes for `case`: the partial sums of the batch's rows by the
+/// layer's weights over each of `splits` parts of the inputs (parts of
+/// `split_len(inputs, splits, depth)`), every factor through `factor` first, and the batch's
+/// labels.
+fn partial_sums(
+    case: &Case,
+    splits: u32,
+    depth: u32,
+    factor: impl Fn(f64) -> f64,
+) -> Vec<Expected> {
     let d: LinearDims = case.value(0);
     let gp: GatherParams = case.value(1);
     let (batch, inputs, outputs) = (d.batch as usize, d.inputs as usize, d.outputs as usize);
     let start = (gp.first_step + case.u32s(2)[1]) as usize * gp.batch_size as usize;
     let order = case.u32s(3);
-    let images = case.f64s(4);
+    let images: Vec<f64> = case.f64s(4).into_iter().map(&factor).collect();
     let labels = case.u32s(5);
-    let layer = layer_from_flat(&case.f64s(6), &d);
-    let splits = config.splits;
-    let part = split_len(inputs as u32, splits, config.forward.depth()) as usize;
+    let flat: Vec<f64> = case.f64s(6).into_iter().map(&factor).collect();
+    let layer = layer_from_flat(&flat, &d);
+    let part = split_len(inputs as u32, splits, depth) as usize;
     let mut partial = vec![0.0; splits as usize * batch * outputs];
     for s in 0..splits as usize {
         let ks = (s * part).min(inputs)..((s + 1) * part).min(inputs);
