@@ -260,11 +260,11 @@ fn record_wide<T: Pod + Scalar>(
 
 /// The adapter's subgroup size, when it has only one.
 fn subgroup_size(gpu: &Gpu) -> Result<u32, GemmError> {
-    let info = gpu.adapter_info();
-    let (min, max) = (info.subgroup_min_size, info.subgroup_max_size);
-    if min == max && min > 0 {
-        Ok(min)
-    } else {
-        Err(GemmError::SubgroupSize { min, max })
-    }
+    gpu.single_subgroup_size().ok_or_else(|| {
+        let info = gpu.adapter_info();
+        GemmError::SubgroupSize {
+            min: info.subgroup_min_size,
+            max: info.subgroup_max_size,
+        }
+    })
 }

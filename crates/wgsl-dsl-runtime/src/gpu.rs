@@ -402,6 +402,14 @@ impl Gpu {
         &self.info
     }
 
+    /// The adapter's subgroup size when it has only one (`subgroup_min_size ==
+    /// subgroup_max_size`, e.g. 32 on NVIDIA): what kernels that assume their subgroups'
+    /// size (cooperative-matrix tiles) need. `None` for a range of sizes or none reported.
+    pub fn single_subgroup_size(&self) -> Option<u32> {
+        let (min, max) = (self.info.subgroup_min_size, self.info.subgroup_max_size);
+        (min == max && min > 0).then_some(min)
+    }
+
     /// True when the adapter is a software one (`DeviceType::Cpu`, e.g. lavapipe).
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu

@@ -268,17 +268,15 @@ impl GpuMlp {
 
 /// The adapter's subgroup size when it has only one (the tensor-core forward assumes it).
 fn single_subgroup_size(gpu: &Gpu) -> Result<u32, MlpError> {
-    let info = gpu.adapter_info();
-    let (min, max) = (info.subgroup_min_size, info.subgroup_max_size);
-    if min == max && min > 0 {
-        Ok(min)
-    } else {
-        Err(MlpError::Precision {
+    gpu.single_subgroup_size().ok_or_else(|| {
+        let info = gpu.adapter_info();
+        MlpError::Precision {
             precision: Precision::F16,
             why: format!(
                 "the tensor-core forward needs a single subgroup size; this adapter's range \
-                 from {min} to {max}"
+                 from {} to {}",
+                info.subgroup_min_size, info.subgroup_max_size
             ),
-        })
-    }
+        }
+    })
 }
