@@ -101,7 +101,7 @@ fn coop_forward_case(def: &ForwardGatherCoop, rng: &mut Rng, s: &CaseSizes) -> C
     gather_forward_case(rng, s, def.0.splits, def.workgroups((s.batch, s.outputs)))
 }
 
-/// `forward_gather`'s specification ([`partial_sums`]) with every factor rounded to the
+/// `forward_gather`'s specification (the partial sums and the labels) with every factor rounded to the
 /// nearest `f16` first (`half::f16::from_f64` of the exact `f32` values, round to nearest
 /// even, as the interpreter's `f16(x)`; WGSL lets a GPU take either neighbour, so on a GPU the
 /// tolerance would have to allow for that): the products are then exact, and only the `f32`
