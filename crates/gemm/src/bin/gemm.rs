@@ -56,7 +56,8 @@ enum Command {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "simt,coop-f16,coop-f16-direct,coop-f32"
+            default_value = "simt,coop-f16,coop-f16-direct,coop-f32",
+            value_parser = clap::builder::PossibleValuesParser::new(KERNELS)
         )]
         kernels: Vec<String>,
         /// Write one JSON object per measurement to this file.
@@ -223,7 +224,8 @@ fn kernels_for(
                 "coop-f16-words-whole" => coop_variant(gpu, problem, Some(WideLoad::Words), true),
                 "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
                 "simt-whole" => simt_whole(gpu, problem),
-                _ => Gemm::simt(gpu, problem),
+                "simt" => Gemm::simt(gpu, problem),
+                other => unreachable!("`{other}` is not in KERNELS, which the parser checks"),
             };
             (name.clone(), gemm)
         })
@@ -271,20 +273,22 @@ fn coop_variant(
     Gemm::with_coop(gpu, config)
 }
 
+/// Every kernel name `--kernels` takes (a name outside it is refused by the parser, not run
+/// as another kernel).
+const KERNELS: [&str; 9] = [
+    "simt",
+    "simt-whole",
+    "coop-f16",
+    "coop-f16-direct",
+    "coop-f16-pairs",
+    "coop-f16-words",
+    "coop-f16-whole",
+    "coop-f16-words-whole",
+    "coop-f32",
+];
+
 fn all_kernels() -> Vec<String> {
-    [
-        "simt",
-        "simt-whole",
-        "coop-f16",
-        "coop-f16-direct",
-        "coop-f16-pairs",
-        "coop-f16-words",
-        "coop-f16-whole",
-        "coop-f16-words-whole",
-        "coop-f32",
-    ]
-    .map(String::from)
-    .to_vec()
+    KERNELS.map(String::from).to_vec()
 }
 
 fn check(gpu: &Gpu) -> Result<(), Error> {
