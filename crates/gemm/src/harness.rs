@@ -125,7 +125,7 @@ pub enum CheckError {
     #[error(transparent)]
     Device(#[from] wgsl_dsl::runtime::DeviceError),
     /// The result is outside the bound.
-    #[error("{kernel} on {problem:?}: {message}")]
+    #[error("{kernel} on {problem}: {message}")]
     Wrong {
         /// The kernel.
         kernel: String,
@@ -134,6 +134,15 @@ pub enum CheckError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl CheckError {
+    /// True when the kernel ran and its result is outside the bound ([`CheckError::Wrong`]);
+    /// false when it could not run here (a device limit, a refused configuration, a device
+    /// failure).
+    pub fn is_wrong(&self) -> bool {
+        matches!(self, CheckError::Wrong { .. })
+    }
 }
 
 /// Run `gemm` on `problem` with random operands (seeded by `seed`), `C` poisoned with NaN

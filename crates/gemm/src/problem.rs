@@ -63,6 +63,13 @@ pub struct Problem {
     pub layout: Layout,
 }
 
+impl std::fmt::Display for Problem {
+    /// `MxNxK layout`, e.g. `250x250x250 ab`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{} {}", self.m, self.n, self.k, self.layout.name())
+    }
+}
+
 impl Problem {
     /// `C [m, n] = op(A) [m, k] op(B) [k, n]` with `A` and `B` stored as `layout` says.
     pub const fn new(m: u32, n: u32, k: u32, layout: Layout) -> Problem {

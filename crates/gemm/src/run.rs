@@ -19,7 +19,10 @@ pub enum GemmError {
     Dispatch(#[from] DispatchError),
     /// The configuration cannot run the problem (another layout, or `vec4` accesses the sizes
     /// do not allow).
-    #[error("kernel `{kernel}` cannot compute {problem:?}")]
+    #[error(
+        "kernel `{kernel}` cannot compute {problem}: another layout, or sizes its tiles or \
+         vector reads do not divide"
+    )]
     Incompatible {
         /// The kernel.
         kernel: String,
@@ -172,7 +175,8 @@ impl Gemm {
     ///
     /// # Errors
     /// [`GemmError::Incompatible`] if this kernel cannot compute `problem`; the dispatch's
-    /// checks ([`GemmError::Dispatch`]).
+    /// checks ([`GemmError::Dispatch`], naming the line that called this).
+    #[track_caller]
     pub fn record<T: Pod + Scalar>(
         &self,
         rec: &mut Recorder<'_>,
@@ -230,6 +234,7 @@ impl Gemm {
 }
 
 /// Dispatch `kernel`, which reads `a` and `b` sixteen bytes at a time as `wide` says, on them.
+#[track_caller]
 fn record_wide<T: Pod + Scalar>(
     rec: &mut Recorder<'_>,
     kernel: &Kernel,

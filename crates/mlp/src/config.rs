@@ -120,13 +120,14 @@ impl MlpConfig {
 /// optimizer) stays `f32` either way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Precision {
-    /// `f32` on the ordinary arithmetic units (the default).
+    /// f32 on the ordinary arithmetic units (the default)
     #[default]
     F32,
-    /// Both factors rounded to `f16`, multiplied on tensor cores (cooperative matrices) and
-    /// summed in `f32` ([`crate::kernels::fused_f16`]). Needs the fused step (one hidden
-    /// layer, a hardware GPU) and an adapter with 16x16x16 `f16 -> f32` cooperative matrices
-    /// and a single subgroup size.
+    /// Both factors rounded to f16, multiplied on tensor cores, summed in f32
+    #[doc = ""]
+    /// (`crate::kernels::fused_f16`). Needs the fused step (one hidden layer, a hardware GPU)
+    /// and an adapter with 16x16x16 `f16 -> f32` cooperative matrices and a single subgroup
+    /// size.
     F16,
 }
 

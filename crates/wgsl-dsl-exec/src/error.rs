@@ -243,7 +243,11 @@ impl std::error::Error for DispatchError {
 #[non_exhaustive]
 pub enum DispatchErrorKind {
     /// The number of arguments differs from the number of bindings the kernel declares.
-    #[error("declares {expected} bindings, {found} arguments were given")]
+    #[error(
+        "declares {expected} binding{}, {found} {} given",
+        if *expected == 1 { "" } else { "s" },
+        if *found == 1 { "argument was" } else { "arguments were" }
+    )]
     ArgCount {
         /// Bindings declared.
         expected: usize,

@@ -17,9 +17,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 ///
 /// It mirrors `GpuBuffer<T>`: the same constructors, `write` and
 /// `read`, and the same allocation (the byte size rounded up to 4, at least one element and
-/// 16 bytes), so `arrayLength` sees the same padding on both executors. Dispatches take
-/// `&HostBuffer` even for buffers the kernel writes, as on the GPU; the contents change only
-/// when the whole dispatch succeeds.
+/// 16 bytes), so `arrayLength` sees the same padding on both executors. The positional
+/// dispatch ([`Interpreter::dispatch`](crate::Interpreter::dispatch)) takes `&HostBuffer` even
+/// for buffers the kernel writes, as on the GPU (the typed dispatch takes `&mut` for them, as
+/// its argument struct says); the contents change only when the whole dispatch succeeds.
 pub struct HostBuffer<T> {
     bytes: RefCell<Vec<u8>>,
     len: usize,

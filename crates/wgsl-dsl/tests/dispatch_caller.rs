@@ -41,7 +41,7 @@ fn assert_called_here(err: &DispatchError, line: u32) {
     );
     assert!(
         err.to_string()
-            .starts_with("kernel `double` declares 2 bindings, 1 arguments were given (called at "),
+            .starts_with("kernel `double` declares 2 bindings, 1 argument was given (called at "),
         "{err}"
     );
     assert_reported_at(err, line);

@@ -51,7 +51,7 @@ pub enum CeilingError {
     },
     /// The tile does not divide the problem, or the layout is not `A B`.
     #[error(
-        "ceiling tile {tile} cannot compute {problem:?}: layout A B only, with M, N, K multiples \
+        "ceiling tile {tile} cannot compute {problem}: layout A B only, with M, N, K multiples \
          of the tile's"
     )]
     Incompatible {
@@ -61,7 +61,7 @@ pub enum CeilingError {
         problem: Problem,
     },
     /// A buffer is shorter than the problem needs.
-    #[error("buffer {name} has {len} elements; {problem:?} needs {needed}")]
+    #[error("buffer {name} has {len} elements; {problem} needs {needed}")]
     ShortBuffer {
         /// `a`, `b` or `c`.
         name: &'static str,
@@ -79,7 +79,7 @@ pub enum CeilingError {
     #[error("wgpu: {0}")]
     Wgpu(String),
     /// The kernel's result is outside the specification's bound.
-    #[error("{tile} on {problem:?} is wrong: {message}")]
+    #[error("{tile} on {problem} is wrong: {message}")]
     Wrong {
         /// The tile.
         tile: CeilingTile,

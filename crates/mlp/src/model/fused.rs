@@ -235,12 +235,24 @@ impl GpuMlp {
             return Ok(());
         }
         let Some(target) = self.fused.as_ref().map(|f| f.target) else {
-            return Err(MlpError::Precision {
-                precision,
-                why: "it needs the fused training step, which this model does not use \
-                      (a model of one hidden layer on a hardware GPU uses it)"
-                    .into(),
-            });
+            let hidden = self.config.hidden.len();
+            let why = if hidden != 1 {
+                format!(
+                    "it needs the fused training step, which takes one hidden layer; this \
+                     model has {hidden}"
+                )
+            } else if gpu.is_software() {
+                format!(
+                    "it needs the fused training step, which runs on hardware GPUs only; {} \
+                     is a software adapter",
+                    gpu.adapter_info().name
+                )
+            } else {
+                "it needs the fused training step, which this model does not use \
+                 (GpuMlp::set_fused)"
+                    .into()
+            };
+            return Err(MlpError::Precision { precision, why });
         };
         let before = self.precision;
         self.precision = precision;
@@ -273,8 +285,8 @@ fn single_subgroup_size(gpu: &Gpu) -> Result<u32, MlpError> {
         MlpError::Precision {
             precision: Precision::F16,
             why: format!(
-                "the tensor-core forward needs a single subgroup size; this adapter's range \
-                 from {} to {}",
+                "the tensor-core forward needs a single subgroup size; this adapter's \
+                 subgroups range from {} to {} invocations",
                 info.subgroup_min_size, info.subgroup_max_size
             ),
         }

@@ -134,10 +134,10 @@ pub struct TrainArgs {
     /// chunk n + 1 while the GPU runs chunk n; the results are the same, only the time differs).
     #[arg(long)]
     pub no_pipeline: bool,
-    /// The element type of the first layer's forward product: f32, or f16 on tensor cores
-    /// (cooperative matrices, both factors rounded to f16 and summed in f32; the weights,
-    /// gradients and optimizer stay f32). f16 needs the fused step (one hidden layer on a
-    /// hardware GPU) and an adapter with cooperative matrices; elsewhere it is refused.
+    /// The element type of the first layer's forward product. The weights, the gradients and
+    /// the optimizer stay f32 either way. f16 needs one hidden layer on a hardware GPU whose
+    /// adapter has cooperative matrices and a single subgroup size (NVIDIA through Vulkan);
+    /// elsewhere (software adapters such as lavapipe) it is refused before training.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// Before training, profile --steps-per-chunk training steps on the GPU and print where
