@@ -107,6 +107,10 @@ fn precision_f16_is_refused_without_tensor_cores_and_the_model_keeps_training_in
     // --precision f16` on the H200, BENCHMARKS.md.)
     use mlp::config::Precision;
     use mlp::error::MlpError;
+    // f16 training opens the device with cooperative matrices; f32 leaves them off (wgpu
+    // marks them experimental).
+    assert!(GpuMlp::gpu_options(Precision::F16).cooperative_matrix);
+    assert!(!GpuMlp::gpu_options(Precision::F32).cooperative_matrix);
     let gpu = Gpu::new().expect("a GPU adapter");
     let config = MlpConfig {
         inputs: 61,
@@ -139,6 +143,15 @@ fn precision_f16_is_refused_without_tensor_cores_and_the_model_keeps_training_in
                 message.starts_with("--precision f16 cannot run here: "),
                 "{message}"
             );
+            // The cause is named: a range of subgroup sizes, or a device opened without
+            // cooperative matrices (what `mnist train --precision f16` did on the H200 before
+            // it opened the GPU with GpuMlp::gpu_options), not a kernel that fails to compile.
+            let cause = if gpu.single_subgroup_size().is_some() {
+                "opened without them"
+            } else {
+                "single subgroup size"
+            };
+            assert!(message.contains(cause), "{message}");
             assert_eq!(model.precision(), Precision::F32);
             assert_eq!(model.fused_config().expect("still fused").splits, splits);
         }

@@ -2,7 +2,9 @@
 //! dispatches per step (`forward_gather`, `softmax_head`, `grad_update`) where the unfused step
 //! has twelve; models with more hidden layers run the unfused step.
 
-use wgsl_dsl::runtime::{Gpu, GpuBuffer, Recorder};
+use wgsl_dsl::naga::valid::Capabilities;
+use wgsl_dsl::runtime::{Gpu, GpuBuffer, GpuOptions, Recorder};
+use wgsl_dsl::types::{CoopShape, ScalarTy};
 
 use super::{
     BatchUniforms, ForwardKernel, FusedStep, GpuDataset, GpuMlp, GradKernel, Optimizer,
@@ -63,13 +65,9 @@ impl FusedStep {
                         ),
                     });
                 }
-                let coop = CoopForward::choose(
-                    max_batch,
-                    hidden,
-                    inputs,
-                    single_subgroup_size(gpu)?,
-                    target,
-                );
+                let subgroup_size = single_subgroup_size(gpu)?;
+                tensor_cores(gpu)?;
+                let coop = CoopForward::choose(max_batch, hidden, inputs, subgroup_size, target);
                 // `softmax_head` sums as many parts as the tensor-core forward writes.
                 c.splits = coop.splits;
                 let kernel = gpu.compile_typed(ForwardGatherCoop(coop)).map_err(|e| {
@@ -228,7 +226,8 @@ impl GpuMlp {
     /// [`MlpError::Precision`] for [`Precision::F16`] when the model does not train with the
     /// fused step (more than one hidden layer, or a software adapter: [`GpuMlp::new`] chooses
     /// the unfused step there) or the adapter has no single subgroup size or no 16x16x16
-    /// `f16 -> f32` cooperative matrices (lavapipe has neither); the model is then left as it
+    /// `f16 -> f32` cooperative matrices (lavapipe has neither), or the device was opened
+    /// without them ([`GpuMlp::gpu_options`]); the model is then left as it
     /// was. Build and dispatch errors compiling the kernels.
     pub fn set_precision(&mut self, gpu: &Gpu, precision: Precision) -> Result<(), MlpError> {
         if precision == self.precision {
@@ -265,6 +264,18 @@ impl GpuMlp {
         }
     }
 
+    /// The options to open the GPU with for training in `precision`:
+    /// [`GpuOptions::from_env`], and for [`Precision::F16`] also
+    /// [`GpuOptions::cooperative_matrix`] (the tensor-core forward's cooperative matrices are
+    /// a wgpu feature a device has only when it is opened with it). Open the [`Gpu`] with
+    /// these ([`Gpu::with_options`]) before [`GpuMlp::set_precision`].
+    pub fn gpu_options(precision: Precision) -> GpuOptions {
+        GpuOptions {
+            cooperative_matrix: precision == Precision::F16,
+            ..GpuOptions::from_env()
+        }
+    }
+
     /// The precision of the fused step's first-layer forward product.
     pub fn precision(&self) -> Precision {
         self.precision
@@ -279,6 +290,41 @@ impl GpuMlp {
 }
 
 /// The adapter's subgroup size when it has only one (the tensor-core forward assumes it).
+/// `Ok` if the device multiplies 16x16x16 `f16` cooperative matrices into `f32` (what
+/// the tensor-core forward is built of); else why not: the adapter has none, or the device was
+/// opened without them ([`GpuOptions::cooperative_matrix`], which
+/// [`GpuMlp::gpu_options`] sets for [`Precision::F16`]).
+fn tensor_cores(gpu: &Gpu) -> Result<(), MlpError> {
+    let wanted = CoopShape {
+        m: 16,
+        n: 16,
+        k: 16,
+        input: ScalarTy::F16,
+        accumulator: ScalarTy::F32,
+    };
+    if gpu.cooperative_shapes().contains(&wanted) {
+        return Ok(());
+    }
+    let name = &gpu.adapter_info().name;
+    let why = if !gpu
+        .capabilities()
+        .contains(Capabilities::COOPERATIVE_MATRIX)
+    {
+        format!(
+            "the tensor-core forward needs cooperative matrices, and the device on {name} was \
+             opened without them: open it with GpuOptions::cooperative_matrix set \
+             (GpuMlp::gpu_options(Precision::F16) does; the adapter must have wgpu's \
+             EXPERIMENTAL_COOPERATIVE_MATRIX)"
+        )
+    } else {
+        format!("{name} has no 16x16x16 f16 -> f32 cooperative matrix multiply-add")
+    };
+    Err(MlpError::Precision {
+        precision: Precision::F16,
+        why,
+    })
+}
+
 fn single_subgroup_size(gpu: &Gpu) -> Result<u32, MlpError> {
     gpu.single_subgroup_size().ok_or_else(|| {
         let info = gpu.adapter_info();

@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use mlp::checkpoint::{Checkpoint, CheckpointWarning, write_atomic};
-use mlp::config::MlpConfig;
+use mlp::config::{MlpConfig, Precision};
 use mlp::data::{CLASSES, Dataset, Mnist, Split};
 use mlp::model::{GpuMlp, OptimizerConfig};
 use mlp::params::Params;
@@ -110,8 +110,9 @@ fn usage_error(e: &clap::Error, help: &str) -> ExitCode {
     }
 }
 
-fn gpu() -> Result<Gpu, CliError> {
-    let gpu = Gpu::new()?;
+/// The GPU, opened for training in `precision` (`f16` needs its cooperative matrices).
+fn gpu(precision: Precision) -> Result<Gpu, CliError> {
+    let gpu = Gpu::with_options(&GpuMlp::gpu_options(precision))?;
     eprintln!("GPU: {}", gpu.adapter_info().name);
     Ok(gpu)
 }
@@ -218,7 +219,7 @@ fn run_train(plan: TrainPlan) -> Result<(), CliError> {
         data.train.rows,
         data.train.cols
     );
-    let gpu = gpu()?;
+    let gpu = gpu(settings.precision)?;
     let (largest, limit) = GpuMlp::largest_batch(&gpu, config);
     if settings.batch_size > largest {
         return Err(CliError::Usage(format!(
@@ -285,7 +286,7 @@ fn run_eval(plan: EvalPlan) -> Result<(), CliError> {
     if let Some(n) = plan.data.limit_test {
         test.truncate(n);
     }
-    let gpu = gpu()?;
+    let gpu = gpu(Precision::F32)?;
     let mut model = load_model(&gpu, &c, plan.batch)?;
     let set = upload(&gpu, &model, &test)?;
     let eval = evaluate(&gpu, &mut model, &set)?;
@@ -341,7 +342,7 @@ fn run_predict(plan: PredictPlan) -> Result<(), CliError> {
         }
         pixels.extend(values);
     }
-    let gpu = gpu()?;
+    let gpu = gpu(Precision::F32)?;
     let mut model = load_model(&gpu, &c, plan.images.len().min(plan.batch))?;
     let classes = c.config.classes;
     let probs = model.predict_proba(&gpu, &pixels)?;
