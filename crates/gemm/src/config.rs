@@ -136,8 +136,8 @@ pub struct SimtConfig {
     /// `B` is read as `vec4<f32>`.
     pub vector_b: bool,
     /// No bounds checks ([`Source::whole`](crate::tiled::Source::whole)): only for problems
-    /// the tiles divide ([`SimtConfig::divides`]). Not picked by [`SimtConfig::choose`]
-    /// until measured against the kernel with checks.
+    /// the tiles divide ([`SimtConfig::divides`]). [`SimtConfig::choose`] picks it where they
+    /// do.
     pub whole_tiles: bool,
 }
 
@@ -157,7 +157,10 @@ pub fn simt_sweep_tiles() -> Vec<Tiles> {
 impl SimtConfig {
     /// The configuration for `problem` on `target`: the tiles [`Tiles::for_product`] chooses
     /// for `M x N x K` on a GPU with `target`'s limits ([`Target::from_limits`]), the one tile
-    /// chooser of every product of the workspace.
+    /// chooser of every product of the workspace; without bounds checks
+    /// ([`SimtConfig::whole_tiles`]) where the tiles divide the problem (at 4096^3 on the
+    /// H200, 38.5 TFLOP/s against 35.2 with them, two rounds of one call, BENCHMARKS.md
+    /// "The SIMT kernel without bounds checks").
     pub fn choose(problem: &Problem, target: &TargetLimits) -> SimtConfig {
         let tiles = Tiles::for_product(
             problem.m as usize,
@@ -165,11 +168,17 @@ impl SimtConfig {
             problem.k as usize,
             Target::from_limits(target),
         );
-        SimtConfig::with_tiles(problem, tiles)
+        let checked = SimtConfig::with_tiles(problem, tiles);
+        let whole = checked.with_whole_tiles();
+        if whole.accepts(problem) {
+            whole
+        } else {
+            checked
+        }
     }
 
     /// `problem`'s layout with `tiles`, `A` and `B` read four elements at a time where their
-    /// stored rows are multiples of 4 long.
+    /// stored rows are multiples of 4 long, with bounds checks.
     pub fn with_tiles(problem: &Problem, tiles: Tiles) -> SimtConfig {
         let [vector_a, vector_b, _] = vectors(problem);
         SimtConfig {
@@ -732,7 +741,12 @@ mod tests {
         let c = SimtConfig::choose(&p, &h200());
         assert_eq!(c.tiles, crate::tiled::LARGE_TILES[0]);
         assert_eq!(c.threads(), 256);
-        assert_eq!(c.kernel_name(), "simt_ab_t128x128x16r8x8v_vv");
+        // The tiles divide 4096^3: no bounds checks; 4000^3 keeps them.
+        assert!(c.whole_tiles);
+        assert_eq!(c.kernel_name(), "simt_ab_t128x128x16r8x8v_vv_whole");
+        let odd = SimtConfig::choose(&Problem::new(4000, 4000, 4000, Layout::AB), &h200());
+        assert_eq!(odd.kernel_name(), "simt_ab_t128x128x16r8x8v_vv");
+        assert_eq!(odd.with_whole_tiles(), c);
         assert!(c.vector_a && c.vector_b);
         assert_eq!(c.grid(&p), [32, 32, 1]);
         assert!(c.fits(&h200()));

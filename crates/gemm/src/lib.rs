@@ -61,8 +61,8 @@ pub use problem::{GemmDims, GemmDimsFields, Layout, Problem};
 pub use run::{Gemm, GemmError};
 
 /// The kernels whose WGSL the workspace's snapshot test pins, with the target each is built
-/// for: for every layout, the configurations an H200 runs 4096^3 with (SIMT, also without
-/// bounds checks ([`SimtConfig::whole_tiles`], not chosen yet), and tensor cores
+/// for: for every layout, the configurations an H200 runs 4096^3 with (SIMT without bounds
+/// checks ([`SimtConfig::whole_tiles`]) and the same tiles with them, and tensor cores
 /// on `f16` buffers, without bounds checks since [`CoopConfig::whole_tiles`], and the same
 /// tile with them), the tensor-core kernel loading fragments directly at 4096^3, the
 /// tensor-core kernel on `f32` buffers for the MLP's forward over a whole epoch, the
@@ -77,9 +77,13 @@ pub fn snapshot_kernels() -> Vec<(wgsl_dsl::KernelBuilder, wgsl_dsl::TargetLimit
     let mut v = Vec::new();
     for layout in Layout::ALL {
         let p = Problem::new(4096, 4096, 4096, layout);
+        // What `choose` picks (without bounds checks), and the same tiles with them.
         let simt_config = SimtConfig::choose(&p, &target);
         v.push((simt::build(&simt_config), target));
-        v.push((simt::build(&simt_config.with_whole_tiles()), target));
+        v.push((
+            simt::build(&SimtConfig::with_tiles(&p, simt_config.tiles)),
+            target,
+        ));
         v.push((
             coop::build(&CoopConfig::choose(&p, CoopInput::F16, &target, 32)),
             target,

@@ -48,8 +48,9 @@ enum Command {
         /// Leave out the MLP's shapes.
         #[arg(long)]
         no_mlp: bool,
-        /// Kernels: simt, simt-whole (the tile simt picks without bounds checks, where it
-        /// divides the problem), coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
+        /// Kernels: simt (without bounds checks where its tile divides the problem),
+        /// simt-checked (the same tile with them), simt-whole (without them, refused where
+        /// the tile does not divide the problem), coop-f16, coop-f16-direct, coop-f16-pairs, coop-f16-words (the tile
         /// coop-f16 picks, reading sixteen bytes at a time, with bounds checks),
         /// coop-f16-whole, coop-f16-words-whole (without bounds checks, where the tile divides
         /// the problem; coop-f16 picks coop-f16-whole there), coop-f32.
@@ -223,7 +224,8 @@ fn kernels_for(
                 "coop-f16-whole" => coop_variant(gpu, problem, None, true),
                 "coop-f16-words-whole" => coop_variant(gpu, problem, Some(WideLoad::Words), true),
                 "coop-f32" => Gemm::coop(gpu, problem, CoopInput::F32),
-                "simt-whole" => simt_whole(gpu, problem),
+                "simt-whole" => simt_variant(gpu, problem, true),
+                "simt-checked" => simt_variant(gpu, problem, false),
                 "simt" => Gemm::simt(gpu, problem),
                 other => unreachable!("`{other}` is not in KERNELS, which the parser checks"),
             };
@@ -232,10 +234,16 @@ fn kernels_for(
         .collect()
 }
 
-/// The tile `SimtConfig::choose` picks, without bounds checks (refused where it does not divide
-/// the problem).
-fn simt_whole(gpu: &Gpu, problem: &Problem) -> Result<Gemm, GemmError> {
-    let config = SimtConfig::choose(problem, &gpu.target_limits()).with_whole_tiles();
+/// The tile `SimtConfig::choose` picks, without bounds checks if `whole_tiles` (refused where
+/// it does not divide the problem), else with them.
+fn simt_variant(gpu: &Gpu, problem: &Problem, whole_tiles: bool) -> Result<Gemm, GemmError> {
+    let chosen = SimtConfig::choose(problem, &gpu.target_limits());
+    let checked = SimtConfig::with_tiles(problem, chosen.tiles);
+    let config = if whole_tiles {
+        checked.with_whole_tiles()
+    } else {
+        checked
+    };
     if !config.accepts(problem) {
         return Err(GemmError::Incompatible {
             kernel: config.kernel_name(),
@@ -275,8 +283,9 @@ fn coop_variant(
 
 /// Every kernel name `--kernels` takes (a name outside it is refused by the parser, not run
 /// as another kernel).
-const KERNELS: [&str; 9] = [
+const KERNELS: [&str; 10] = [
     "simt",
+    "simt-checked",
     "simt-whole",
     "coop-f16",
     "coop-f16-direct",
