@@ -150,6 +150,9 @@ pub fn simt_sweep_tiles() -> Vec<Tiles> {
         Tiles::new([128, 128, 32], [8, 8], 1).in_vec4s(),
         Tiles::new([64, 64, 32], [4, 4], 1).in_vec4s(),
         Tiles::new([256, 128, 8], [8, 8], 1).in_vec4s(),
+        // Twice the outputs per invocation (128 accumulators), 256 invocations.
+        Tiles::new([256, 128, 16], [16, 8], 1).in_vec4s(),
+        Tiles::new([128, 256, 8], [8, 16], 1).in_vec4s(),
     ]);
     v
 }
