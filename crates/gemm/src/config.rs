@@ -219,7 +219,8 @@ impl SimtConfig {
 
     /// The kernel's name: `simt_<layout>_<tiles>_<ab>`, with the tiles as [`Tiles::suffix`]
     /// names them and each of `a`, `b` `v` (`vec4` reads) or `s` (scalar), then `_whole` for
-    /// [`SimtConfig::whole_tiles`]: `simt_ab_t128x128x32r8x8v_vv`.
+    /// [`SimtConfig::whole_tiles`]: `simt_ab_t128x128x16r8x8v_vv_whole` (what `choose` picks
+    /// at 4096^3), `simt_ab_t128x128x16r8x8v_vv` with bounds checks.
     pub fn kernel_name(&self) -> String {
         let letters = vector_letters(self.vector_a, self.vector_b, false);
         format!(

@@ -229,6 +229,28 @@ impl GpuMlp {
     /// `f16 -> f32` cooperative matrices (lavapipe has neither), or the device was opened
     /// without them ([`GpuMlp::gpu_options`]); the model is then left as it
     /// was. Build and dispatch errors compiling the kernels.
+    ///
+    /// # Example
+    /// Open the GPU with the options `f16` needs, then switch the model over:
+    /// ```no_run
+    /// # use mlp::config::{MlpConfig, Precision};
+    /// # use mlp::model::{GpuMlp, OptimizerConfig};
+    /// # use mlp::params::Params;
+    /// # use wgsl_dsl::runtime::Gpu;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let gpu = Gpu::with_options(&GpuMlp::gpu_options(Precision::F16))?;
+    /// let config = MlpConfig::default();
+    /// let params = Params::init(&config, 0);
+    /// let optimizer = OptimizerConfig::Sgd {
+    ///     lr: 0.1,
+    ///     momentum: 0.0,
+    ///     weight_decay: 0.0,
+    /// };
+    /// let mut model = GpuMlp::new(&gpu, &config, &params, &optimizer, None, 1024)?;
+    /// model.set_precision(&gpu, Precision::F16)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set_precision(&mut self, gpu: &Gpu, precision: Precision) -> Result<(), MlpError> {
         if precision == self.precision {
             return Ok(());

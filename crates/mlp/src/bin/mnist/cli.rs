@@ -136,8 +136,10 @@ pub struct TrainArgs {
     pub no_pipeline: bool,
     /// The element type of the first layer's forward product. The weights, the gradients and
     /// the optimizer stay f32 either way. f16 needs one hidden layer on a hardware GPU whose
-    /// adapter has cooperative matrices and a single subgroup size (NVIDIA through Vulkan);
-    /// elsewhere (software adapters such as lavapipe) it is refused before training.
+    /// adapter has cooperative matrices and a single subgroup size (NVIDIA through Vulkan:
+    /// measured on an H200); the device is then opened with wgpu's experimental
+    /// cooperative-matrix feature. Elsewhere (software adapters such as lavapipe) it is
+    /// refused before training.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// Before training, profile --steps-per-chunk training steps on the GPU and print where
