@@ -19,9 +19,4 @@ for seed in 0 1 2; do
   $D/mnist train --data data/mnist --epochs 5 --batch-size 1024 --lr 0.1 --momentum 0 \
     --schedule constant --warmup-epochs 0 --seed $seed --precision f16 2>&1 | tail -2
 done | tee "$OUT/f16_seeds2.txt"
-for precision in f32 f16; do
-  echo "== profile, batch 1024, precision $precision"
-  $D/mnist train --data data/mnist --epochs 1 --batch-size 1024 --lr 0.1 --momentum 0 \
-    --schedule constant --warmup-epochs 0 --steps-per-chunk 58 --limit-test 1000 --profile \
-    --precision $precision 2>&1 | head -20
-done | tee "$OUT/f16_profile2.txt"
+bash benches/notes/next/profile_1024.sh f16_profile2.txt

@@ -6,12 +6,22 @@
 # picks), B `torch.matmul` at 4096 (f32 without
 # TF32, TF32, f16: benches/peer/gemm_torch.py), C `gemm ceiling --size 4096`; the GPU's clocks
 # before and after each. Build first: benches/notes/next/build.sh. Carry .gl and .devbin/next.
-# Writes $OUT/call_gemm.txt.
+# Writes $OUT/call_gemm.txt. With SWEEP=1 it runs instead `gemm sweep --size 4096` (every
+# SIMT tile of simt_sweep_tiles with and without bounds checks, and the tensor-core tiles) and
+# torch.matmul at 4096 once, and writes $OUT/sweep_simt.txt.
 set -u
 . benches/notes/device_env.sh
 D=.devbin/bin
 unpack .devbin/next $D
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader
+if [ "${SWEEP:-0}" = 1 ]; then
+  { date -u
+    clocks; $D/gemm sweep --size 4096; clocks
+    clocks; python3 benches/peer/gemm_torch.py --sizes 4096 --no-mlp; clocks
+    date -u
+  } 2>&1 | tee "$OUT/sweep_simt.txt"
+  exit 0
+fi
 {
 date -u
 for round in 1 2; do

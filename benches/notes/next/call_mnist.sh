@@ -23,9 +23,4 @@ for seed in 1 2; do
   done
 done | tee "$OUT/f16_seeds.txt"
 # 3. Where a step's time goes at batch 1024, f32 then f16 (mnist train --profile).
-for precision in f32 f16; do
-  echo "== profile, batch 1024, precision $precision"
-  $D/mnist train --data data/mnist --epochs 1 --batch-size 1024 --lr 0.1 --momentum 0 \
-    --schedule constant --warmup-epochs 0 --steps-per-chunk 58 --limit-test 1000 --profile \
-    --precision $precision 2>&1 | head -20
-done | tee "$OUT/f16_profile.txt"
+bash benches/notes/next/profile_1024.sh f16_profile.txt
