@@ -17,4 +17,11 @@ strip -o .devbin/next/gemm target/release/gemm
 strip -o .devbin/next/mnist-baseline /tmp/next-baseline-target/release/mnist
 xz -f -T2 .devbin/next/mnist .devbin/next/gemm .devbin/next/mnist-baseline
 git worktree remove --force /tmp/next-baseline
+# `mnist-quarterk` for call_split.sh: HEAD with quarterk.patch (a measurement only).
+rm -rf /tmp/next-quarterk && git worktree add -f /tmp/next-quarterk HEAD
+(cd /tmp/next-quarterk && git apply benches/notes/next/quarterk.patch &&
+  CARGO_TARGET_DIR=/tmp/next-baseline-target cargo build --release -p mlp --bin mnist)
+strip -o .devbin/next/mnist-quarterk /tmp/next-baseline-target/release/mnist
+xz -f -T2 .devbin/next/mnist-quarterk
+git worktree remove --force /tmp/next-quarterk
 ls -la .devbin/next

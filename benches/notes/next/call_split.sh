@@ -2,9 +2,10 @@
 # Issue 32 on the H200, before building a split-K weight gradient: `mnist train --profile` at
 # batch 1024 of main's `mnist` against `mnist-quarterk`, a build for this measurement only (not
 # on main: both layers' weight gradients sum only the first quarter of the batch, so its
-# numbers are wrong), interleaved, twice: how much of grad_update's time a quarter of its K
-# walk takes, i.e. what splitting K in 4 across workgroups could save before the extra pass
-# that sums the parts. Carry .gl and .devbin/next. Writes $OUT/split.txt.
+# numbers are wrong; benches/notes/next/quarterk.patch, built by build.sh), interleaved,
+# twice: how much of grad_update's time a quarter of its K walk takes, i.e. what splitting K
+# in 4 across workgroups could save before the extra pass that sums the parts. Not run yet
+# (2026-12-05: no device time was left). Carry .gl and .devbin/next. Writes $OUT/split.txt.
 set -u
 . benches/notes/device_env.sh
 D=.devbin/issue32
