@@ -245,7 +245,8 @@ pub enum InterpError {
     /// A dispatch through the [`Executor`](wgsl_dsl_exec::Executor) contract gave a warning
     /// (which [`Interpreter::dispatch`](super::Interpreter::dispatch) returns in its report):
     /// there, code written for either executor cannot read a report, so the first warning
-    /// fails the dispatch.
+    /// fails the dispatch ([`Warning::PaddingAccess`] excepted: see the interpreter's
+    /// `Executor::dispatch`).
     #[error("{0} (a warning, which the executor contract makes an error)")]
     Warning(Warning),
 }
@@ -262,6 +263,27 @@ pub enum Warning {
         /// The variable.
         variable: String,
         /// The Rust call site of the read.
+        site: Option<CallSite>,
+        /// The first invocation seen doing it.
+        invocation: Invocation,
+    },
+    /// A storage buffer was read or written past its elements, inside the padding the
+    /// allocation adds (a buffer is at least 16 bytes and a multiple of 4, on the GPU as here:
+    /// an empty `HostBuffer<f32>` holds 4 elements' bytes, and `arrayLength` counts them). Reads
+    /// there give 0 and writes are not part of the buffer's contents as `read` returns them,
+    /// on either executor; a kernel that does either is most likely off by one.
+    PaddingAccess {
+        /// The kernel.
+        kernel: String,
+        /// The buffer (``buffer `x` (binding 1)``).
+        buffer: String,
+        /// Whether it was a write.
+        write: bool,
+        /// The element accessed (in the binding's elements).
+        element: u64,
+        /// The buffer's elements.
+        len: u64,
+        /// The Rust call site of the access.
         site: Option<CallSite>,
         /// The first invocation seen doing it.
         invocation: Invocation,
@@ -293,6 +315,28 @@ impl fmt::Display for Warning {
                 "kernel `{kernel}`: {variable} is read at {} before anything was written to it \
                  (the zero value is read), first by {invocation}",
                 Site(*site)
+            ),
+            Warning::PaddingAccess {
+                kernel,
+                buffer,
+                write,
+                element,
+                len,
+                site,
+                invocation,
+            } => write!(
+                f,
+                "kernel `{kernel}`: {buffer} holds {len} element{}; the {} at {} by \
+                 {invocation} is of element {element}, inside the allocation's padding \
+                 ({})",
+                if *len == 1 { "" } else { "s" },
+                if *write { "write" } else { "read" },
+                Site(*site),
+                if *write {
+                    "lost: not part of the buffer's contents"
+                } else {
+                    "it reads 0"
+                }
             ),
             Warning::IndeterminateLane {
                 kernel,

@@ -57,6 +57,10 @@ pub(crate) struct Exec<'p> {
     full: Mask,
     /// The bytes of every global (bindings are copies of the host buffers).
     pub mem: Vec<Vec<u8>>,
+    /// Per global: the bytes of its elements and the size of one, for a storage buffer
+    /// bound to a host buffer (accesses past them, inside the allocation's padding, are
+    /// [`Warning::PaddingAccess`]); `None` for the others.
+    data: Vec<Option<(u64, u64)>>,
     /// Shadow memory of read-write globals, when checks are on (empty otherwise).
     shadow: Vec<Vec<Shadow>>,
     frames: Vec<Frame>,
@@ -86,6 +90,7 @@ impl<'p> Exec<'p> {
         shader: &'p Shader,
         opts: &'p InterpOptions,
         mem: Vec<Vec<u8>>,
+        data: Vec<Option<(u64, u64)>>,
         grid: [u32; 3],
     ) -> Self {
         let lanes = p.lanes;
@@ -123,6 +128,7 @@ impl<'p> Exec<'p> {
             lanes,
             full: Mask::first(lanes),
             mem,
+            data,
             shadow,
             frames,
             grid,
@@ -934,6 +940,26 @@ impl<'p> Exec<'p> {
         }
     }
 
+    /// Warn (once per site) when `lane`'s access of the bytes at `at` of global `g` lies past
+    /// its host buffer's elements (inside the allocation's padding). Checks on only.
+    fn check_padding(&mut self, g: usize, at: usize, lane: usize, span: Span, write: bool) {
+        let Some((bytes, elem)) = self.data[g] else {
+            return;
+        };
+        if (at as u64) < bytes || !self.opts.checks {
+            return;
+        }
+        self.warn_once(3, span, |e| Warning::PaddingAccess {
+            kernel: e.name(),
+            buffer: e.p.globals[g].what.clone(),
+            write,
+            element: at as u64 / elem.max(1),
+            len: bytes / elem.max(1),
+            site: e.site(span),
+            invocation: e.invocation(lane),
+        });
+    }
+
     /// Warn (once per site) that `lane` read global `g` before anything wrote it, when `g` is
     /// a workgroup variable (a buffer's contents come from the host).
     fn warn_uninit_global(&mut self, g: usize, span: Span, lane: usize) {
@@ -975,7 +1001,9 @@ impl<'p> Exec<'p> {
         let mem = &self.mem[g];
         let shadow = &mut self.shadow[g];
         let checked = !shadow.is_empty();
+        let data = self.data[g].map_or(u64::MAX, |(bytes, _)| bytes);
         let mut uninit = None;
+        let mut padding = None;
         let r = mask.try_for_each(full, |l| {
             let base = fr.regs[ptr.idx(0, l)] as usize;
             for (j, &(off, kind)) in plan.iter().enumerate().take(n as usize) {
@@ -984,6 +1012,9 @@ impl<'p> Exec<'p> {
                     lane: l,
                     at: at as u32,
                 })?;
+                if at as u64 >= data && padding.is_none() {
+                    padding = Some((l, at));
+                }
                 fr.regs[dst as usize + j * lanes + l] = word;
                 if checked
                     && kind != MemKind::Atomic
@@ -1000,6 +1031,9 @@ impl<'p> Exec<'p> {
         }
         if let Some(l) = uninit {
             self.warn_uninit_global(g, span, l);
+        }
+        if let Some((l, at)) = padding {
+            self.check_padding(g, at, l, span, false);
         }
         Ok(())
     }
@@ -1032,6 +1066,8 @@ impl<'p> Exec<'p> {
                 let plan = &f.plans[plan as usize];
                 let shift = self.p.globals[g].shift;
                 let proto = self.acc(0, g, span);
+                let data = self.data[g].map_or(u64::MAX, |(bytes, _)| bytes);
+                let mut padding = None;
                 let mem = &mut self.mem[g];
                 let shadow = &mut self.shadow[g];
                 let checked = !shadow.is_empty();
@@ -1039,6 +1075,9 @@ impl<'p> Exec<'p> {
                     let base = fr.regs[ptr.idx(0, l)] as usize;
                     for (j, &(off, kind)) in plan.iter().enumerate().take(n as usize) {
                         let at = base + off as usize;
+                        if at as u64 >= data && padding.is_none() {
+                            padding = Some((l, at));
+                        }
                         if checked && kind != MemKind::Atomic {
                             shadow_access(shadow, shift, proto, l, at, lanes, Shadow::write)?;
                         }
@@ -1051,7 +1090,11 @@ impl<'p> Exec<'p> {
                     }
                     Ok(())
                 });
-                r.map_err(|fault| self.fault(g, fault, span, true))
+                r.map_err(|fault| self.fault(g, fault, span, true))?;
+                if let Some((l, at)) = padding {
+                    self.check_padding(g, at, l, span, true);
+                }
+                Ok(())
             }
         }
     }
@@ -1076,6 +1119,7 @@ impl<'p> Exec<'p> {
             let Some(old) = read(&self.mem[g], at, MemKind::Atomic) else {
                 return Err(self.memory_fault(g, at, l, span));
             };
+            self.check_padding(g, at, l, span, true);
             let v = fr.regs[value.idx(0, l)];
             let (new, exchanged) = match fun {
                 A::Add => (sem::int_add(old, v), false),
@@ -1265,6 +1309,7 @@ impl<'p> Exec<'p> {
                     }
                 }
                 let e = (r * cols + c) as usize;
+                self.check_padding(gi, at, l0, span, write_it);
                 if write_it {
                     write(&mut self.mem[gi], at, mem.kind, vals[e]);
                 } else {

@@ -20,7 +20,13 @@
 //!   ([`InterpError::DivergentCooperative`]), or with a pointer, stride or matrix that differs
 //!   between them ([`InterpError::NonUniformCooperative`]);
 //! - and, as a [`Warning`] in the [`Report`], a variable read before anything was written to it
-//!   (WGSL reads the zero value).
+//!   (WGSL reads the zero value), and a storage buffer read or written past its elements inside
+//!   the padding its allocation adds ([`Warning::PaddingAccess`]: in bounds for `arrayLength`,
+//!   here and on the GPU, so neither reports it as out of bounds; a `max` over `i <
+//!   arrayLength` of negative values would read a 0 there). Through the
+//!   [`Executor`](wgsl_dsl_exec::Executor) contract the other warnings fail the dispatch;
+//!   this one does not, since `if i < arrayLength(&y)` reaches the padding of a buffer under
+//!   16 bytes without a bug.
 //!
 //! It also runs what the GPU does not: the kernel's `debug_print`s
 //! ([`wgsl_dsl_core::kernel::debug`]), recorded with their invocation and Rust line
@@ -336,7 +342,20 @@ impl Interpreter {
                 None => vec![0; g.size as usize],
             })
             .collect();
-        let mut exec = exec::Exec::new(p, &program.shader, &self.options, mem, workgroups);
+        // A storage buffer's elements, in bytes, and one element's size (the allocation may
+        // be longer: `padded_size`).
+        let data = p
+            .globals
+            .iter()
+            .map(|g| match (g.arg, g.space) {
+                (Some(i), program::Space::Storage { .. }) => {
+                    let elem = args[i].elem_size;
+                    Some(((args[i].len as u64).saturating_mul(elem), elem))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut exec = exec::Exec::new(p, &program.shader, &self.options, mem, data, workgroups);
         {
             let mut out = self.debug.lock().unwrap_or_else(|e| e.into_inner());
             exec.dispatch = out.dispatches;

@@ -289,6 +289,73 @@ fn reading_workgroup_memory_before_any_write_is_a_warning() {
 }
 
 #[test]
+fn accesses_past_a_buffers_elements_inside_its_padding_are_warnings() {
+    // One f32 is allocated as 16 bytes (on the GPU too), so `arrayLength` says 4 and reading
+    // element 2 is in bounds: it reads 0, and a write there is not part of the buffer.
+    let mut k = KernelBuilder::new("off_by_one", [1, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    let n = k.let_("n", out.len());
+    let read = line!() + 1;
+    let past = k.let_("past", x.at(2u32).load());
+    let write = line!() + 1;
+    k.store(&out.at(&n - 1u32), past + 1.0);
+    let (cpu, program) = interpret(&k);
+    let (xs, outs) = (
+        HostBuffer::from_slice(&[5.0f32]),
+        HostBuffer::from_slice(&[7.0f32; 2]),
+    );
+    let report = cpu.dispatch(&program, &[&xs, &outs], [1, 1, 1]).unwrap();
+    assert_eq!(
+        outs.read(),
+        vec![7.0, 7.0],
+        "the write landed in the padding"
+    );
+    let mut saw = (false, false);
+    for w in &report.warnings {
+        let Warning::PaddingAccess {
+            buffer,
+            write: wrote,
+            element,
+            len,
+            site,
+            ..
+        } = w
+        else {
+            panic!("unexpected warning {w:?}");
+        };
+        let text = w.to_string();
+        if *wrote {
+            assert!(buffer.contains("`out`"), "{text}");
+            assert_eq!((*element, *len, at(*site)), (3, 2, this(write)), "{text}");
+            assert!(
+                text.contains("holds 2 elements") && text.contains("write"),
+                "{text}"
+            );
+            saw.1 = true;
+        } else {
+            assert!(buffer.contains("`x`"), "{text}");
+            assert_eq!((*element, *len, at(*site)), (2, 1, this(read)), "{text}");
+            assert!(
+                text.contains("holds 1 element;") && text.contains("reads 0"),
+                "{text}"
+            );
+            saw.0 = true;
+        }
+    }
+    assert_eq!(saw, (true, true), "{:?}", report.warnings);
+    // Inside the elements: no warning.
+    let mut k = KernelBuilder::new("in_bounds", [1, 1, 1]);
+    let x = k.storage::<RuntimeArray<f32>, ReadOnly>("x");
+    let out = k.storage::<RuntimeArray<f32>, ReadWrite>("out");
+    k.store(&out.at(1u32), x.at(0u32).load());
+    let (cpu, program) = interpret(&k);
+    let report = cpu.dispatch(&program, &[&xs, &outs], [1, 1, 1]).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(outs.read(), vec![7.0, 5.0]);
+}
+
+#[test]
 fn an_endless_loop_is_reported() {
     let mut k = KernelBuilder::new("spins", [1, 1, 1]);
     let out = k.storage::<RuntimeArray<u32>, ReadWrite>("out");
