@@ -248,7 +248,7 @@ pub enum InterpError {
     /// fails the dispatch ([`Warning::PaddingAccess`] excepted: see the interpreter's
     /// `Executor::dispatch`).
     #[error("{0} (a warning, which the executor contract makes an error)")]
-    Warning(Warning),
+    Warning(Box<Warning>),
 }
 
 /// Something suspicious the kernel did in a run that completed.

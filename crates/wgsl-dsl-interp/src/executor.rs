@@ -53,7 +53,7 @@ impl Executor for Interpreter {
         let report = Interpreter::dispatch(self, kernel, args, workgroups)?;
         let fatal = |w: &crate::Warning| !matches!(w, crate::Warning::PaddingAccess { .. });
         match report.warnings.into_iter().find(fatal) {
-            Some(w) => Err(InterpError::Warning(w)),
+            Some(w) => Err(InterpError::Warning(Box::new(w))),
             None => Ok(()),
         }
     }
